@@ -1,0 +1,25 @@
+// Runs partsim child processes in parallel (SimGrid allows one simulation per process).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace partsim::cli {
+
+struct ChildResult {
+  int exit_code = -1; ///< exit status, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+/** Runs each argument vector (argv[0] is the program path) with at most `jobs` at once; `on_done(i)` is called as
+ * each finishes. Results are in input order. */
+std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>>& commands, std::size_t jobs,
+                                      const std::function<void(std::size_t)>& on_done);
+
+/** Path of the running executable (/proc/self/exe). */
+std::string self_executable();
+
+} // namespace partsim::cli

@@ -1,0 +1,197 @@
+// partsim run / validate / list: load a scenario, simulate it, write the report.
+#include "commands.hpp"
+
+#include "partsim/data_dir.hpp"
+#include "partsim/engine.hpp"
+#include "partsim/error.hpp"
+#include "partsim/hardware.hpp"
+#include "partsim/json_file.hpp"
+#include "partsim/metrics.hpp"
+#include "partsim/report_writers.hpp"
+#include "partsim/scenario.hpp"
+#include "partsim/strategy.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace partsim::cli {
+
+namespace {
+
+struct ScenarioOptions {
+  std::string path; ///< empty: the built-in default
+  std::vector<std::string> sets;
+};
+
+void add_scenario_options(CLI::App* command, ScenarioOptions& options, bool optional_path)
+{
+  auto* path = command->add_option("SCENARIO", options.path,
+                                   optional_path ? "Scenario JSON file (default: the built-in default scenario)"
+                                                 : "Scenario JSON file");
+  if (!optional_path)
+    path->required();
+  command->add_option("--set", options.sets, "Override a field: /json/pointer=value (repeatable)")
+      ->type_name("PATH=VALUE");
+}
+
+Scenario load(const ScenarioOptions& options)
+{
+  std::vector<Override> overrides;
+  for (const std::string& text : options.sets)
+    overrides.push_back(parse_override(text));
+  return options.path.empty() ? default_scenario(overrides, data_dir())
+                              : load_scenario(options.path, overrides, data_dir());
+}
+
+std::string safe_name(const std::string& name)
+{
+  std::string out;
+  for (char c : name)
+    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return out;
+}
+
+template <typename Writer>
+void write_file(const std::filesystem::path& path, Writer&& writer)
+{
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    throw std::runtime_error("cannot write " + path.string());
+  writer(out);
+  if (!out)
+    throw std::runtime_error("error while writing " + path.string());
+}
+
+struct RunOptions {
+  ScenarioOptions scenario;
+  std::string out_dir;
+  bool json = false;
+  bool no_files = false;
+  bool progress = false;
+  bool no_progress = false;
+};
+
+int run(const RunOptions& options)
+{
+  const Scenario scenario = load(options.scenario);
+  const Plan plan = build_plan(scenario);
+
+  EngineOptions engine_options;
+  const bool show_progress = !options.no_progress && (options.progress || isatty(STDERR_FILENO) == 1);
+  if (show_progress)
+    engine_options.progress = [](std::uint64_t done, std::uint64_t planned) {
+      std::cerr << fmt::format("\rpartsim: simulating {:5.1f}% ({} of {} events)", 100.0 * done / planned, done,
+                               planned)
+                << std::flush;
+    };
+  const auto wall_begin = std::chrono::steady_clock::now();
+  const RunResult result = simulate(scenario, plan, engine_options);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
+  if (show_progress)
+    std::cerr << "\r" << std::string(70, ' ') << "\r";
+
+  const Report report = make_report(scenario, plan, result);
+  const nlohmann::json report_json = report_to_json(report, scenario);
+  if (options.json)
+    std::cout << report_json.dump(2) << '\n';
+  else if (scenario.run.outputs.table)
+    std::cout << format_table(report);
+
+  if (!options.no_files) {
+    const OutputSelection& out = scenario.run.outputs;
+    const std::filesystem::path dir =
+        options.out_dir.empty() ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
+                                : std::filesystem::path(options.out_dir);
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> written;
+    if (out.report_json) {
+      write_file(dir / "report.json", [&](std::ostream& o) { o << report_json.dump(2) << '\n'; });
+      written.push_back("report.json");
+    }
+    if (out.ranks_csv) {
+      write_file(dir / "ranks.csv", [&](std::ostream& o) { write_ranks_csv(o, report); });
+      written.push_back("ranks.csv");
+    }
+    if (out.trace) {
+      write_file(dir / "trace.json", [&](std::ostream& o) { write_chrome_trace(o, scenario, plan, result); });
+      written.push_back("trace.json");
+    }
+    if (!written.empty() && !options.json)
+      std::cout << fmt::format("\n  wrote {} in {}\n", fmt::join(written, ", "), dir.string());
+  }
+  std::cerr << fmt::format("partsim: simulated {} messages and {} executions in {:.3f} s of wall time\n",
+                           result.messages, result.executions, wall);
+  return 0;
+}
+
+} // namespace
+
+Action add_run_command(CLI::App& app)
+{
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand("run", "Simulate a scenario and write its report");
+  add_scenario_options(command, options->scenario, true);
+  command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/<scenario name>)");
+  command->add_flag("--json", options->json, "Print report.json to stdout instead of the table");
+  command->add_flag("--no-files", options->no_files, "Write no files (report to stdout only)");
+  command->add_flag("--progress", options->progress, "Show progress on stderr even when it is not a terminal");
+  command->add_flag("--no-progress", options->no_progress, "Never show progress");
+  return [options] { return run(*options); };
+}
+
+Action add_validate_command(CLI::App& app)
+{
+  auto options = std::make_shared<ScenarioOptions>();
+  CLI::App* command = app.add_subcommand("validate", "Check a scenario and print what it would simulate");
+  add_scenario_options(command, *options, false);
+  return [options] {
+    const Scenario scenario = load(*options);
+    const Plan plan = build_plan(scenario);
+    std::cout << fmt::format("ok: {}: {}; {} iteration(s), {} messages and {} executions planned\n", scenario.name,
+                             plan.summary, plan.iterations, plan.planned_messages, plan.planned_executions);
+    return 0;
+  };
+}
+
+Action add_list_command(CLI::App& app)
+{
+  auto what = std::make_shared<std::string>();
+  CLI::App* command = app.add_subcommand("list", "List the shipped workloads, hardware profiles or scenarios");
+  command->add_option("WHAT", *what, "workloads, hardware or scenarios")
+      ->required()
+      ->check(CLI::IsMember({"workloads", "hardware", "scenarios"}));
+  return [what] {
+    const std::filesystem::path dir = data_dir();
+    const std::filesystem::path folder = *what == "hardware"    ? dir / "models" / "hardware"
+                                         : *what == "workloads" ? dir / "models" / "workloads"
+                                                                : dir / "scenarios";
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".json")
+        files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    if (files.empty())
+      std::cout << fmt::format("(no {} in {})\n", *what, folder.string());
+    for (const auto& file : files) {
+      std::string description;
+      try {
+        const nlohmann::json doc = read_json_file(file);
+        if (doc.is_object() && doc.contains("description") && doc["description"].is_string())
+          description = doc["description"].get<std::string>();
+      } catch (const InputError& e) {
+        description = std::string("(unreadable: ") + e.what() + ")";
+      }
+      std::cout << fmt::format("{:<36} {}\n", file.stem().string(), description);
+    }
+    return 0;
+  };
+}
+
+} // namespace partsim::cli

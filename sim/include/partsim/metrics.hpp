@@ -1,0 +1,77 @@
+// Report metrics derived from a run's timeline: breakdowns, imbalance, overhead, speedup, Amdahl and Karp-Flatt.
+#pragma once
+
+#include "partsim/engine.hpp"
+#include "partsim/plan.hpp"
+#include "partsim/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+struct RankMetrics {
+  int rank = 0;
+  int node = 0;
+  int local_gpu = 0;
+  std::uint64_t samples = 0;
+  double compute = 0.0;       ///< s
+  double communication = 0.0; ///< s, transfers moving
+  double wait = 0.0;          ///< s, blocked in a collective on a peer
+  double tail_idle = 0.0;     ///< s, finished early, waiting for the makespan
+  double finish = 0.0;        ///< s
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t messages_sent = 0;
+
+  double busy() const { return compute + communication; }
+  double idle() const { return wait + tail_idle; }
+};
+
+struct Report {
+  // What ran.
+  std::string scenario_name;
+  std::string scenario_description;
+  std::string strategy_summary;
+  std::uint64_t seed = 0;
+  NetworkConfig network;
+  int gpus = 0;
+  std::int64_t iterations = 1;
+
+  // Headline figures.
+  double makespan = 0.0;                  ///< s
+  double throughput = 0.0;                ///< samples/s
+  double baseline_time = 0.0;             ///< s, same work on one nominal GPU
+  double speedup = 0.0;                   ///< baseline_time / makespan
+  double efficiency = 0.0;                ///< speedup / gpus
+  double imbalance_max_over_mean = 0.0;   ///< of compute time
+  double imbalance_cv = 0.0;              ///< coefficient of variation of compute time
+  double communication_overhead = 0.0;    ///< communication GPU-seconds / (gpus x makespan)
+  double idle_share = 0.0;                ///< idle GPU-seconds / (gpus x makespan)
+  double time_lost_waiting = 0.0;         ///< GPU-seconds idle (wait + tail) in all
+  double slowest_rank_excess = 0.0;       ///< makespan - mean finish: what the slowest rank costs, s
+  double parallel_fraction = 0.0;         ///< of compute work done while two or more ranks compute
+  double amdahl_speedup_bound = 0.0;      ///< 1 / ((1-f) + f/gpus)
+  double amdahl_limit = 0.0;              ///< 1 / (1-f), infinite GPUs (inf when f = 1)
+  double karp_flatt = 0.0;                ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
+  std::uint64_t messages = 0;
+  std::uint64_t executions = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+
+  std::vector<RankMetrics> ranks;
+};
+
+/** Amdahl's speedup on `p` processors for parallel fraction `f`. */
+double amdahl_speedup(double parallel_fraction, double processors);
+
+/** Karp-Flatt experimentally determined serial fraction; 0 when processors <= 1. */
+double karp_flatt(double speedup, double processors);
+
+/** Fraction of compute time spent while at least two ranks compute (1 - serial work / total work). */
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks);
+
+Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result);
+
+} // namespace partsim

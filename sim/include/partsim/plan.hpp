@@ -1,0 +1,47 @@
+// Plan: what every rank does in one iteration, as a program of steps, independent of SimGrid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace partsim {
+
+/** Run a kernel on the rank's GPU. `amount` is in flop at the GPU's nominal peak: the roofline time
+ * max(flop / peak, bytes / memory bandwidth) times the peak, so a slower node simply runs it longer. */
+struct ComputeStep {
+  double amount = 0.0;
+  std::uint64_t samples = 0; ///< samples this step processes (for throughput and the report)
+};
+
+/** Ring all-reduce of `bytes` over the ranks of `group`: 2(n-1) steps of point-to-point messages. */
+struct RingAllReduceStep {
+  int group = 0;
+  std::uint64_t bytes = 0;
+};
+
+using Step = std::variant<ComputeStep, RingAllReduceStep>;
+
+/** One rank: the GPU it runs on and its program for one iteration. */
+struct RankProgram {
+  int gpu = 0; ///< global GPU index: node * gpus_per_node + local index
+  std::vector<Step> steps;
+};
+
+struct Plan {
+  std::int64_t iterations = 1;
+  std::vector<RankProgram> ranks;
+  std::vector<std::vector<int>> groups; ///< rank lists, in ring order
+  /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
+  double baseline_amount = 0.0;
+  std::uint64_t samples_per_iteration = 0;
+  std::uint64_t planned_messages = 0;   ///< point-to-point messages the run will simulate
+  std::uint64_t planned_executions = 0; ///< compute executions the run will simulate
+  std::string summary;                  ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+};
+
+/** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */
+int position_in_group(const Plan& plan, int group, int rank);
+
+} // namespace partsim

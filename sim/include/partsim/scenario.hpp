@@ -1,0 +1,125 @@
+// Scenario: the user's question as plain value types (cluster, workload, strategy, run), parsed once from JSON.
+#pragma once
+
+#include "partsim/hardware.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace partsim {
+
+inline constexpr int kScenarioSchemaVersion = 1;
+
+/** Largest cluster a scenario may describe; larger ones are refused at parse time, not by memory exhaustion. */
+inline constexpr std::int64_t kMaxGpus = 65536;
+
+/** A point-to-point link: bandwidth per direction and one-way latency. */
+struct LinkSpec {
+  double bandwidth = 0.0; ///< bytes/s, each direction
+  double latency = 0.0;   ///< s, one way, GPU to GPU
+};
+
+/** Network between nodes. `star`: every node has one NIC link to a non-blocking core switch. */
+struct NetworkSpec {
+  std::string topology = "star";
+  LinkSpec nic; ///< per NIC: bandwidth each direction, one-way latency node to node
+};
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  GpuProfile gpu;
+  LinkSpec intra_node;                   ///< GPU to GPU inside a node (NVLink/NVSwitch, PCIe)
+  NetworkSpec network;                   ///< between nodes
+  std::vector<double> node_speed_factor; ///< one per node; 1 = nominal, 0.5 = half speed
+
+  int gpu_count() const { return nodes * gpus_per_node; }
+};
+
+/** A generic data job: every sample costs the same compute and reads the same bytes. With gradient bytes it is
+ * training: each iteration every rank processes its share of the samples, then gradients are synchronised. */
+struct DataJob {
+  std::uint64_t samples = 0;        ///< samples per iteration (the whole data set for a pure processing job)
+  double flop_per_sample = 0.0;     ///< flop
+  double bytes_read_per_sample = 0; ///< bytes read from GPU memory per sample
+  std::string data_type = "bf16";   ///< selects the GPU's peak rate
+  std::int64_t iterations = 1;
+  double gradient_bytes = 0.0; ///< bytes synchronised per iteration (0: no training state)
+};
+
+using Workload = std::variant<DataJob>;
+
+enum class GradientSync { None, RingAllReduce };
+
+/** Data parallelism: the samples are cut into partitions by share; partition p runs on GPU p mod G. */
+struct DataParallel {
+  int partitions = 1;
+  std::string shares_kind = "balanced"; ///< "balanced", "explicit" or "skewed"
+  std::vector<double> shares;           ///< resolved, one per partition, summing to 1
+  GradientSync sync = GradientSync::None;
+};
+
+using Strategy = std::variant<DataParallel>;
+
+enum class NetworkModel { CM02, LV08 };
+
+struct OutputSelection {
+  bool table = true;
+  bool report_json = true;
+  bool ranks_csv = true;
+  bool trace = true;
+};
+
+struct RunSpec {
+  std::uint64_t seed = 1;
+  NetworkModel network_model = NetworkModel::CM02;
+  OutputSelection outputs;
+  std::uint64_t max_events = 200'000'000; ///< refuse runs that would simulate more messages+executions than this
+};
+
+struct Scenario {
+  std::string source; ///< file path or "<built-in default>", for messages
+  std::string name;
+  std::string description;
+  ClusterSpec cluster;
+  Workload workload;
+  Strategy strategy;
+  RunSpec run;
+  nlohmann::json document; ///< the validated input, with overrides applied (echoed in report.json)
+};
+
+/** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. */
+struct Override {
+  std::string pointer;
+  nlohmann::json value;
+};
+
+/** Parses "`/a/b=value`". @throws InputError (source `--set`) when malformed. */
+Override parse_override(const std::string& text);
+
+/** Applies overrides in order. @throws InputError naming `--set POINTER` when a pointer has no parent. */
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
+
+/** Validates a scenario document. `data_dir` holds models/hardware for named GPU profiles. */
+Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
+                        const std::filesystem::path& data_dir);
+
+/** Reads, overrides and validates a scenario file. */
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                       const std::filesystem::path& data_dir);
+
+/** The built-in default scenario (scenarios/default.json, compiled in). */
+Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir);
+
+/** Text of the built-in default scenario. */
+const std::string& default_scenario_text();
+
+std::string to_string(NetworkModel model);
+std::string to_string(GradientSync sync);
+
+} // namespace partsim

@@ -1,0 +1,38 @@
+// Timeline: per-rank intervals recorded from the simulation (compute, communication, wait) and counters.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace partsim {
+
+enum class IntervalKind {
+  Compute,       ///< an execution on the GPU
+  Communication, ///< at least one of the rank's transfers is moving data
+  Wait,          ///< blocked in a collective until a peer is ready
+};
+
+const char* to_string(IntervalKind kind);
+
+struct Interval {
+  double begin = 0.0;
+  double end = 0.0;
+  IntervalKind kind = IntervalKind::Compute;
+};
+
+/** What one rank did. Intervals are ordered, contiguous from 0 to `finish`, adjacent ones of a kind merged. */
+struct RankTimeline {
+  std::vector<Interval> intervals;
+  double finish = 0.0;
+  std::uint64_t samples = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t messages_sent = 0;
+  std::uint64_t messages_received = 0;
+
+  /** Appends [begin, end), merging with the previous interval when it has the same kind and touches it. */
+  void record(IntervalKind kind, double begin, double end);
+  double total(IntervalKind kind) const;
+};
+
+} // namespace partsim

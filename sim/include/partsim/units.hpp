@@ -1,0 +1,25 @@
+// Physical quantities at the edge: "25GBps", "2us", "80GiB", "312TFLOPs" to SI doubles.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace partsim {
+
+/** What a quantity measures; decides which unit symbols are accepted. */
+enum class Dimension {
+  Time,      ///< seconds: s, ms, us (or µs), ns
+  Bytes,     ///< bytes: B with SI (kB, MB, GB, TB, PB) or binary (KiB, MiB, GiB, TiB) prefixes
+  Bandwidth, ///< bytes/s: Bps or B/s with prefixes; bits: bps or b/s (divided by 8)
+  FlopRate,  ///< flop/s: FLOPs, FLOP/s, flops, flop/s with SI prefixes
+  Flop,      ///< flop: FLOP, flop with SI prefixes
+};
+
+/** Name of the SI unit of a dimension, for messages: "s", "bytes", "bytes/s", "flop/s", "flop". */
+std::string_view si_unit(Dimension dimension);
+
+/** Parses "<number><unit>" (spaces allowed between). A bare number is taken in SI units.
+ * @throws std::invalid_argument with a message listing the accepted units. */
+double parse_quantity(std::string_view text, Dimension dimension);
+
+} // namespace partsim

@@ -1,0 +1,127 @@
+// Report metrics from the timeline.
+#include "partsim/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace partsim {
+
+double amdahl_speedup(double parallel_fraction, double processors)
+{
+  return 1.0 / ((1.0 - parallel_fraction) + parallel_fraction / processors);
+}
+
+double karp_flatt(double speedup, double processors)
+{
+  if (processors <= 1.0 || speedup <= 0.0)
+    return 0.0;
+  return (1.0 / speedup - 1.0 / processors) / (1.0 - 1.0 / processors);
+}
+
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks)
+{
+  // Sweep over compute interval edges: work done while exactly one rank computes is serial.
+  std::vector<std::pair<double, int>> edges;
+  double total = 0.0;
+  for (const RankTimeline& t : ranks)
+    for (const Interval& i : t.intervals)
+      if (i.kind == IntervalKind::Compute) {
+        edges.emplace_back(i.begin, +1);
+        edges.emplace_back(i.end, -1);
+        total += i.end - i.begin;
+      }
+  if (total <= 0.0 || ranks.size() < 2)
+    return ranks.size() < 2 ? 0.0 : 1.0;
+  std::sort(edges.begin(), edges.end());
+  double serial = 0.0;
+  int active = 0;
+  double last = 0.0;
+  for (const auto& [time, delta] : edges) {
+    if (active == 1)
+      serial += time - last;
+    active += delta;
+    last = time;
+  }
+  return std::clamp(1.0 - serial / total, 0.0, 1.0);
+}
+
+Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result)
+{
+  Report r;
+  r.scenario_name = scenario.name;
+  r.scenario_description = scenario.description;
+  r.strategy_summary = plan.summary;
+  r.seed = scenario.run.seed;
+  r.network = result.network;
+  r.gpus = static_cast<int>(result.ranks.size());
+  r.iterations = plan.iterations;
+  r.makespan = result.makespan;
+  r.baseline_time = result.baseline_time;
+  r.messages = result.messages;
+  r.executions = result.executions;
+
+  const int per_node = scenario.cluster.gpus_per_node;
+  r.ranks.reserve(result.ranks.size());
+  for (std::size_t i = 0; i < result.ranks.size(); ++i) {
+    const RankTimeline& t = result.ranks[i];
+    RankMetrics m;
+    m.rank = static_cast<int>(i);
+    const int gpu = plan.ranks[i].gpu;
+    m.node = gpu / per_node;
+    m.local_gpu = gpu % per_node;
+    m.samples = t.samples;
+    m.compute = t.total(IntervalKind::Compute);
+    m.communication = t.total(IntervalKind::Communication);
+    m.wait = t.total(IntervalKind::Wait);
+    m.tail_idle = result.makespan - t.finish;
+    m.finish = t.finish;
+    m.bytes_sent = t.bytes_sent;
+    m.bytes_received = t.bytes_received;
+    m.messages_sent = t.messages_sent;
+    r.bytes_sent += t.bytes_sent;
+    r.bytes_received += t.bytes_received;
+    r.ranks.push_back(m);
+  }
+
+  const double n = static_cast<double>(r.gpus);
+  const double samples = static_cast<double>(plan.samples_per_iteration) * static_cast<double>(plan.iterations);
+  r.throughput = r.makespan > 0 ? samples / r.makespan : 0.0;
+  r.speedup = r.makespan > 0 ? r.baseline_time / r.makespan : 0.0;
+  r.efficiency = n > 0 ? r.speedup / n : 0.0;
+
+  double compute_sum = 0.0;
+  double compute_max = 0.0;
+  double comm_sum = 0.0;
+  double idle_sum = 0.0;
+  double finish_sum = 0.0;
+  for (const RankMetrics& m : r.ranks) {
+    compute_sum += m.compute;
+    compute_max = std::max(compute_max, m.compute);
+    comm_sum += m.communication;
+    idle_sum += m.idle();
+    finish_sum += m.finish;
+  }
+  const double compute_mean = compute_sum / n;
+  double variance = 0.0;
+  for (const RankMetrics& m : r.ranks)
+    variance += (m.compute - compute_mean) * (m.compute - compute_mean);
+  variance /= n;
+  r.imbalance_max_over_mean = compute_mean > 0 ? compute_max / compute_mean : 1.0;
+  r.imbalance_cv = compute_mean > 0 ? std::sqrt(variance) / compute_mean : 0.0;
+  const double gpu_seconds = n * r.makespan;
+  r.communication_overhead = gpu_seconds > 0 ? comm_sum / gpu_seconds : 0.0;
+  r.idle_share = gpu_seconds > 0 ? idle_sum / gpu_seconds : 0.0;
+  r.time_lost_waiting = idle_sum;
+  r.slowest_rank_excess = r.makespan - finish_sum / n;
+
+  r.parallel_fraction = measured_parallel_fraction(result.ranks);
+  r.amdahl_speedup_bound = amdahl_speedup(r.parallel_fraction, n);
+  r.amdahl_limit = r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction)
+                                             : std::numeric_limits<double>::infinity();
+  r.karp_flatt = karp_flatt(r.speedup, n);
+  return r;
+}
+
+} // namespace partsim

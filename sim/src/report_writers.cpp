@@ -1,0 +1,240 @@
+// Writers for report.json, ranks.csv, trace.json and the terminal table.
+#include "partsim/report_writers.hpp"
+
+#include "partsim/version.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace partsim {
+
+std::string partsim_version()
+{
+  return PARTSIM_VERSION;
+}
+
+namespace {
+/** A JSON string literal (quotes included) for `text`. */
+std::string json_string(const std::string& text)
+{
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\')
+      out += {'\\', c};
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+nlohmann::json finite_or_null(double v)
+{
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+} // namespace
+
+nlohmann::json report_to_json(const Report& r, const Scenario& scenario)
+{
+  // Built key by key: GCC 12 warns falsely (-Warray-bounds) on large nested initializer lists of nlohmann::json.
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankMetrics& m : r.ranks) {
+    nlohmann::json row;
+    row["rank"] = m.rank;
+    row["node"] = m.node;
+    row["local_gpu"] = m.local_gpu;
+    row["samples"] = m.samples;
+    row["compute_s"] = m.compute;
+    row["communication_s"] = m.communication;
+    row["wait_s"] = m.wait;
+    row["tail_idle_s"] = m.tail_idle;
+    row["busy_s"] = m.busy();
+    row["idle_s"] = m.idle();
+    row["finish_s"] = m.finish;
+    row["bytes_sent"] = m.bytes_sent;
+    row["bytes_received"] = m.bytes_received;
+    row["messages_sent"] = m.messages_sent;
+    ranks.push_back(std::move(row));
+  }
+
+  nlohmann::json engine;
+  engine["simulator"] = "SimGrid";
+  engine["simgrid_version"] = simgrid_version();
+  engine["network_model"] = r.network.model;
+  engine["cross_traffic"] = r.network.cross_traffic;
+  engine["network_note"] = r.network.note;
+  engine["seed"] = r.seed;
+  engine["messages"] = r.messages;
+  engine["executions"] = r.executions;
+
+  nlohmann::json summary;
+  summary["gpus"] = r.gpus;
+  summary["iterations"] = r.iterations;
+  summary["makespan_s"] = r.makespan;
+  summary["throughput_samples_per_s"] = r.throughput;
+  summary["single_gpu_time_s"] = r.baseline_time;
+  summary["speedup"] = r.speedup;
+  summary["parallel_efficiency"] = r.efficiency;
+  summary["load_imbalance_max_over_mean"] = r.imbalance_max_over_mean;
+  summary["load_imbalance_cv"] = r.imbalance_cv;
+  summary["communication_overhead"] = r.communication_overhead;
+  summary["idle_share"] = r.idle_share;
+  summary["time_lost_waiting_gpu_s"] = r.time_lost_waiting;
+  summary["slowest_rank_excess_s"] = r.slowest_rank_excess;
+  summary["parallel_fraction"] = r.parallel_fraction;
+  summary["amdahl_speedup_bound"] = r.amdahl_speedup_bound;
+  summary["amdahl_limit"] = finite_or_null(r.amdahl_limit);
+  summary["karp_flatt_serial_fraction"] = r.karp_flatt;
+  summary["bytes_sent"] = r.bytes_sent;
+  summary["bytes_received"] = r.bytes_received;
+
+  nlohmann::json scenario_json;
+  scenario_json["name"] = r.scenario_name;
+  scenario_json["description"] = r.scenario_description;
+  scenario_json["input"] = scenario.document;
+
+  nlohmann::json report;
+  report["schema"] = "partsim.report";
+  report["schema_version"] = kReportSchemaVersion;
+  report["partsim_version"] = partsim_version();
+  report["scenario"] = std::move(scenario_json);
+  report["engine"] = std::move(engine);
+  report["strategy"] = r.strategy_summary;
+  report["gpu_profile"] = to_json(scenario.cluster.gpu);
+  report["summary"] = std::move(summary);
+  report["ranks"] = std::move(ranks);
+  return report;
+}
+
+void write_ranks_csv(std::ostream& out, const Report& r)
+{
+  out << "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s,"
+         "bytes_sent,bytes_received,messages_sent\n";
+  for (const RankMetrics& m : r.ranks)
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.rank, m.node, m.local_gpu, m.samples, m.compute,
+                       m.communication, m.wait, m.tail_idle, m.busy(), m.idle(), m.finish, m.bytes_sent,
+                       m.bytes_received, m.messages_sent);
+}
+
+void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan& plan, const RunResult& result)
+{
+  // Written by hand rather than through a json tree: traces of large runs have millions of events.
+  const int per_node = scenario.cluster.gpus_per_node;
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":" << json_string(scenario.name)
+      << ",\"time_unit\":\"us (simulated)\"},\"traceEvents\":[\n";
+  bool first = true;
+  auto sep = [&] {
+    if (!first)
+      out << ",\n";
+    first = false;
+  };
+  for (int node = 0; node < scenario.cluster.nodes; ++node) {
+    sep();
+    out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"node {}"}}}})", node,
+                       node);
+  }
+  for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
+    const int gpu = plan.ranks[rank].gpu;
+    const int pid = gpu / per_node;
+    sep();
+    out << fmt::format(R"j({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"rank {} (gpu {})"}}}})j",
+                       pid, rank, rank, gpu);
+    for (const Interval& i : result.ranks[rank].intervals) {
+      sep();
+      out << fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", to_string(i.kind),
+                         to_string(i.kind), pid, rank, i.begin * 1e6, (i.end - i.begin) * 1e6);
+    }
+  }
+  out << "\n]}\n";
+}
+
+namespace {
+std::string human_seconds(double s)
+{
+  if (s == 0.0)
+    return "0 s";
+  if (s < 1e-3)
+    return fmt::format("{:.3g} us", s * 1e6);
+  if (s < 1.0)
+    return fmt::format("{:.4g} ms", s * 1e3);
+  return fmt::format("{:.4g} s", s);
+}
+
+std::string human_bytes(double b)
+{
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (b >= 1000.0 && u < 5) {
+    b /= 1000.0;
+    ++u;
+  }
+  return fmt::format("{:.4g} {}", b, units[u]);
+}
+
+std::string percent(double f)
+{
+  return fmt::format("{:.1f}%", f * 100.0);
+}
+} // namespace
+
+std::string format_table(const Report& r)
+{
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<34} {}\n", label, value);
+  };
+  out += fmt::format("partsim {}: {}\n", partsim_version(), r.scenario_name);
+  if (!r.scenario_description.empty())
+    out += fmt::format("  {}\n", r.scenario_description);
+  out += fmt::format("  {}\n", r.strategy_summary);
+  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", simgrid_version(), r.network.model, r.network.note);
+
+  line("makespan", human_seconds(r.makespan));
+  line("throughput", fmt::format("{:.6g} samples/s", r.throughput));
+  line("same work on one GPU", human_seconds(r.baseline_time));
+  line("speedup / parallel efficiency", fmt::format("{:.3f}x on {} GPUs / {}", r.speedup, r.gpus, percent(r.efficiency)));
+  line("load imbalance (compute max/mean)", fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
+  line("communication overhead", percent(r.communication_overhead) + " of GPU time");
+  line("idle", fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share),
+                           r.time_lost_waiting));
+  line("slowest rank vs mean finish", "+" + human_seconds(r.slowest_rank_excess));
+  line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
+  line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));
+  line("Amdahl limit (infinite GPUs)",
+       std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
+  line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
+  line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
+  line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
+                                            human_bytes(static_cast<double>(r.bytes_received))));
+
+  out += fmt::format("\n  {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "rank", "node", "samples", "compute",
+                     "comm", "wait", "idle", "busy");
+  auto row = [&](const RankMetrics& m) {
+    out += fmt::format("  {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", m.rank, m.node, m.samples,
+                       human_seconds(m.compute), human_seconds(m.communication), human_seconds(m.wait),
+                       human_seconds(m.idle()), percent(r.makespan > 0 ? m.busy() / r.makespan : 0.0));
+  };
+  constexpr std::size_t kMaxRows = 32;
+  if (r.ranks.size() <= kMaxRows) {
+    for (const RankMetrics& m : r.ranks)
+      row(m);
+  } else {
+    // Show the busiest and the idlest ranks: that is where imbalance lives.
+    std::vector<const RankMetrics*> order;
+    for (const RankMetrics& m : r.ranks)
+      order.push_back(&m);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const RankMetrics* a, const RankMetrics* b) { return a->busy() > b->busy(); });
+    for (std::size_t i = 0; i < kMaxRows / 2; ++i)
+      row(*order[i]);
+    out += fmt::format("  {:>5} ... {} more ranks in ranks.csv ...\n", "", r.ranks.size() - kMaxRows);
+    for (std::size_t i = order.size() - kMaxRows / 2; i < order.size(); ++i)
+      row(*order[i]);
+  }
+  return out;
+}
+
+} // namespace partsim

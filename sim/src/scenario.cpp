@@ -1,0 +1,289 @@
+// Scenario parsing and validation (schema version 1) and command-line overrides.
+#include "partsim/scenario.hpp"
+
+#include "partsim/error.hpp"
+#include "partsim/json_file.hpp"
+#include "partsim/json_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace partsim {
+
+namespace {
+
+constexpr double kShareTolerance = 1e-6;
+
+LinkSpec parse_link(JsonReader& reader)
+{
+  LinkSpec link;
+  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, Bounds::positive(1e15));
+  link.latency = reader.quantity("latency", Dimension::Time, Bounds::non_negative(10.0));
+  return link;
+}
+
+ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir)
+{
+  ClusterSpec c;
+  c.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxGpus));
+  c.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 1024));
+  if (static_cast<std::int64_t>(c.nodes) * c.gpus_per_node > kMaxGpus)
+    throw InputError(reader.source(), reader.pointer() + "/nodes",
+                     fmt::format("{} nodes x {} GPUs per node = {} GPUs; expected at most {} GPUs in all", c.nodes,
+                                 c.gpus_per_node, static_cast<std::int64_t>(c.nodes) * c.gpus_per_node, kMaxGpus));
+
+  JsonReader gpu = reader.child("gpu");
+  if (gpu.value().is_string())
+    c.gpu = load_gpu_profile(data_dir, gpu.as_string(), gpu.source(), gpu.pointer());
+  else if (gpu.value().is_object())
+    c.gpu = parse_gpu_profile(gpu);
+  else
+    throw gpu.error("expected a GPU profile name (a file in models/hardware) or an inline object, got " +
+                    gpu.type_name());
+
+  // A link nobody can use may be left out: the intra-node link with one GPU per node, the network with one node.
+  if (c.gpus_per_node > 1 || reader.has("intra_node_link")) {
+    JsonReader link = reader.child("intra_node_link");
+    c.intra_node = parse_link(link);
+    link.finish();
+  }
+  if (c.nodes > 1 || reader.has("network")) {
+    JsonReader net = reader.child("network");
+    c.network.topology = net.choice_or("topology", "star", {"star"});
+    c.network.nic = parse_link(net);
+    net.finish();
+  }
+
+  c.node_speed_factor.assign(static_cast<std::size_t>(c.nodes), 1.0);
+  if (auto factors = reader.optional_child("node_speed_factors")) {
+    const auto items = factors->elements(static_cast<std::size_t>(c.nodes), static_cast<std::size_t>(c.nodes));
+    for (std::size_t i = 0; i < items.size(); ++i)
+      c.node_speed_factor[i] = items[i].as_number(Bounds{0.0, 1000.0, true});
+  }
+  reader.finish();
+  return c;
+}
+
+DataJob parse_data_job(JsonReader& reader)
+{
+  DataJob job;
+  job.samples = static_cast<std::uint64_t>(reader.integer("samples", 1, 1'000'000'000'000'000));
+  job.flop_per_sample = reader.quantity("flop_per_sample", Dimension::Flop, Bounds::non_negative(1e21));
+  job.bytes_read_per_sample =
+      reader.quantity_or("bytes_read_per_sample", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  if (job.flop_per_sample == 0.0 && job.bytes_read_per_sample == 0.0)
+    throw InputError(reader.source(), reader.pointer() + "/flop_per_sample",
+                     "a sample must cost something: expected flop_per_sample or bytes_read_per_sample > 0");
+  job.data_type = reader.choice_or("data_type", "bf16", known_data_types());
+  job.iterations = reader.integer_or("iterations", 1, 1, 1'000'000'000);
+  job.gradient_bytes = reader.quantity_or("gradient_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  return job;
+}
+
+Workload parse_workload(JsonReader reader, const ClusterSpec& cluster)
+{
+  const std::string kind = reader.choice("kind", {"data_job"});
+  DataJob job = parse_data_job(reader);
+  reader.finish();
+  if (!cluster.gpu.peak_flops.contains(job.data_type)) {
+    std::vector<std::string> have;
+    for (const auto& [type, _] : cluster.gpu.peak_flops)
+      have.push_back(type);
+    throw InputError(reader.source(), reader.pointer() + "/data_type",
+                     fmt::format("GPU profile \"{}\" has no peak rate for {}; expected one of {}", cluster.gpu.name,
+                                 job.data_type, fmt::join(have, ", ")));
+  }
+  return job;
+}
+
+std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind)
+{
+  const auto k = static_cast<std::size_t>(partitions);
+  if (reader.value().is_string()) {
+    const std::string text = reader.as_string();
+    if (text != "balanced")
+      throw reader.error(fmt::format(
+          "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got \"{}\"", k, text));
+    kind = "balanced";
+    return std::vector<double>(k, 1.0 / static_cast<double>(k));
+  }
+  if (reader.value().is_array()) {
+    kind = "explicit";
+    std::vector<double> shares;
+    for (const JsonReader& item : reader.elements(k, k))
+      shares.push_back(item.as_number(Bounds::closed(0.0, 1.0)));
+    const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    if (std::abs(sum - 1.0) > kShareTolerance)
+      throw reader.error(fmt::format("expected shares summing to 1 (within {:g}), got a sum of {:.9g}",
+                                     kShareTolerance, sum));
+    return shares;
+  }
+  if (reader.value().is_object()) {
+    kind = "skewed";
+    const double min_share = 1.0 / static_cast<double>(k);
+    const double largest = reader.number("skewed", Bounds::closed(min_share, 1.0));
+    if (k == 1 && largest != 1.0)
+      throw InputError(reader.source(), reader.pointer() + "/skewed", "with one partition its share must be 1");
+    const auto at = static_cast<std::size_t>(reader.integer_or("largest_partition", 0, 0, partitions - 1));
+    reader.finish();
+    std::vector<double> shares(k, k > 1 ? (1.0 - largest) / static_cast<double>(k - 1) : 0.0);
+    shares[at] = largest;
+    return shares;
+  }
+  throw reader.error(fmt::format(
+      "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got {}", k, reader.type_name()));
+}
+
+Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload)
+{
+  reader.choice("kind", {"data_parallel"});
+  DataParallel dp;
+  dp.partitions = static_cast<int>(reader.integer("partitions", 1, 10'000'000));
+  if (dp.partitions < cluster.gpu_count())
+    throw InputError(reader.source(), reader.pointer() + "/partitions",
+                     fmt::format("expected at least one partition per GPU ({} GPUs), got {}", cluster.gpu_count(),
+                                 dp.partitions));
+  if (reader.has("shares"))
+    dp.shares = parse_shares(reader.child("shares"), dp.partitions, dp.shares_kind);
+  else
+    dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
+
+  const DataJob& job = std::get<DataJob>(workload);
+  const std::string sync =
+      reader.choice_or("gradient_sync", job.gradient_bytes > 0 ? "ring_allreduce" : "none", {"none", "ring_allreduce"});
+  dp.sync = sync == "none" ? GradientSync::None : GradientSync::RingAllReduce;
+  if (dp.sync == GradientSync::RingAllReduce && job.gradient_bytes <= 0)
+    throw InputError(reader.source(), reader.pointer() + "/gradient_sync",
+                     "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+  reader.finish();
+  return dp;
+}
+
+RunSpec parse_run(JsonReader reader)
+{
+  RunSpec run;
+  run.seed = static_cast<std::uint64_t>(reader.integer_or("seed", 1, 0, INT64_MAX));
+  run.network_model = reader.choice_or("network_model", "CM02", {"CM02", "LV08"}) == "CM02" ? NetworkModel::CM02
+                                                                                             : NetworkModel::LV08;
+  if (auto outputs = reader.optional_child("outputs")) {
+    run.outputs = OutputSelection{false, false, false, false};
+    for (const JsonReader& item : outputs->elements(0, 4)) {
+      const std::string name = item.as_string();
+      if (name == "table")
+        run.outputs.table = true;
+      else if (name == "report_json")
+        run.outputs.report_json = true;
+      else if (name == "ranks_csv")
+        run.outputs.ranks_csv = true;
+      else if (name == "trace")
+        run.outputs.trace = true;
+      else
+        throw item.error(fmt::format("expected one of table, report_json, ranks_csv, trace, got \"{}\"", name));
+    }
+  }
+  run.max_events = static_cast<std::uint64_t>(reader.integer_or("max_events", 200'000'000, 1, INT64_MAX));
+  reader.finish();
+  return run;
+}
+
+} // namespace
+
+Override parse_override(const std::string& text)
+{
+  const auto eq = text.find('=');
+  if (text.empty() || text[0] != '/' || eq == std::string::npos)
+    throw InputError("--set", "", fmt::format("expected /json/pointer=value, got \"{}\"", text));
+  Override o;
+  o.pointer = text.substr(0, eq);
+  const std::string raw = text.substr(eq + 1);
+  o.value = nlohmann::json::parse(raw, nullptr, false);
+  if (o.value.is_discarded())
+    o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
+  return o;
+}
+
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides)
+{
+  for (const Override& o : overrides) {
+    const std::string source = "--set " + o.pointer;
+    nlohmann::json::json_pointer pointer;
+    try {
+      pointer = nlohmann::json::json_pointer(o.pointer);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError("--set", o.pointer, "not a valid JSON pointer");
+    }
+    const auto parent = pointer.parent_pointer();
+    if (!document.contains(parent) || !(document[parent].is_object() || document[parent].is_array()))
+      throw InputError("--set", o.pointer,
+                       fmt::format("the scenario has no object or array at {}", parent.empty() ? "/" : parent.to_string()));
+    nlohmann::json& container = document[parent];
+    if (container.is_array()) {
+      const std::string& token = pointer.back();
+      std::size_t index = 0;
+      const bool numeric = !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric)
+        index = std::stoul(token);
+      if (!numeric || index >= container.size())
+        throw InputError("--set", o.pointer,
+                         fmt::format("expected an index below {} into the array at {}", container.size(),
+                                     parent.to_string()));
+      container[index] = o.value;
+    } else {
+      container[pointer.back()] = o.value;
+    }
+  }
+}
+
+Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
+                        const std::filesystem::path& data_dir)
+{
+  Scenario s;
+  s.source = source;
+  s.document = document;
+  JsonReader root(s.document, source);
+  root.expect_object();
+  root.integer("schema_version", kScenarioSchemaVersion, kScenarioSchemaVersion);
+  s.name = root.string("name");
+  if (s.name.empty())
+    throw InputError(source, "/name", "expected a non-empty name");
+  s.description = root.string_or("description", "");
+  s.cluster = parse_cluster(root.child("cluster"), data_dir);
+  s.workload = parse_workload(root.child("workload"), s.cluster);
+  s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
+  if (root.has("run"))
+    s.run = parse_run(root.child("run"));
+  root.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                       const std::filesystem::path& data_dir)
+{
+  nlohmann::json document = read_json_file(path);
+  if (!document.is_object())
+    throw InputError(path.string(), "/", "expected a JSON object at the top level");
+  apply_overrides(document, overrides);
+  return parse_scenario(document, path.string(), data_dir);
+}
+
+Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir)
+{
+  const std::string source = "<built-in default>";
+  nlohmann::json document = parse_json_text(default_scenario_text(), source);
+  apply_overrides(document, overrides);
+  return parse_scenario(document, source, data_dir);
+}
+
+std::string to_string(NetworkModel model)
+{
+  return model == NetworkModel::CM02 ? "CM02" : "LV08";
+}
+
+std::string to_string(GradientSync sync)
+{
+  return sync == GradientSync::None ? "none" : "ring_allreduce";
+}
+
+} // namespace partsim

@@ -1,0 +1,121 @@
+// Data-parallel strategy: partitions by share, round-robin onto GPUs, optional ring all-reduce per iteration.
+#include "partsim/strategy.hpp"
+
+#include "partsim/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace partsim {
+
+int position_in_group(const Plan& plan, int group, int rank)
+{
+  const auto& members = plan.groups.at(static_cast<std::size_t>(group));
+  const auto it = std::find(members.begin(), members.end(), rank);
+  return it == members.end() ? -1 : static_cast<int>(it - members.begin());
+}
+
+std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<double>& shares)
+{
+  PARTSIM_CHECK(!shares.empty()) << "no shares";
+  const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+  PARTSIM_CHECK(sum > 0) << "shares sum to " << sum;
+  std::vector<std::uint64_t> counts(shares.size());
+  std::vector<std::pair<double, std::size_t>> remainders(shares.size());
+  std::uint64_t assigned = 0;
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    const double exact = static_cast<double>(total) * shares[i] / sum;
+    counts[i] = static_cast<std::uint64_t>(std::floor(exact));
+    remainders[i] = {exact - std::floor(exact), i};
+    assigned += counts[i];
+  }
+  // Hand the missing items to the largest remainders; floating-point floors can also overshoot by an item for
+  // huge totals, which the smallest remainders give back.
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t k = 0; assigned < total; k = (k + 1) % remainders.size(), ++assigned)
+    ++counts[remainders[k].second];
+  for (auto it = remainders.rbegin(); assigned > total && it != remainders.rend(); ++it)
+    if (counts[it->second] > 0) {
+      --counts[it->second];
+      --assigned;
+    }
+  return counts;
+}
+
+namespace {
+
+/** Roofline amount in flop at nominal peak for `samples` samples of a data job. */
+double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples)
+{
+  const double peak = gpu.peak(job.data_type);
+  const double n = static_cast<double>(samples);
+  const double compute_time = n * job.flop_per_sample / peak;
+  const double memory_time = n * job.bytes_read_per_sample / gpu.memory_bandwidth.value;
+  return std::max(compute_time, memory_time) * peak;
+}
+
+Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const DataParallel& dp)
+{
+  const ClusterSpec& cluster = scenario.cluster;
+  const int gpus = cluster.gpu_count();
+  Plan plan;
+  plan.iterations = job.iterations;
+  plan.samples_per_iteration = job.samples;
+
+  // Partition p runs on GPU p mod G; a GPU with several partitions processes them back to back, as one kernel.
+  const std::vector<std::uint64_t> per_partition = apportion(job.samples, dp.shares);
+  std::vector<std::uint64_t> per_gpu(static_cast<std::size_t>(gpus), 0);
+  for (std::size_t p = 0; p < per_partition.size(); ++p)
+    per_gpu[p % static_cast<std::size_t>(gpus)] += per_partition[p];
+
+  const bool sync = dp.sync == GradientSync::RingAllReduce && gpus > 1;
+  const auto gradient_bytes = static_cast<std::uint64_t>(std::llround(job.gradient_bytes));
+  if (sync)
+    plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+  plan.ranks.resize(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) {
+    RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
+    program.gpu = r;
+    const std::uint64_t samples = per_gpu[static_cast<std::size_t>(r)];
+    program.steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
+    if (sync) {
+      plan.groups[0][static_cast<std::size_t>(r)] = r;
+      program.steps.emplace_back(RingAllReduceStep{0, gradient_bytes});
+    }
+  }
+  plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
+
+  const auto iterations = static_cast<std::uint64_t>(job.iterations);
+  const auto n = static_cast<std::uint64_t>(gpus);
+  plan.planned_executions = iterations * n;
+  plan.planned_messages = sync ? iterations * 2 * (n - 1) * n : 0;
+
+  std::string shares = dp.shares_kind;
+  if (dp.shares_kind == "skewed")
+    shares = fmt::format("skewed, largest {:g}%", *std::max_element(dp.shares.begin(), dp.shares.end()) * 100);
+  plan.summary = fmt::format("data_parallel: {} partitions ({}) on {} GPUs, gradient sync {}", dp.partitions, shares,
+                             gpus, sync ? "ring_allreduce" : "none");
+  return plan;
+}
+
+} // namespace
+
+Plan build_plan(const Scenario& scenario)
+{
+  const auto& job = std::get<DataJob>(scenario.workload);
+  const auto& dp = std::get<DataParallel>(scenario.strategy);
+  Plan plan = plan_data_parallel(scenario, job, dp);
+  const double events = static_cast<double>(plan.planned_messages) + static_cast<double>(plan.planned_executions);
+  if (events > static_cast<double>(scenario.run.max_events))
+    throw InputError(scenario.source, "/run/max_events",
+                     fmt::format("this run would simulate {:.3g} messages and executions, more than the limit of {}; "
+                                 "reduce GPUs or iterations, or raise /run/max_events (about 3 us of wall time each)",
+                                 events, scenario.run.max_events));
+  return plan;
+}
+
+} // namespace partsim
