@@ -1,0 +1,52 @@
+// Shared helpers for partsim tests: small scenarios built in code, one-call simulation, running the CLI.
+#pragma once
+
+#include "partsim/engine.hpp"
+#include "partsim/metrics.hpp"
+#include "partsim/plan.hpp"
+#include "partsim/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace partsim::test {
+
+/** The repository root (holds models/ and scenarios/). */
+std::filesystem::path source_dir();
+
+/** A valid scenario: `nodes` x `gpus_per_node` GPUs with an inline 100 TFLOP/s GPU, 25 GB/s 2 us network,
+ * 300 GB/s 1 us intra-node link, a balanced data job of 1000 samples of 1 GFLOP each, no sync. */
+nlohmann::json base_scenario(int nodes = 4, int gpus_per_node = 1);
+
+/** Parses a scenario document as if read from `source`. */
+Scenario parse(const nlohmann::json& document, const std::string& source = "test.json");
+
+struct Outcome {
+  Scenario scenario;
+  Plan plan;
+  RunResult result;
+  Report report;
+};
+
+/** Parses, plans, simulates and reports. Call at most once per test process (one SimGrid engine per process). */
+Outcome simulate_document(const nlohmann::json& document);
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+/** Runs the built `partsim` binary with `args` in folder `cwd` (default: a fresh temporary folder). */
+CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
+
+/** A fresh, empty temporary folder. */
+std::filesystem::path temp_dir();
+
+/** The whole content of a file. */
+std::string read_file(const std::filesystem::path& path);
+
+} // namespace partsim::test
