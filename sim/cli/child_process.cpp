@@ -26,8 +26,7 @@ struct Running {
   int err_fd = -1;
 };
 
-Running spawn(std::size_t index, const std::vector<std::string>& command)
-{
+Running spawn(std::size_t index, const std::vector<std::string>& command) {
   std::array<int, 2> out_pipe{};
   std::array<int, 2> err_pipe{};
   if (pipe2(out_pipe.data(), O_CLOEXEC) != 0 || pipe2(err_pipe.data(), O_CLOEXEC) != 0)
@@ -37,8 +36,7 @@ Running spawn(std::size_t index, const std::vector<std::string>& command)
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
   std::vector<char*> argv;
-  for (const std::string& arg : command)
-    argv.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
@@ -54,8 +52,7 @@ Running spawn(std::size_t index, const std::vector<std::string>& command)
 }
 
 /** Reads what is available; returns false at end of file. */
-bool drain(int fd, std::string& sink)
-{
+bool drain(int fd, std::string& sink) {
   std::array<char, 65536> buffer{};
   const ssize_t n = read(fd, buffer.data(), buffer.size());
   if (n > 0) {
@@ -67,14 +64,12 @@ bool drain(int fd, std::string& sink)
 
 } // namespace
 
-std::string self_executable()
-{
+std::string self_executable() {
   return std::filesystem::read_symlink("/proc/self/exe").string();
 }
 
 std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>>& commands, std::size_t jobs,
-                                      const std::function<void(std::size_t)>& on_done)
-{
+                                      const std::function<void(std::size_t)>& on_done) {
   std::vector<ChildResult> results(commands.size());
   std::vector<Running> running;
   std::size_t next = 0;
@@ -86,18 +81,15 @@ std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>
     }
     std::vector<pollfd> fds;
     for (const Running& r : running) {
-      if (r.out_fd >= 0)
-        fds.push_back({r.out_fd, POLLIN, 0});
-      if (r.err_fd >= 0)
-        fds.push_back({r.err_fd, POLLIN, 0});
+      if (r.out_fd >= 0) fds.push_back({r.out_fd, POLLIN, 0});
+      if (r.err_fd >= 0) fds.push_back({r.err_fd, POLLIN, 0});
     }
     if (!fds.empty() && poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
       throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
     for (auto it = running.begin(); it != running.end();) {
       ChildResult& result = results[it->index];
       for (int* fd : {&it->out_fd, &it->err_fd}) {
-        if (*fd < 0)
-          continue;
+        if (*fd < 0) continue;
         for (const pollfd& p : fds)
           if (p.fd == *fd && (p.revents & (POLLIN | POLLHUP | POLLERR)) != 0 &&
               !drain(*fd, fd == &it->out_fd ? result.out : result.err)) {
@@ -112,8 +104,7 @@ std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>
         result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         const std::size_t done = it->index;
         it = running.erase(it);
-        if (on_done)
-          on_done(done);
+        if (on_done) on_done(done);
       } else {
         ++it;
       }

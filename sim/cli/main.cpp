@@ -6,8 +6,7 @@
 
 #include <iostream>
 
-int main(int argc, char** argv)
-{
+int main(int argc, char** argv) {
   CLI::App app{"partsim: simulate AI work split across many GPUs, on SimGrid"};
   app.set_version_flag("--version", "partsim " + partsim::partsim_version());
   app.require_subcommand(1);
@@ -31,8 +30,7 @@ int main(int argc, char** argv)
   }
   try {
     for (auto& [command, action] : commands)
-      if (command->parsed())
-        return action();
+      if (command->parsed()) return action();
   } catch (const partsim::InputError& e) {
     std::cerr << "partsim: error: " << e.what() << '\n';
     return 2;

@@ -29,28 +29,23 @@ struct ScenarioOptions {
   std::vector<std::string> sets;
 };
 
-void add_scenario_options(CLI::App* command, ScenarioOptions& options, bool optional_path)
-{
+void add_scenario_options(CLI::App* command, ScenarioOptions& options, bool optional_path) {
   auto* path = command->add_option("SCENARIO", options.path,
                                    optional_path ? "Scenario JSON file (default: the built-in default scenario)"
                                                  : "Scenario JSON file");
-  if (!optional_path)
-    path->required();
+  if (!optional_path) path->required();
   command->add_option("--set", options.sets, "Override a field: /json/pointer=value (repeatable)")
       ->type_name("PATH=VALUE");
 }
 
-Scenario load(const ScenarioOptions& options)
-{
+Scenario load(const ScenarioOptions& options) {
   std::vector<Override> overrides;
-  for (const std::string& text : options.sets)
-    overrides.push_back(parse_override(text));
+  for (const std::string& text : options.sets) overrides.push_back(parse_override(text));
   return options.path.empty() ? default_scenario(overrides, data_dir())
                               : load_scenario(options.path, overrides, data_dir());
 }
 
-std::string safe_name(const std::string& name)
-{
+std::string safe_name(const std::string& name) {
   std::string out;
   for (char c : name)
     out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
@@ -58,14 +53,11 @@ std::string safe_name(const std::string& name)
 }
 
 template <typename Writer>
-void write_file(const std::filesystem::path& path, Writer&& writer)
-{
+void write_file(const std::filesystem::path& path, Writer&& writer) {
   std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw std::runtime_error("cannot write " + path.string());
+  if (!out) throw std::runtime_error("cannot write " + path.string());
   writer(out);
-  if (!out)
-    throw std::runtime_error("error while writing " + path.string());
+  if (!out) throw std::runtime_error("error while writing " + path.string());
 }
 
 struct RunOptions {
@@ -77,8 +69,7 @@ struct RunOptions {
   bool no_progress = false;
 };
 
-int run(const RunOptions& options)
-{
+int run(const RunOptions& options) {
   const Scenario scenario = load(options.scenario);
   const Plan plan = build_plan(scenario);
 
@@ -93,8 +84,7 @@ int run(const RunOptions& options)
   const auto wall_begin = std::chrono::steady_clock::now();
   const RunResult result = simulate(scenario, plan, engine_options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
-  if (show_progress)
-    std::cerr << "\r" << std::string(70, ' ') << "\r";
+  if (show_progress) std::cerr << "\r" << std::string(70, ' ') << "\r";
 
   const Report report = make_report(scenario, plan, result);
   const nlohmann::json report_json = report_to_json(report, scenario);
@@ -105,9 +95,9 @@ int run(const RunOptions& options)
 
   if (!options.no_files) {
     const OutputSelection& out = scenario.run.outputs;
-    const std::filesystem::path dir =
-        options.out_dir.empty() ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
-                                : std::filesystem::path(options.out_dir);
+    const std::filesystem::path dir = options.out_dir.empty()
+                                          ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
+                                          : std::filesystem::path(options.out_dir);
     std::filesystem::create_directories(dir);
     std::vector<std::string> written;
     if (out.report_json) {
@@ -132,8 +122,7 @@ int run(const RunOptions& options)
 
 } // namespace
 
-Action add_run_command(CLI::App& app)
-{
+Action add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand("run", "Simulate a scenario and write its report");
   add_scenario_options(command, options->scenario, true);
@@ -145,8 +134,7 @@ Action add_run_command(CLI::App& app)
   return [options] { return run(*options); };
 }
 
-Action add_validate_command(CLI::App& app)
-{
+Action add_validate_command(CLI::App& app) {
   auto options = std::make_shared<ScenarioOptions>();
   CLI::App* command = app.add_subcommand("validate", "Check a scenario and print what it would simulate");
   add_scenario_options(command, *options, false);
@@ -159,8 +147,7 @@ Action add_validate_command(CLI::App& app)
   };
 }
 
-Action add_list_command(CLI::App& app)
-{
+Action add_list_command(CLI::App& app) {
   auto what = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand("list", "List the shipped workloads, hardware profiles or scenarios");
   command->add_option("WHAT", *what, "workloads, hardware or scenarios")
@@ -174,11 +161,9 @@ Action add_list_command(CLI::App& app)
     std::vector<std::filesystem::path> files;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
-      if (entry.is_regular_file() && entry.path().extension() == ".json")
-        files.push_back(entry.path());
+      if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    if (files.empty())
-      std::cout << fmt::format("(no {} in {})\n", *what, folder.string());
+    if (files.empty()) std::cout << fmt::format("(no {} in {})\n", *what, folder.string());
     for (const auto& file : files) {
       std::string description;
       try {

@@ -29,20 +29,16 @@ struct SweepOptions {
   std::string out_dir;
 };
 
-std::string first_line(const std::string& text)
-{
+std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.empty() ? "(no message)" : line;
 }
 
-int sweep(const SweepOptions& options)
-{
+int sweep(const SweepOptions& options) {
   std::vector<Override> base;
-  for (const std::string& text : options.sets)
-    base.push_back(parse_override(text));
+  for (const std::string& text : options.sets) base.push_back(parse_override(text));
   std::vector<SweepAxis> axes;
-  for (const std::string& text : options.varies)
-    axes.push_back(parse_vary(text));
+  for (const std::string& text : options.varies) axes.push_back(parse_vary(text));
   const auto [shard, shards] = parse_shard(options.shard);
   const std::vector<SweepPoint> points = select_shard(expand_sweep(axes), shard, shards);
 
@@ -62,10 +58,8 @@ int sweep(const SweepOptions& options)
   std::vector<std::vector<std::string>> commands;
   for (const SweepPoint& point : points) {
     std::vector<std::string> argv{self, "run", options.scenario, "--json", "--no-files", "--no-progress"};
-    for (const std::string& text : options.sets)
-      argv.insert(argv.end(), {"--set", text});
-    for (const Override& o : point.overrides)
-      argv.insert(argv.end(), {"--set", o.pointer + "=" + o.value.dump()});
+    for (const std::string& text : options.sets) argv.insert(argv.end(), {"--set", text});
+    for (const Override& o : point.overrides) argv.insert(argv.end(), {"--set", o.pointer + "=" + o.value.dump()});
     commands.push_back(std::move(argv));
   }
   const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
@@ -75,8 +69,8 @@ int sweep(const SweepOptions& options)
   });
   std::cerr << '\n';
 
-  const std::filesystem::path dir = options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep"
-                                                            : std::filesystem::path(options.out_dir);
+  const std::filesystem::path dir =
+      options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep" : std::filesystem::path(options.out_dir);
   std::filesystem::create_directories(dir);
   std::vector<SweepRow> rows;
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -91,8 +85,7 @@ int sweep(const SweepOptions& options)
   const std::string csv_name = shards > 1 ? fmt::format("sweep-shard-{}-of-{}.csv", shard, shards) : "sweep.csv";
   std::ofstream csv(dir / csv_name, std::ios::binary);
   write_sweep_csv(csv, axes, rows);
-  if (!csv)
-    throw std::runtime_error("cannot write " + (dir / csv_name).string());
+  if (!csv) throw std::runtime_error("cannot write " + (dir / csv_name).string());
   std::cout << format_sweep_table(axes, rows);
   std::cout << fmt::format("\n  wrote {} and {} point reports in {}\n", csv_name, rows.size(), dir.string());
   return 0;
@@ -100,8 +93,7 @@ int sweep(const SweepOptions& options)
 
 } // namespace
 
-Action add_sweep_command(CLI::App& app)
-{
+Action add_sweep_command(CLI::App& app) {
   auto options = std::make_shared<SweepOptions>();
   CLI::App* command = app.add_subcommand("sweep", "Run a scenario over parameter values; speedup and Karp-Flatt");
   command->add_option("SCENARIO", options->scenario, "Scenario JSON file")->required();

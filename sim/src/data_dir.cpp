@@ -7,10 +7,8 @@
 
 namespace partsim {
 
-std::filesystem::path data_dir()
-{
-  if (const char* env = std::getenv("PARTSIM_DATA_DIR"); env != nullptr && *env != '\0')
-    return env;
+std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("PARTSIM_DATA_DIR"); env != nullptr && *env != '\0') return env;
   return PARTSIM_BUILT_DATA_DIR;
 }
 

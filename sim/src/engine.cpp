@@ -13,6 +13,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -25,20 +26,24 @@ namespace {
 
 /** State shared by the actors of one run; passed explicitly, never global. */
 struct RunContext {
+  RunContext(const Plan& p, RunResult& r, const EngineOptions& o) : plan(p), result(r), options(o) {}
+
   const Plan& plan;
   RunResult& result;
-  std::vector<sg4::Mailbox*> mailboxes; ///< one per rank: where its left ring neighbour delivers
+  std::vector<sg4::Mailbox*> mailboxes;    ///< one per rank: where its left ring neighbour delivers
   std::vector<std::vector<int>> positions; ///< positions[group][rank], -1 when absent
   const EngineOptions& options;
   std::uint64_t events_done = 0;
   std::uint64_t events_planned = 0;
   std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
+  /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most
+   * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
+  std::vector<std::vector<std::array<double, 2>>> ring_posted;
+  std::vector<std::vector<std::uint64_t>> ring_steps; ///< ring steps begun, per group and rank
 
-  void event_done()
-  {
+  void event_done() {
     ++events_done;
-    if (!options.progress || (events_done & 1023) != 0)
-      return;
+    if (!options.progress || (events_done & 1023) != 0) return;
     const auto now = std::chrono::steady_clock::now();
     if (std::chrono::duration<double>(now - last_progress).count() >= options.progress_interval_s) {
       last_progress = now;
@@ -47,11 +52,9 @@ struct RunContext {
   }
 };
 
-void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& step)
-{
+void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& step) {
   timeline.samples += step.samples;
-  if (step.amount <= 0.0)
-    return;
+  if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
   sg4::this_actor::execute(step.amount);
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock());
@@ -59,17 +62,31 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   ctx.event_done();
 }
 
+/** Records [posted, end of both transfers] as communication while either transfer moves data, wait otherwise. */
+void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b) {
+  if (b.first < a.first) std::swap(a, b);
+  timeline.record(IntervalKind::Wait, posted, a.first);
+  if (b.first <= a.second) {
+    timeline.record(IntervalKind::Communication, a.first, std::max(a.second, b.second));
+  } else {
+    timeline.record(IntervalKind::Communication, a.first, a.second);
+    timeline.record(IntervalKind::Wait, a.second, b.first);
+    timeline.record(IntervalKind::Communication, b.first, b.second);
+  }
+}
+
 /** Ring all-reduce: n-1 reduce-scatter then n-1 all-gather steps; in each step every rank sends one chunk to its
  * right neighbour and receives one from its left. Chunks are the gradient cut into n near-equal integer sizes. */
-void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const RingAllReduceStep& step)
-{
+void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const RingAllReduceStep& step) {
   const auto& group = ctx.plan.groups[static_cast<std::size_t>(step.group)];
   const auto n = static_cast<int>(group.size());
   const int pos = ctx.positions[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
   PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
-  if (n < 2)
-    return;
+  if (n < 2) return;
   const int right = group[static_cast<std::size_t>((pos + 1) % n)];
+  const int left = group[static_cast<std::size_t>((pos - 1 + n) % n)];
+  auto& posted_at = ctx.ring_posted[static_cast<std::size_t>(step.group)];
+  std::uint64_t& steps_begun = ctx.ring_steps[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
   sg4::Mailbox* outbox = ctx.mailboxes[static_cast<std::size_t>(right)];
   sg4::Mailbox* inbox = ctx.mailboxes[static_cast<std::size_t>(rank)];
 
@@ -77,6 +94,7 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
   const std::uint64_t extra = step.bytes % static_cast<std::uint64_t>(n);
   auto chunk_size = [&](int chunk) { return base + (static_cast<std::uint64_t>(chunk) < extra ? 1 : 0); };
 
+  std::vector<sg4::CommPtr> pending;
   for (int s = 0; s < 2 * (n - 1); ++s) {
     // Reduce-scatter step s sends chunk (pos - s); all-gather step s' = s - (n - 1) sends chunk (pos - s' + 1).
     const int offset = s < n - 1 ? s : s - (n - 1) - 1;
@@ -84,15 +102,24 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
     // The chunk's size travels as the message's content, owned by the message: the receiver counts what arrived.
     const std::uint64_t size = chunk_size(send_chunk);
     const double posted = sg4::Engine::get_clock();
+    const std::size_t slot = steps_begun++ & 1;
+    posted_at[static_cast<std::size_t>(rank)][slot] = posted;
     sg4::CommPtr put = outbox->put_async(std::make_unique<std::uint64_t>(size).release(), size);
     std::uint64_t* received = nullptr;
     sg4::CommPtr get = inbox->get_async<std::uint64_t>(&received);
-    put->wait();
-    get->wait();
+    // When each transfer ends: wait for whichever finishes first, then the other.
+    pending.assign({put, get});
+    const ssize_t first = sg4::Comm::wait_any(pending);
+    const double first_done = sg4::Engine::get_clock();
+    pending[static_cast<std::size_t>(1 - first)]->wait();
     const double now = sg4::Engine::get_clock();
-    const double moving = std::min(put->get_start_time(), get->get_start_time());
-    timeline.record(IntervalKind::Wait, posted, moving);
-    timeline.record(IntervalKind::Communication, moving, now);
+    const double put_done = first == 0 ? first_done : now;
+    const double get_done = first == 1 ? first_done : now;
+    // A transfer moves data once the neighbour is there too: the put when the right one posts its receive, the get
+    // when the left one posts its send. Time with neither transfer moving is waiting.
+    const double put_moving = std::max(posted, posted_at[static_cast<std::size_t>(right)][slot]);
+    const double get_moving = std::max(posted, posted_at[static_cast<std::size_t>(left)][slot]);
+    record_transfers(timeline, posted, {put_moving, put_done}, {get_moving, get_done});
     const std::unique_ptr<std::uint64_t> arrived(received);
     timeline.bytes_sent += size;
     timeline.bytes_received += *arrived;
@@ -103,8 +130,7 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
   }
 }
 
-void run_rank(RunContext& ctx, int rank)
-{
+void run_rank(RunContext& ctx, int rank) {
   RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
   const RankProgram& program = ctx.plan.ranks[static_cast<std::size_t>(rank)];
   for (std::int64_t it = 0; it < ctx.plan.iterations; ++it)
@@ -117,8 +143,7 @@ void run_rank(RunContext& ctx, int rank)
   timeline.finish = sg4::Engine::get_clock();
 }
 
-NetworkConfig configure_network(NetworkModel model)
-{
+NetworkConfig configure_network(NetworkModel model) {
   NetworkConfig config;
   if (model == NetworkModel::CM02) {
     // CM02 without cross-traffic: a message takes latency + size / bandwidth on an idle path and links are shared
@@ -139,14 +164,12 @@ NetworkConfig configure_network(NetworkModel model)
 
 } // namespace
 
-std::string simgrid_version()
-{
+std::string simgrid_version() {
   return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
          (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "");
 }
 
-RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptions& options)
-{
+RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptions& options) {
   xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
   sg4::Engine engine("partsim");
   RunResult result;
@@ -159,15 +182,16 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
 
   const std::size_t ranks = plan.ranks.size();
   result.ranks.resize(ranks);
-  RunContext ctx{plan, result, {}, {}, options};
+  RunContext ctx(plan, result, options);
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   ctx.mailboxes.reserve(ranks);
-  for (std::size_t r = 0; r < ranks; ++r)
-    ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
+  for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
   ctx.positions.assign(plan.groups.size(), std::vector<int>(ranks, -1));
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
     for (std::size_t i = 0; i < plan.groups[g].size(); ++i)
       ctx.positions[g][static_cast<std::size_t>(plan.groups[g][i])] = static_cast<int>(i);
+  ctx.ring_posted.assign(plan.groups.size(), std::vector<std::array<double, 2>>(ranks, {0.0, 0.0}));
+  ctx.ring_steps.assign(plan.groups.size(), std::vector<std::uint64_t>(ranks, 0));
 
   for (std::size_t r = 0; r < ranks; ++r) {
     sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(plan.ranks[r].gpu));
@@ -175,8 +199,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   }
   const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
   sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
-    if (baseline_total > 0)
-      sg4::this_actor::execute(baseline_total);
+    if (baseline_total > 0) sg4::this_actor::execute(baseline_total);
     result.baseline_time = sg4::Engine::get_clock();
   });
 
@@ -185,8 +208,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   engine.run();
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: a collective's ranks did not all arrive";
 
-  for (const RankTimeline& t : result.ranks)
-    result.makespan = std::max(result.makespan, t.finish);
+  for (const RankTimeline& t : result.ranks) result.makespan = std::max(result.makespan, t.finish);
   return result;
 }
 

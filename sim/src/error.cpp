@@ -7,33 +7,24 @@
 namespace partsim {
 
 namespace {
-std::string compose(const std::string& source, const std::string& pointer, const std::string& message)
-{
+std::string compose(const std::string& source, const std::string& pointer, const std::string& message) {
   std::string text = source;
-  if (!pointer.empty())
-    text += (text.empty() ? "" : ": ") + pointer;
-  if (!text.empty())
-    text += ": ";
+  if (!pointer.empty()) text += (text.empty() ? "" : ": ") + pointer;
+  if (!text.empty()) text += ": ";
   return text + message;
 }
 } // namespace
 
 InputError::InputError(std::string source, std::string pointer, const std::string& message)
-    : std::runtime_error(compose(source, pointer, message))
-    , source_(std::move(source))
-    , pointer_(std::move(pointer))
-    , detail_(message)
-{
-}
+    : std::runtime_error(compose(source, pointer, message)), source_(std::move(source)), pointer_(std::move(pointer)),
+      detail_(message) {}
 
 namespace detail {
-CheckFailure::CheckFailure(const char* file, int line, const char* condition)
-{
+CheckFailure::CheckFailure(const char* file, int line, const char* condition) {
   stream_ << file << ':' << line << ": internal check failed: " << condition << ": ";
 }
 
-CheckFailure::~CheckFailure()
-{
+CheckFailure::~CheckFailure() {
   std::cerr << "partsim: " << stream_.str() << " (this is a bug in partsim, please report it)" << std::endl;
   std::abort();
 }

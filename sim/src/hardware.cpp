@@ -11,25 +11,21 @@
 
 namespace partsim {
 
-const std::vector<std::string>& known_data_types()
-{
+const std::vector<std::string>& known_data_types() {
   static const std::vector<std::string> types{"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"};
   return types;
 }
 
 namespace {
 
-Provenance parse_provenance(JsonReader reader)
-{
+Provenance parse_provenance(JsonReader reader) {
   Provenance p;
   p.kind = reader.choice("kind", {"datasheet", "measured"});
   if (p.kind == "datasheet") {
     p.fields["source"] = reader.string("source");
-    if (reader.has("note"))
-      p.fields["note"] = reader.string("note");
+    if (reader.has("note")) p.fields["note"] = reader.string("note");
   } else {
-    for (const char* key : {"device", "date", "tool"})
-      p.fields[key] = reader.string(key);
+    for (const char* key : {"device", "date", "tool"}) p.fields[key] = reader.string(key);
     for (const char* key : {"uuid", "driver", "cuda", "cupti", "samples", "spread", "note"})
       if (reader.has(key)) {
         JsonReader v = reader.child(key);
@@ -41,8 +37,7 @@ Provenance parse_provenance(JsonReader reader)
 }
 
 /** A figure is either {"value": Q, "provenance": {...}} in a profile file, or a bare quantity inline. */
-Figure parse_figure(JsonReader reader, Dimension dimension, bool inline_figure)
-{
+Figure parse_figure(JsonReader reader, Dimension dimension, bool inline_figure) {
   Figure f;
   if (inline_figure) {
     f.value = reader.as_quantity(dimension, Bounds::positive());
@@ -58,8 +53,7 @@ Figure parse_figure(JsonReader reader, Dimension dimension, bool inline_figure)
 
 } // namespace
 
-GpuProfile parse_gpu_profile(JsonReader& reader)
-{
+GpuProfile parse_gpu_profile(JsonReader& reader) {
   GpuProfile gpu;
   // A profile file carries schema_version and provenance on every figure; an inline object is the user's own.
   const bool inline_figure = !reader.has("schema_version");
@@ -73,17 +67,15 @@ GpuProfile parse_gpu_profile(JsonReader& reader)
   if (inline_figure && !peaks.value().is_object()) {
     // Inline shorthand: one peak rate for every data type.
     const Figure f = parse_figure(peaks, Dimension::FlopRate, true);
-    for (const std::string& type : known_data_types())
-      gpu.peak_flops[type] = f;
+    for (const std::string& type : known_data_types()) gpu.peak_flops[type] = f;
   } else {
     peaks.expect_object();
     for (const std::string& type : known_data_types())
-      if (peaks.has(type))
-        gpu.peak_flops[type] = parse_figure(peaks.child(type), Dimension::FlopRate, inline_figure);
+      if (peaks.has(type)) gpu.peak_flops[type] = parse_figure(peaks.child(type), Dimension::FlopRate, inline_figure);
     peaks.finish();
     if (gpu.peak_flops.empty())
-      throw peaks.error(fmt::format("expected at least one peak rate, keyed by data type ({})",
-                                    fmt::join(known_data_types(), ", ")));
+      throw peaks.error(
+          fmt::format("expected at least one peak rate, keyed by data type ({})", fmt::join(known_data_types(), ", ")));
   }
   gpu.memory_bandwidth = parse_figure(reader.child("memory_bandwidth"), Dimension::Bandwidth, inline_figure);
   gpu.memory_capacity = parse_figure(reader.child("memory_capacity"), Dimension::Bytes, inline_figure);
@@ -92,8 +84,7 @@ GpuProfile parse_gpu_profile(JsonReader& reader)
 }
 
 GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
-                            const std::string& pointer)
-{
+                            const std::string& pointer) {
   const auto path = data_dir / "models" / "hardware" / (name + ".json");
   if (name.empty() || name.find('/') != std::string::npos || !std::filesystem::is_regular_file(path)) {
     const auto names = list_gpu_profiles(data_dir);
@@ -110,28 +101,23 @@ GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::st
   return gpu;
 }
 
-std::vector<std::string> list_gpu_profiles(const std::filesystem::path& data_dir)
-{
+std::vector<std::string> list_gpu_profiles(const std::filesystem::path& data_dir) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(data_dir / "models" / "hardware", ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json")
-      names.push_back(entry.path().stem().string());
+    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }
 
-nlohmann::json to_json(const GpuProfile& profile)
-{
+nlohmann::json to_json(const GpuProfile& profile) {
   auto figure = [](const Figure& f) {
     nlohmann::json prov = {{"kind", f.provenance.kind}};
-    for (const auto& [k, v] : f.provenance.fields)
-      prov[k] = v;
+    for (const auto& [k, v] : f.provenance.fields) prov[k] = v;
     return nlohmann::json{{"value", f.value}, {"provenance", prov}};
   };
   nlohmann::json peaks = nlohmann::json::object();
-  for (const auto& [type, f] : profile.peak_flops)
-    peaks[type] = figure(f);
+  for (const auto& [type, f] : profile.peak_flops) peaks[type] = figure(f);
   return {{"name", profile.name},
           {"description", profile.description},
           {"peak_flops", peaks},

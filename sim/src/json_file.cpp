@@ -13,8 +13,7 @@ namespace partsim {
 
 namespace {
 /** Line and column (1-based) of a byte offset. */
-std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std::size_t offset)
-{
+std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std::size_t offset) {
   std::size_t line = 1;
   std::size_t column = 1;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
@@ -29,8 +28,7 @@ std::pair<std::size_t, std::size_t> line_and_column(const std::string& text, std
 }
 } // namespace
 
-nlohmann::json parse_json_text(const std::string& text, const std::string& source)
-{
+nlohmann::json parse_json_text(const std::string& text, const std::string& source) {
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw InputError(source, "", "the file is empty; expected a JSON object");
   try {
@@ -40,28 +38,22 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
     const auto [line, column] = line_and_column(text, e.byte == 0 ? 0 : e.byte - 1);
     std::string what = e.what();
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "; keep the reason.
-    if (const auto pos = what.find(": "); pos != std::string::npos)
-      what = what.substr(pos + 2);
+    if (const auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
     throw InputError(source, "", fmt::format("malformed JSON at line {}, column {}: {}", line, column, what));
   }
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path)
-{
+nlohmann::json read_json_file(const std::filesystem::path& path) {
   const std::string source = path.string();
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw InputError(source, "", "no such file");
-  if (std::filesystem::is_directory(status))
-    throw InputError(source, "", "is a directory; expected a JSON file");
+  if (ec || !std::filesystem::exists(status)) throw InputError(source, "", "no such file");
+  if (std::filesystem::is_directory(status)) throw InputError(source, "", "is a directory; expected a JSON file");
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw InputError(source, "", "cannot open the file for reading");
+  if (!in) throw InputError(source, "", "cannot open the file for reading");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  if (in.bad())
-    throw InputError(source, "", "cannot read the file");
+  if (in.bad()) throw InputError(source, "", "cannot read the file");
   return parse_json_text(buffer.str(), source);
 }
 

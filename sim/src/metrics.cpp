@@ -8,20 +8,16 @@
 
 namespace partsim {
 
-double amdahl_speedup(double parallel_fraction, double processors)
-{
+double amdahl_speedup(double parallel_fraction, double processors) {
   return 1.0 / ((1.0 - parallel_fraction) + parallel_fraction / processors);
 }
 
-double karp_flatt(double speedup, double processors)
-{
-  if (processors <= 1.0 || speedup <= 0.0)
-    return 0.0;
+double karp_flatt(double speedup, double processors) {
+  if (processors <= 1.0 || speedup <= 0.0) return 0.0;
   return (1.0 / speedup - 1.0 / processors) / (1.0 - 1.0 / processors);
 }
 
-double measured_parallel_fraction(const std::vector<RankTimeline>& ranks)
-{
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks) {
   // Sweep over compute interval edges: work done while exactly one rank computes is serial.
   std::vector<std::pair<double, int>> edges;
   double total = 0.0;
@@ -32,23 +28,20 @@ double measured_parallel_fraction(const std::vector<RankTimeline>& ranks)
         edges.emplace_back(i.end, -1);
         total += i.end - i.begin;
       }
-  if (total <= 0.0 || ranks.size() < 2)
-    return ranks.size() < 2 ? 0.0 : 1.0;
+  if (total <= 0.0 || ranks.size() < 2) return ranks.size() < 2 ? 0.0 : 1.0;
   std::sort(edges.begin(), edges.end());
   double serial = 0.0;
   int active = 0;
   double last = 0.0;
   for (const auto& [time, delta] : edges) {
-    if (active == 1)
-      serial += time - last;
+    if (active == 1) serial += time - last;
     active += delta;
     last = time;
   }
   return std::clamp(1.0 - serial / total, 0.0, 1.0);
 }
 
-Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result)
-{
+Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result) {
   Report r;
   r.scenario_name = scenario.name;
   r.scenario_description = scenario.description;
@@ -105,8 +98,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   }
   const double compute_mean = compute_sum / n;
   double variance = 0.0;
-  for (const RankMetrics& m : r.ranks)
-    variance += (m.compute - compute_mean) * (m.compute - compute_mean);
+  for (const RankMetrics& m : r.ranks) variance += (m.compute - compute_mean) * (m.compute - compute_mean);
   variance /= n;
   r.imbalance_max_over_mean = compute_mean > 0 ? compute_max / compute_mean : 1.0;
   r.imbalance_cv = compute_mean > 0 ? std::sqrt(variance) / compute_mean : 0.0;
@@ -118,8 +110,8 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
 
   r.parallel_fraction = measured_parallel_fraction(result.ranks);
   r.amdahl_speedup_bound = amdahl_speedup(r.parallel_fraction, n);
-  r.amdahl_limit = r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction)
-                                             : std::numeric_limits<double>::infinity();
+  r.amdahl_limit =
+      r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction) : std::numeric_limits<double>::infinity();
   r.karp_flatt = karp_flatt(r.speedup, n);
   return r;
 }

@@ -18,8 +18,7 @@ namespace sg4 = simgrid::s4u;
 namespace partsim::engine {
 
 namespace {
-sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec)
-{
+sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
   // Split-duplex: each direction has the full bandwidth; the one-way latency is shared by the two halves of a path.
   auto* link = zone->create_split_duplex_link(name, spec.bandwidth);
   link->set_latency(spec.latency / 2.0);
@@ -28,8 +27,7 @@ sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, const LinkSpec
 }
 } // namespace
 
-Platform build_platform(const ClusterSpec& cluster, const std::string& data_type)
-{
+Platform build_platform(const ClusterSpec& cluster, const std::string& data_type) {
   Platform platform;
   const double peak = cluster.gpu.peak(data_type);
   auto* root = sg4::create_star_zone("cluster");
@@ -58,8 +56,8 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
       if (nic != nullptr) {
         zone->add_route(hosts[a]->get_netpoint(), router, nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}},
                         false);
-        zone->add_route(router, hosts[a]->get_netpoint(), nullptr, nullptr,
-                        {{nic, sg4::LinkInRoute::Direction::DOWN}}, false);
+        zone->add_route(router, hosts[a]->get_netpoint(), nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::DOWN}},
+                        false);
       }
       for (std::size_t b = 0; b < hosts.size(); ++b)
         if (a != b)

@@ -12,7 +12,7 @@ class Host;
 namespace partsim::engine {
 
 struct Platform {
-  std::vector<simgrid::s4u::Host*> gpus; ///< indexed by global GPU index (node * gpus_per_node + local)
+  std::vector<simgrid::s4u::Host*> gpus;  ///< indexed by global GPU index (node * gpus_per_node + local)
   simgrid::s4u::Host* baseline = nullptr; ///< isolated nominal GPU for the single-GPU reference run
 };
 

@@ -10,15 +10,13 @@
 
 namespace partsim {
 
-std::string partsim_version()
-{
+std::string partsim_version() {
   return PARTSIM_VERSION;
 }
 
 namespace {
 /** A JSON string literal (quotes included) for `text`. */
-std::string json_string(const std::string& text)
-{
+std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     if (c == '"' || c == '\\')
@@ -31,14 +29,12 @@ std::string json_string(const std::string& text)
   return out + "\"";
 }
 
-nlohmann::json finite_or_null(double v)
-{
+nlohmann::json finite_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
 } // namespace
 
-nlohmann::json report_to_json(const Report& r, const Scenario& scenario)
-{
+nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   // Built key by key: GCC 12 warns falsely (-Warray-bounds) on large nested initializer lists of nlohmann::json.
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankMetrics& m : r.ranks) {
@@ -109,8 +105,7 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario)
   return report;
 }
 
-void write_ranks_csv(std::ostream& out, const Report& r)
-{
+void write_ranks_csv(std::ostream& out, const Report& r) {
   out << "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s,"
          "bytes_sent,bytes_received,messages_sent\n";
   for (const RankMetrics& m : r.ranks)
@@ -119,16 +114,14 @@ void write_ranks_csv(std::ostream& out, const Report& r)
                        m.bytes_received, m.messages_sent);
 }
 
-void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan& plan, const RunResult& result)
-{
+void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan& plan, const RunResult& result) {
   // Written by hand rather than through a json tree: traces of large runs have millions of events.
   const int per_node = scenario.cluster.gpus_per_node;
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"scenario\":" << json_string(scenario.name)
       << ",\"time_unit\":\"us (simulated)\"},\"traceEvents\":[\n";
   bool first = true;
   auto sep = [&] {
-    if (!first)
-      out << ",\n";
+    if (!first) out << ",\n";
     first = false;
   };
   for (int node = 0; node < scenario.cluster.nodes; ++node) {
@@ -152,19 +145,14 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
 }
 
 namespace {
-std::string human_seconds(double s)
-{
-  if (s == 0.0)
-    return "0 s";
-  if (s < 1e-3)
-    return fmt::format("{:.3g} us", s * 1e6);
-  if (s < 1.0)
-    return fmt::format("{:.4g} ms", s * 1e3);
+std::string human_seconds(double s) {
+  if (s == 0.0) return "0 s";
+  if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
+  if (s < 1.0) return fmt::format("{:.4g} ms", s * 1e3);
   return fmt::format("{:.4g} s", s);
 }
 
-std::string human_bytes(double b)
-{
+std::string human_bytes(double b) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   int u = 0;
   while (b >= 1000.0 && u < 5) {
@@ -174,32 +162,31 @@ std::string human_bytes(double b)
   return fmt::format("{:.4g} {}", b, units[u]);
 }
 
-std::string percent(double f)
-{
+std::string percent(double f) {
   return fmt::format("{:.1f}%", f * 100.0);
 }
 } // namespace
 
-std::string format_table(const Report& r)
-{
+std::string format_table(const Report& r) {
   std::string out;
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<34} {}\n", label, value);
   };
   out += fmt::format("partsim {}: {}\n", partsim_version(), r.scenario_name);
-  if (!r.scenario_description.empty())
-    out += fmt::format("  {}\n", r.scenario_description);
+  if (!r.scenario_description.empty()) out += fmt::format("  {}\n", r.scenario_description);
   out += fmt::format("  {}\n", r.strategy_summary);
   out += fmt::format("  SimGrid {}, network model {} ({})\n\n", simgrid_version(), r.network.model, r.network.note);
 
   line("makespan", human_seconds(r.makespan));
   line("throughput", fmt::format("{:.6g} samples/s", r.throughput));
   line("same work on one GPU", human_seconds(r.baseline_time));
-  line("speedup / parallel efficiency", fmt::format("{:.3f}x on {} GPUs / {}", r.speedup, r.gpus, percent(r.efficiency)));
-  line("load imbalance (compute max/mean)", fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
+  line("speedup / parallel efficiency",
+       fmt::format("{:.3f}x on {} GPUs / {}", r.speedup, r.gpus, percent(r.efficiency)));
+  line("load imbalance (compute max/mean)",
+       fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
   line("communication overhead", percent(r.communication_overhead) + " of GPU time");
-  line("idle", fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share),
-                           r.time_lost_waiting));
+  line("idle",
+       fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
   line("slowest rank vs mean finish", "+" + human_seconds(r.slowest_rank_excess));
   line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
   line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));
@@ -219,20 +206,16 @@ std::string format_table(const Report& r)
   };
   constexpr std::size_t kMaxRows = 32;
   if (r.ranks.size() <= kMaxRows) {
-    for (const RankMetrics& m : r.ranks)
-      row(m);
+    for (const RankMetrics& m : r.ranks) row(m);
   } else {
     // Show the busiest and the idlest ranks: that is where imbalance lives.
     std::vector<const RankMetrics*> order;
-    for (const RankMetrics& m : r.ranks)
-      order.push_back(&m);
+    for (const RankMetrics& m : r.ranks) order.push_back(&m);
     std::stable_sort(order.begin(), order.end(),
                      [](const RankMetrics* a, const RankMetrics* b) { return a->busy() > b->busy(); });
-    for (std::size_t i = 0; i < kMaxRows / 2; ++i)
-      row(*order[i]);
+    for (std::size_t i = 0; i < kMaxRows / 2; ++i) row(*order[i]);
     out += fmt::format("  {:>5} ... {} more ranks in ranks.csv ...\n", "", r.ranks.size() - kMaxRows);
-    for (std::size_t i = order.size() - kMaxRows / 2; i < order.size(); ++i)
-      row(*order[i]);
+    for (std::size_t i = order.size() - kMaxRows / 2; i < order.size(); ++i) row(*order[i]);
   }
   return out;
 }

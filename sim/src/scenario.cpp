@@ -16,16 +16,14 @@ namespace {
 
 constexpr double kShareTolerance = 1e-6;
 
-LinkSpec parse_link(JsonReader& reader)
-{
+LinkSpec parse_link(JsonReader& reader) {
   LinkSpec link;
   link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, Bounds::positive(1e15));
   link.latency = reader.quantity("latency", Dimension::Time, Bounds::non_negative(10.0));
   return link;
 }
 
-ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir)
-{
+ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir) {
   ClusterSpec c;
   c.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxGpus));
   c.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 1024));
@@ -66,8 +64,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   return c;
 }
 
-DataJob parse_data_job(JsonReader& reader)
-{
+DataJob parse_data_job(JsonReader& reader) {
   DataJob job;
   job.samples = static_cast<std::uint64_t>(reader.integer("samples", 1, 1'000'000'000'000'000));
   job.flop_per_sample = reader.quantity("flop_per_sample", Dimension::Flop, Bounds::non_negative(1e21));
@@ -82,15 +79,13 @@ DataJob parse_data_job(JsonReader& reader)
   return job;
 }
 
-Workload parse_workload(JsonReader reader, const ClusterSpec& cluster)
-{
+Workload parse_workload(JsonReader reader, const ClusterSpec& cluster) {
   const std::string kind = reader.choice("kind", {"data_job"});
   DataJob job = parse_data_job(reader);
   reader.finish();
   if (!cluster.gpu.peak_flops.contains(job.data_type)) {
     std::vector<std::string> have;
-    for (const auto& [type, _] : cluster.gpu.peak_flops)
-      have.push_back(type);
+    for (const auto& [type, _] : cluster.gpu.peak_flops) have.push_back(type);
     throw InputError(reader.source(), reader.pointer() + "/data_type",
                      fmt::format("GPU profile \"{}\" has no peak rate for {}; expected one of {}", cluster.gpu.name,
                                  job.data_type, fmt::join(have, ", ")));
@@ -98,8 +93,7 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster)
   return job;
 }
 
-std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind)
-{
+std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind) {
   const auto k = static_cast<std::size_t>(partitions);
   if (reader.value().is_string()) {
     const std::string text = reader.as_string();
@@ -112,12 +106,11 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
   if (reader.value().is_array()) {
     kind = "explicit";
     std::vector<double> shares;
-    for (const JsonReader& item : reader.elements(k, k))
-      shares.push_back(item.as_number(Bounds::closed(0.0, 1.0)));
+    for (const JsonReader& item : reader.elements(k, k)) shares.push_back(item.as_number(Bounds::closed(0.0, 1.0)));
     const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
     if (std::abs(sum - 1.0) > kShareTolerance)
-      throw reader.error(fmt::format("expected shares summing to 1 (within {:g}), got a sum of {:.9g}",
-                                     kShareTolerance, sum));
+      throw reader.error(
+          fmt::format("expected shares summing to 1 (within {:g}), got a sum of {:.9g}", kShareTolerance, sum));
     return shares;
   }
   if (reader.value().is_object()) {
@@ -136,15 +129,14 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
       "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got {}", k, reader.type_name()));
 }
 
-Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload)
-{
+Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
   reader.choice("kind", {"data_parallel"});
   DataParallel dp;
   dp.partitions = static_cast<int>(reader.integer("partitions", 1, 10'000'000));
   if (dp.partitions < cluster.gpu_count())
-    throw InputError(reader.source(), reader.pointer() + "/partitions",
-                     fmt::format("expected at least one partition per GPU ({} GPUs), got {}", cluster.gpu_count(),
-                                 dp.partitions));
+    throw InputError(
+        reader.source(), reader.pointer() + "/partitions",
+        fmt::format("expected at least one partition per GPU ({} GPUs), got {}", cluster.gpu_count(), dp.partitions));
   if (reader.has("shares"))
     dp.shares = parse_shares(reader.child("shares"), dp.partitions, dp.shares_kind);
   else
@@ -155,18 +147,18 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
       reader.choice_or("gradient_sync", job.gradient_bytes > 0 ? "ring_allreduce" : "none", {"none", "ring_allreduce"});
   dp.sync = sync == "none" ? GradientSync::None : GradientSync::RingAllReduce;
   if (dp.sync == GradientSync::RingAllReduce && job.gradient_bytes <= 0)
-    throw InputError(reader.source(), reader.pointer() + "/gradient_sync",
-                     "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+    throw InputError(
+        reader.source(), reader.pointer() + "/gradient_sync",
+        "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
   reader.finish();
   return dp;
 }
 
-RunSpec parse_run(JsonReader reader)
-{
+RunSpec parse_run(JsonReader reader) {
   RunSpec run;
   run.seed = static_cast<std::uint64_t>(reader.integer_or("seed", 1, 0, INT64_MAX));
-  run.network_model = reader.choice_or("network_model", "CM02", {"CM02", "LV08"}) == "CM02" ? NetworkModel::CM02
-                                                                                             : NetworkModel::LV08;
+  run.network_model =
+      reader.choice_or("network_model", "CM02", {"CM02", "LV08"}) == "CM02" ? NetworkModel::CM02 : NetworkModel::LV08;
   if (auto outputs = reader.optional_child("outputs")) {
     run.outputs = OutputSelection{false, false, false, false};
     for (const JsonReader& item : outputs->elements(0, 4)) {
@@ -190,8 +182,7 @@ RunSpec parse_run(JsonReader reader)
 
 } // namespace
 
-Override parse_override(const std::string& text)
-{
+Override parse_override(const std::string& text) {
   const auto eq = text.find('=');
   if (text.empty() || text[0] != '/' || eq == std::string::npos)
     throw InputError("--set", "", fmt::format("expected /json/pointer=value, got \"{}\"", text));
@@ -199,13 +190,11 @@ Override parse_override(const std::string& text)
   o.pointer = text.substr(0, eq);
   const std::string raw = text.substr(eq + 1);
   o.value = nlohmann::json::parse(raw, nullptr, false);
-  if (o.value.is_discarded())
-    o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
+  if (o.value.is_discarded()) o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
   return o;
 }
 
-void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides)
-{
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
   for (const Override& o : overrides) {
     const std::string source = "--set " + o.pointer;
     nlohmann::json::json_pointer pointer;
@@ -216,19 +205,19 @@ void apply_overrides(nlohmann::json& document, const std::vector<Override>& over
     }
     const auto parent = pointer.parent_pointer();
     if (!document.contains(parent) || !(document[parent].is_object() || document[parent].is_array()))
-      throw InputError("--set", o.pointer,
-                       fmt::format("the scenario has no object or array at {}", parent.empty() ? "/" : parent.to_string()));
+      throw InputError(
+          "--set", o.pointer,
+          fmt::format("the scenario has no object or array at {}", parent.empty() ? "/" : parent.to_string()));
     nlohmann::json& container = document[parent];
     if (container.is_array()) {
       const std::string& token = pointer.back();
       std::size_t index = 0;
       const bool numeric = !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
-      if (numeric)
-        index = std::stoul(token);
+      if (numeric) index = std::stoul(token);
       if (!numeric || index >= container.size())
-        throw InputError("--set", o.pointer,
-                         fmt::format("expected an index below {} into the array at {}", container.size(),
-                                     parent.to_string()));
+        throw InputError(
+            "--set", o.pointer,
+            fmt::format("expected an index below {} into the array at {}", container.size(), parent.to_string()));
       container[index] = o.value;
     } else {
       container[pointer.back()] = o.value;
@@ -237,8 +226,7 @@ void apply_overrides(nlohmann::json& document, const std::vector<Override>& over
 }
 
 Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
-                        const std::filesystem::path& data_dir)
-{
+                        const std::filesystem::path& data_dir) {
   Scenario s;
   s.source = source;
   s.document = document;
@@ -246,43 +234,36 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   root.expect_object();
   root.integer("schema_version", kScenarioSchemaVersion, kScenarioSchemaVersion);
   s.name = root.string("name");
-  if (s.name.empty())
-    throw InputError(source, "/name", "expected a non-empty name");
+  if (s.name.empty()) throw InputError(source, "/name", "expected a non-empty name");
   s.description = root.string_or("description", "");
   s.cluster = parse_cluster(root.child("cluster"), data_dir);
   s.workload = parse_workload(root.child("workload"), s.cluster);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
-  if (root.has("run"))
-    s.run = parse_run(root.child("run"));
+  if (root.has("run")) s.run = parse_run(root.child("run"));
   root.finish();
   return s;
 }
 
 Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides,
-                       const std::filesystem::path& data_dir)
-{
+                       const std::filesystem::path& data_dir) {
   nlohmann::json document = read_json_file(path);
-  if (!document.is_object())
-    throw InputError(path.string(), "/", "expected a JSON object at the top level");
+  if (!document.is_object()) throw InputError(path.string(), "/", "expected a JSON object at the top level");
   apply_overrides(document, overrides);
   return parse_scenario(document, path.string(), data_dir);
 }
 
-Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir)
-{
+Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir) {
   const std::string source = "<built-in default>";
   nlohmann::json document = parse_json_text(default_scenario_text(), source);
   apply_overrides(document, overrides);
   return parse_scenario(document, source, data_dir);
 }
 
-std::string to_string(NetworkModel model)
-{
+std::string to_string(NetworkModel model) {
   return model == NetworkModel::CM02 ? "CM02" : "LV08";
 }
 
-std::string to_string(GradientSync sync)
-{
+std::string to_string(GradientSync sync) {
   return sync == GradientSync::None ? "none" : "ring_allreduce";
 }
 

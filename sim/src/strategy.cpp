@@ -11,15 +11,13 @@
 
 namespace partsim {
 
-int position_in_group(const Plan& plan, int group, int rank)
-{
+int position_in_group(const Plan& plan, int group, int rank) {
   const auto& members = plan.groups.at(static_cast<std::size_t>(group));
   const auto it = std::find(members.begin(), members.end(), rank);
   return it == members.end() ? -1 : static_cast<int>(it - members.begin());
 }
 
-std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<double>& shares)
-{
+std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<double>& shares) {
   PARTSIM_CHECK(!shares.empty()) << "no shares";
   const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
   PARTSIM_CHECK(sum > 0) << "shares sum to " << sum;
@@ -36,8 +34,7 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
   // huge totals, which the smallest remainders give back.
   std::stable_sort(remainders.begin(), remainders.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (std::size_t k = 0; assigned < total; k = (k + 1) % remainders.size(), ++assigned)
-    ++counts[remainders[k].second];
+  for (std::size_t k = 0; assigned < total; k = (k + 1) % remainders.size(), ++assigned) ++counts[remainders[k].second];
   for (auto it = remainders.rbegin(); assigned > total && it != remainders.rend(); ++it)
     if (counts[it->second] > 0) {
       --counts[it->second];
@@ -49,8 +46,7 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
 namespace {
 
 /** Roofline amount in flop at nominal peak for `samples` samples of a data job. */
-double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples)
-{
+double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples) {
   const double peak = gpu.peak(job.data_type);
   const double n = static_cast<double>(samples);
   const double compute_time = n * job.flop_per_sample / peak;
@@ -58,8 +54,7 @@ double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t s
   return std::max(compute_time, memory_time) * peak;
 }
 
-Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const DataParallel& dp)
-{
+Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const DataParallel& dp) {
   const ClusterSpec& cluster = scenario.cluster;
   const int gpus = cluster.gpu_count();
   Plan plan;
@@ -74,8 +69,7 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
 
   const bool sync = dp.sync == GradientSync::RingAllReduce && gpus > 1;
   const auto gradient_bytes = static_cast<std::uint64_t>(std::llround(job.gradient_bytes));
-  if (sync)
-    plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+  if (sync) plan.groups.emplace_back(static_cast<std::size_t>(gpus));
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
     RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
@@ -104,8 +98,7 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
 
 } // namespace
 
-Plan build_plan(const Scenario& scenario)
-{
+Plan build_plan(const Scenario& scenario) {
   const auto& job = std::get<DataJob>(scenario.workload);
   const auto& dp = std::get<DataParallel>(scenario.strategy);
   Plan plan = plan_data_parallel(scenario, job, dp);

@@ -8,8 +8,7 @@
 namespace partsim {
 
 namespace {
-std::vector<std::string> split_top_level(const std::string& text)
-{
+std::vector<std::string> split_top_level(const std::string& text) {
   std::vector<std::string> parts;
   std::string current;
   int depth = 0;
@@ -41,16 +40,14 @@ std::vector<std::string> split_top_level(const std::string& text)
 }
 } // namespace
 
-SweepAxis parse_vary(const std::string& text)
-{
+SweepAxis parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (text.empty() || text[0] != '/' || eq == std::string::npos || eq + 1 == text.size())
     throw InputError("--vary", "", fmt::format("expected /json/pointer=v1,v2,..., got \"{}\"", text));
   SweepAxis axis;
   axis.pointer = text.substr(0, eq);
   for (const std::string& label : split_top_level(text.substr(eq + 1))) {
-    if (label.empty())
-      throw InputError("--vary", axis.pointer, fmt::format("empty value in \"{}\"", text));
+    if (label.empty()) throw InputError("--vary", axis.pointer, fmt::format("empty value in \"{}\"", text));
     // Reuse the --set parser so that both read values the same way.
     axis.values.push_back(parse_override(axis.pointer + "=" + label).value);
     axis.labels.push_back(label);
@@ -58,8 +55,7 @@ SweepAxis parse_vary(const std::string& text)
   return axis;
 }
 
-std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes)
-{
+std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes) {
   std::vector<SweepPoint> points(1);
   for (const SweepAxis& axis : axes) {
     std::vector<SweepPoint> next;
@@ -73,13 +69,11 @@ std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes)
       }
     points = std::move(next);
   }
-  for (std::size_t i = 0; i < points.size(); ++i)
-    points[i].index = i;
+  for (std::size_t i = 0; i < points.size(); ++i) points[i].index = i;
   return points;
 }
 
-std::pair<std::size_t, std::size_t> parse_shard(const std::string& text)
-{
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
   const auto slash = text.find('/');
   try {
     if (slash != std::string::npos && slash > 0) {
@@ -88,8 +82,7 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text)
       const bool whole_first = used == slash;
       const std::string rest = text.substr(slash + 1);
       const auto shards = std::stoul(rest, &used);
-      if (whole_first && used == rest.size() && shards > 0 && shard < shards)
-        return {shard, shards};
+      if (whole_first && used == rest.size() && shards > 0 && shard < shards) return {shard, shards};
     }
   } catch (const std::exception&) {
     // fall through to the error below
@@ -97,17 +90,14 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text)
   throw InputError("--shard", "", fmt::format("expected I/N with 0 <= I < N, got \"{}\"", text));
 }
 
-std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t shard, std::size_t shards)
-{
+std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std::size_t shard, std::size_t shards) {
   std::vector<SweepPoint> out;
   for (const SweepPoint& p : points)
-    if (p.index % shards == shard)
-      out.push_back(p);
+    if (p.index % shards == shard) out.push_back(p);
   return out;
 }
 
-SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report)
-{
+SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report) {
   const nlohmann::json& s = report.at("summary");
   SweepRow row;
   row.point = point;
@@ -125,45 +115,36 @@ SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report)
 }
 
 namespace {
-std::string csv_field(const std::string& text)
-{
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
   std::string quoted = "\"";
-  for (char c : text)
-    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
 }
 } // namespace
 
-void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows)
-{
+void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   out << "point";
-  for (const SweepAxis& a : axes)
-    out << ',' << csv_field(a.pointer);
+  for (const SweepAxis& a : axes) out << ',' << csv_field(a.pointer);
   out << ",gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,karp_flatt_serial_fraction,"
          "parallel_fraction,amdahl_speedup_bound,communication_overhead,load_imbalance_max_over_mean\n";
   for (const SweepRow& r : rows) {
     out << r.point.index;
-    for (const std::string& label : r.point.labels)
-      out << ',' << csv_field(label);
+    for (const std::string& label : r.point.labels) out << ',' << csv_field(label);
     out << fmt::format(",{},{},{},{},{},{},{},{},{},{}\n", r.gpus, r.makespan, r.single_gpu_time, r.speedup,
                        r.efficiency, r.karp_flatt, r.parallel_fraction, r.amdahl_bound, r.communication_overhead,
                        r.imbalance);
   }
 }
 
-std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows)
-{
+std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   std::string out = fmt::format("  {:>5}", "point");
-  for (const SweepAxis& a : axes)
-    out += fmt::format(" {:>18}", a.pointer);
+  for (const SweepAxis& a : axes) out += fmt::format(" {:>18}", a.pointer);
   out += fmt::format(" {:>6} {:>12} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}\n", "gpus", "makespan_s", "speedup", "effic.",
                      "karp-flatt", "par.frac", "amdahl", "comm");
   for (const SweepRow& r : rows) {
     out += fmt::format("  {:>5}", r.point.index);
-    for (const std::string& label : r.point.labels)
-      out += fmt::format(" {:>18}", label);
+    for (const std::string& label : r.point.labels) out += fmt::format(" {:>18}", label);
     out += fmt::format(" {:>6} {:>12.6g} {:>9.3f} {:>7.1f}% {:>11.4f} {:>9.4f} {:>9.3f} {:>8.1f}%\n", r.gpus,
                        r.makespan, r.speedup, r.efficiency * 100, r.karp_flatt, r.parallel_fraction, r.amdahl_bound,
                        r.communication_overhead * 100);

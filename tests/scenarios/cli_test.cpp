@@ -1,1 +1,168 @@
-// placeholder: being written
+// The partsim command line end to end: outputs, exit codes, one-line errors, determinism, sweeps.
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace partsim::test {
+namespace {
+
+std::string scenario_path(const std::string& name) {
+  return (source_dir() / "scenarios" / (name + ".json")).string();
+}
+
+nlohmann::json run_json(const std::vector<std::string>& args) {
+  std::vector<std::string> all{"run"};
+  all.insert(all.end(), args.begin(), args.end());
+  all.insert(all.end(), {"--json", "--no-files"});
+  const CliResult r = run_cli(all);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+/** Asserts a one-line error on stderr with exit code 2 that contains `fragment`. */
+void expect_input_error(const CliResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("partsim: error: ", 0), 0U) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected exactly one line: " << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST(Cli, DefaultRunPrintsTableAndWritesAllOutputs) {
+  const auto dir = temp_dir();
+  const CliResult r = run_cli({"run"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("makespan"), std::string::npos);
+  EXPECT_NE(r.out.find("load imbalance"), std::string::npos);
+  const auto out = dir / "partsim-out" / "default-seed-1-skewed";
+  const auto report = nlohmann::json::parse(read_file(out / "report.json"));
+  EXPECT_EQ(report["schema"], "partsim.report");
+  EXPECT_EQ(report["schema_version"], 1);
+  EXPECT_EQ(report["summary"]["gpus"], 10);
+  const auto trace = nlohmann::json::parse(read_file(out / "trace.json"));
+  int tracks = 0;
+  for (const auto& e : trace["traceEvents"]) tracks += e["ph"] == "M" && e["name"] == "thread_name" ? 1 : 0;
+  EXPECT_EQ(tracks, 10) << "one track per rank";
+  std::istringstream csv(read_file(out / "ranks.csv"));
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv, line)) ++lines;
+  EXPECT_EQ(lines, 11) << "header + one row per rank";
+}
+
+TEST(Cli, SkewedPartitionsTakeThreeTimesAsLongAsBalanced) {
+  const auto skewed = run_json({scenario_path("seed-1-skewed-partitions")});
+  const auto balanced = run_json({scenario_path("seed-1-balanced-partitions")});
+  const double ratio = skewed["summary"]["makespan_s"].get<double>() / balanced["summary"]["makespan_s"].get<double>();
+  EXPECT_NEAR(ratio, 3.0, 0.03);
+}
+
+TEST(Cli, SameScenarioAndSeedGiveIdenticalBytes) {
+  const auto a = temp_dir();
+  const auto b = temp_dir();
+  const std::string scenario = scenario_path("dp-training-ring-allreduce");
+  ASSERT_EQ(run_cli({"run", scenario, "--out", (a / "o").string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"run", scenario, "--out", (b / "o").string()}).exit_code, 0);
+  for (const char* file : {"report.json", "ranks.csv", "trace.json"}) {
+    const std::string first = read_file(a / "o" / file);
+    EXPECT_FALSE(first.empty()) << file;
+    EXPECT_EQ(first, read_file(b / "o" / file)) << file << " differs between two runs";
+  }
+}
+
+TEST(Cli, Lv08IsSlowerThanCm02OnTheSameRing) {
+  const std::string scenario = scenario_path("dp-training-ring-allreduce");
+  const auto cm02 = run_json({scenario});
+  const auto lv08 = run_json({scenario, "--set", "/run/network_model=LV08"});
+  EXPECT_EQ(lv08["engine"]["network_model"], "LV08");
+  EXPECT_GT(lv08["summary"]["makespan_s"].get<double>(), cm02["summary"]["makespan_s"].get<double>());
+}
+
+TEST(Cli, SetOverridesAField) {
+  const auto report = run_json({"--set", "/cluster/nodes=5", "--set", "/strategy/partitions=5"});
+  EXPECT_EQ(report["summary"]["gpus"], 5);
+  EXPECT_EQ(report["scenario"]["input"]["cluster"]["nodes"], 5);
+}
+
+TEST(Cli, BadInputIsOneLineWithPointerAndExitCode2) {
+  expect_input_error(run_cli({"run", "--set", "/cluster/nodes=0"}), "<built-in default>: /cluster/nodes: expected");
+  expect_input_error(run_cli({"run", "--set", "/cluster/nodes=1000000"}), "/cluster/nodes");
+  expect_input_error(run_cli({"run", "--set", "/strategy/kind=\"pipeline\""}), "/strategy/kind");
+  expect_input_error(run_cli({"run", "/nonexistent/scenario.json"}), "/nonexistent/scenario.json: no such file");
+  expect_input_error(run_cli({"run", source_dir().string()}), "is a directory");
+  expect_input_error(run_cli({"validate", scenario_path("default"), "--set", "/cluster/gpu=no-such-gpu"}),
+                     "unknown GPU profile \"no-such-gpu\"");
+  expect_input_error(run_cli({"run", "--set", "nodes=3"}), "--set");
+  expect_input_error(run_cli({"sweep", scenario_path("default"), "--vary", "/cluster/nodes=2,0"}), "/cluster/nodes");
+}
+
+TEST(Cli, UsageErrorsExitWith2) {
+  const CliResult r = run_cli({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(run_cli({"sweep", scenario_path("default")}).exit_code, 2) << "--vary is required";
+}
+
+TEST(Cli, HelpAndVersion) {
+  const CliResult version = run_cli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("partsim 0."), std::string::npos);
+  for (const char* command : {"run", "sweep", "validate", "list"}) {
+    const CliResult help = run_cli({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.out.find("Usage"), std::string::npos) << command;
+  }
+}
+
+TEST(Cli, ValidateAndList) {
+  const CliResult v = run_cli({"validate", scenario_path("dp-training-ring-allreduce")});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_NE(v.out.find("ok: dp-training-ring-allreduce"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("19840 messages"), std::string::npos) << "10 iterations x 2(32-1) x 32: " << v.out;
+  const CliResult hw = run_cli({"list", "hardware"});
+  EXPECT_EQ(hw.exit_code, 0);
+  EXPECT_NE(hw.out.find("a100-sxm4-80gb"), std::string::npos);
+  const CliResult sc = run_cli({"list", "scenarios"});
+  EXPECT_NE(sc.out.find("seed-1-balanced-partitions"), std::string::npos);
+}
+
+TEST(Cli, SweepWritesSpeedupAndKarpFlattPerPoint) {
+  const auto dir = temp_dir();
+  const CliResult r = run_cli({"sweep", scenario_path("seed-1-balanced-partitions"), "--vary",
+                               "/cluster/nodes=1,2,5,10", "--jobs", "2", "--out", (dir / "s").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream csv(read_file(dir / "s" / "sweep.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find("speedup"), std::string::npos);
+  EXPECT_NE(header.find("karp_flatt_serial_fraction"), std::string::npos);
+  // Balanced partitions, no communication: 10 partitions on p GPUs, round robin.
+  const double expected_speedup[] = {1.0, 2.0, 5.0, 10.0};
+  for (double speedup : expected_speedup) {
+    std::string line;
+    ASSERT_TRUE(std::getline(csv, line));
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 7U) << line;
+    EXPECT_NEAR(std::stod(cells[5]), speedup, 1e-6) << line; // point, nodes, gpus, makespan, single, speedup
+    EXPECT_NEAR(std::stod(cells[7]), 0.0, 1e-6) << "no serial part: Karp-Flatt 0: " << line;
+  }
+}
+
+TEST(Cli, SweepShardsSplitThePoints) {
+  const auto dir = temp_dir();
+  const CliResult r = run_cli({"sweep", scenario_path("default"), "--vary", "/cluster/nodes=1,2,5", "--shard", "1/2",
+                               "--out", (dir / "s").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream csv(read_file(dir / "s" / "sweep-shard-1-of-2.csv"));
+  std::string line;
+  std::getline(csv, line);
+  ASSERT_TRUE(std::getline(csv, line));
+  EXPECT_EQ(line.rfind("1,2,", 0), 0U) << "shard 1 of 2 holds point 1 only: " << line;
+  EXPECT_FALSE(std::getline(csv, line));
+}
+
+} // namespace
+} // namespace partsim::test

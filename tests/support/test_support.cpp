@@ -14,36 +14,34 @@
 
 namespace partsim::test {
 
-std::filesystem::path source_dir()
-{
+std::filesystem::path source_dir() {
   return PARTSIM_SOURCE_DIR;
 }
 
-nlohmann::json base_scenario(int nodes, int gpus_per_node)
-{
-  return {
-      {"schema_version", 1},
-      {"name", "test"},
-      {"description", "test scenario"},
-      {"cluster",
-       {{"nodes", nodes},
-        {"gpus_per_node", gpus_per_node},
-        {"gpu",
-         {{"name", "test-gpu"}, {"peak_flops", "100TFLOPs"}, {"memory_bandwidth", "1TBps"}, {"memory_capacity", "80GB"}}},
-        {"intra_node_link", {{"bandwidth", "300GBps"}, {"latency", "1us"}}},
-        {"network", {{"topology", "star"}, {"bandwidth", "25GBps"}, {"latency", "2us"}}}}},
-      {"workload", {{"kind", "data_job"}, {"samples", 1000}, {"flop_per_sample", "1GFLOP"}}},
-      {"strategy", {{"kind", "data_parallel"}, {"partitions", nodes * gpus_per_node}, {"shares", "balanced"}}},
-      {"run", {{"seed", 1}}}};
+nlohmann::json base_scenario(int nodes, int gpus_per_node) {
+  return {{"schema_version", 1},
+          {"name", "test"},
+          {"description", "test scenario"},
+          {"cluster",
+           {{"nodes", nodes},
+            {"gpus_per_node", gpus_per_node},
+            {"gpu",
+             {{"name", "test-gpu"},
+              {"peak_flops", "100TFLOPs"},
+              {"memory_bandwidth", "1TBps"},
+              {"memory_capacity", "80GB"}}},
+            {"intra_node_link", {{"bandwidth", "300GBps"}, {"latency", "1us"}}},
+            {"network", {{"topology", "star"}, {"bandwidth", "25GBps"}, {"latency", "2us"}}}}},
+          {"workload", {{"kind", "data_job"}, {"samples", 1000}, {"flop_per_sample", "1GFLOP"}}},
+          {"strategy", {{"kind", "data_parallel"}, {"partitions", nodes * gpus_per_node}, {"shares", "balanced"}}},
+          {"run", {{"seed", 1}}}};
 }
 
-Scenario parse(const nlohmann::json& document, const std::string& source)
-{
+Scenario parse(const nlohmann::json& document, const std::string& source) {
   return parse_scenario(document, source, source_dir());
 }
 
-Outcome simulate_document(const nlohmann::json& document)
-{
+Outcome simulate_document(const nlohmann::json& document) {
   Outcome o;
   o.scenario = parse(document);
   o.plan = build_plan(o.scenario);
@@ -52,16 +50,13 @@ Outcome simulate_document(const nlohmann::json& document)
   return o;
 }
 
-std::filesystem::path temp_dir()
-{
+std::filesystem::path temp_dir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "partsim-test-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    throw std::runtime_error("mkdtemp failed");
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   return pattern;
 }
 
-std::string read_file(const std::filesystem::path& path)
-{
+std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream buffer;
   buffer << in.rdbuf();
@@ -69,32 +64,26 @@ std::string read_file(const std::filesystem::path& path)
 }
 
 namespace {
-std::string shell_quote(const std::string& text)
-{
+std::string shell_quote(const std::string& text) {
   std::string out = "'";
-  for (char c : text)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 } // namespace
 
-CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd)
-{
+CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
   const std::filesystem::path dir = cwd.empty() ? temp_dir() : cwd;
   const std::filesystem::path err_file = temp_dir() / "stderr.txt";
-  std::string command = "cd " + shell_quote(dir.string()) + " && PARTSIM_DATA_DIR=" +
-                        shell_quote(source_dir().string()) + " " + shell_quote(PARTSIM_CLI);
-  for (const std::string& arg : args)
-    command += " " + shell_quote(arg);
+  std::string command = "cd " + shell_quote(dir.string()) +
+                        " && PARTSIM_DATA_DIR=" + shell_quote(source_dir().string()) + " " + shell_quote(PARTSIM_CLI);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
   command += " 2>" + shell_quote(err_file.string()) + " </dev/null";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr)
-    throw std::runtime_error("popen failed");
+  if (pipe == nullptr) throw std::runtime_error("popen failed");
   std::array<char, 4096> buffer{};
   std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.out.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.err = read_file(err_file);

@@ -20,9 +20,9 @@ struct EngineOptions {
 
 /** How the network was configured, for the report. */
 struct NetworkConfig {
-  std::string model;      ///< SimGrid network model
+  std::string model; ///< SimGrid network model
   bool cross_traffic = false;
-  std::string note;       ///< why
+  std::string note; ///< why
 };
 
 struct RunResult {

@@ -13,7 +13,7 @@ namespace partsim {
  * The message is one line: `SOURCE: POINTER: what was expected, and what was found`. SOURCE is a file
  * path (or `--set`, `<built-in default>`), POINTER a JSON pointer into that source (may be empty). */
 class InputError : public std::runtime_error {
-public:
+ public:
   InputError(std::string source, std::string pointer, const std::string& message);
 
   const std::string& source() const { return source_; }
@@ -21,7 +21,7 @@ public:
   /** The message without source and pointer. */
   const std::string& detail() const { return detail_; }
 
-private:
+ private:
   std::string source_;
   std::string pointer_;
   std::string detail_;
@@ -30,7 +30,7 @@ private:
 namespace detail {
 /** Collects the message of a failed PARTSIM_CHECK and aborts when destroyed. */
 class CheckFailure {
-public:
+ public:
   CheckFailure(const char* file, int line, const char* condition);
   [[noreturn]] ~CheckFailure();
   CheckFailure(const CheckFailure&) = delete;
@@ -41,7 +41,7 @@ public:
     return *this;
   }
 
-private:
+ private:
   std::ostringstream stream_;
 };
 } // namespace detail
@@ -49,7 +49,7 @@ private:
 } // namespace partsim
 
 /** Internal invariant: `PARTSIM_CHECK(n > 0) << "rank count " << n;` aborts with file:line when false. */
-#define PARTSIM_CHECK(condition)                                                                                      \
+#define PARTSIM_CHECK(condition)                                                                                       \
   if (condition) {                                                                                                     \
   } else                                                                                                               \
     ::partsim::detail::CheckFailure(__FILE__, __LINE__, #condition)

@@ -34,7 +34,7 @@ struct Bounds {
  * Object readers remember which keys were read; `finish()` rejects the rest as unknown keys. Copies
  * share nothing: read an object through one reader, then call finish() on it. */
 class JsonReader {
-public:
+ public:
   JsonReader(const nlohmann::json& value, std::string source, std::string pointer = "");
 
   const nlohmann::json& value() const { return *value_; }
@@ -78,7 +78,7 @@ public:
   /** Elements of an array value, each with its own pointer. */
   std::vector<JsonReader> elements(std::size_t min_size, std::size_t max_size) const;
 
-private:
+ private:
   std::string child_pointer(std::string_view key) const;
 
   const nlohmann::json* value_;

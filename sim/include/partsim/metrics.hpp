@@ -40,21 +40,21 @@ struct Report {
   std::int64_t iterations = 1;
 
   // Headline figures.
-  double makespan = 0.0;                  ///< s
-  double throughput = 0.0;                ///< samples/s
-  double baseline_time = 0.0;             ///< s, same work on one nominal GPU
-  double speedup = 0.0;                   ///< baseline_time / makespan
-  double efficiency = 0.0;                ///< speedup / gpus
-  double imbalance_max_over_mean = 0.0;   ///< of compute time
-  double imbalance_cv = 0.0;              ///< coefficient of variation of compute time
-  double communication_overhead = 0.0;    ///< communication GPU-seconds / (gpus x makespan)
-  double idle_share = 0.0;                ///< idle GPU-seconds / (gpus x makespan)
-  double time_lost_waiting = 0.0;         ///< GPU-seconds idle (wait + tail) in all
-  double slowest_rank_excess = 0.0;       ///< makespan - mean finish: what the slowest rank costs, s
-  double parallel_fraction = 0.0;         ///< of compute work done while two or more ranks compute
-  double amdahl_speedup_bound = 0.0;      ///< 1 / ((1-f) + f/gpus)
-  double amdahl_limit = 0.0;              ///< 1 / (1-f), infinite GPUs (inf when f = 1)
-  double karp_flatt = 0.0;                ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
+  double makespan = 0.0;                ///< s
+  double throughput = 0.0;              ///< samples/s
+  double baseline_time = 0.0;           ///< s, same work on one nominal GPU
+  double speedup = 0.0;                 ///< baseline_time / makespan
+  double efficiency = 0.0;              ///< speedup / gpus
+  double imbalance_max_over_mean = 0.0; ///< of compute time
+  double imbalance_cv = 0.0;            ///< coefficient of variation of compute time
+  double communication_overhead = 0.0;  ///< communication GPU-seconds / (gpus x makespan)
+  double idle_share = 0.0;              ///< idle GPU-seconds / (gpus x makespan)
+  double time_lost_waiting = 0.0;       ///< GPU-seconds idle (wait + tail) in all
+  double slowest_rank_excess = 0.0;     ///< makespan - mean finish: what the slowest rank costs, s
+  double parallel_fraction = 0.0;       ///< of compute work done while two or more ranks compute
+  double amdahl_speedup_bound = 0.0;    ///< 1 / ((1-f) + f/gpus)
+  double amdahl_limit = 0.0;            ///< 1 / (1-f), infinite GPUs (inf when f = 1)
+  double karp_flatt = 0.0;              ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
   std::uint64_t messages = 0;
   std::uint64_t executions = 0;
   std::uint64_t bytes_sent = 0;
