@@ -40,6 +40,12 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "; keep the reason.
     if (const auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
     throw InputError(source, "", fmt::format("malformed JSON at line {}, column {}: {}", line, column, what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number literal beyond a double (1e999) is refused as out_of_range 406, without a position.
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(source, "",
+                     fmt::format("malformed JSON: {}; expected numbers within the range of a double", what));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <numeric>
 
@@ -204,7 +205,13 @@ void apply_overrides(nlohmann::json& document, const std::vector<Override>& over
       throw InputError("--set", o.pointer, "not a valid JSON pointer");
     }
     const auto parent = pointer.parent_pointer();
-    if (!document.contains(parent) || !(document[parent].is_object() || document[parent].is_array()))
+    bool has_parent = false;
+    try {
+      has_parent = document.contains(parent) && (document[parent].is_object() || document[parent].is_array());
+    } catch (const nlohmann::json::exception&) {
+      // an array index on the way too large for size_t: nlohmann throws out_of_range 404
+    }
+    if (!has_parent)
       throw InputError(
           "--set", o.pointer,
           fmt::format("the scenario has no object or array at {}", parent.empty() ? "/" : parent.to_string()));
@@ -212,8 +219,8 @@ void apply_overrides(nlohmann::json& document, const std::vector<Override>& over
     if (container.is_array()) {
       const std::string& token = pointer.back();
       std::size_t index = 0;
-      const bool numeric = !token.empty() && token.find_first_not_of("0123456789") == std::string::npos;
-      if (numeric) index = std::stoul(token);
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      const bool numeric = !token.empty() && ec == std::errc() && end == token.data() + token.size();
       if (!numeric || index >= container.size())
         throw InputError(
             "--set", o.pointer,
