@@ -74,6 +74,7 @@ int run(const RunOptions& options) {
   const Plan plan = build_plan(scenario);
 
   EngineOptions engine_options;
+  engine_options.record_all_intervals = scenario.run.outputs.trace && !options.no_files;
   const bool show_progress = !options.no_progress && (options.progress || isatty(STDERR_FILENO) == 1);
   if (show_progress)
     engine_options.progress = [](std::uint64_t done, std::uint64_t planned) {

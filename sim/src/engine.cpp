@@ -1,8 +1,10 @@
 // SimGrid S4U engine: one actor per rank executing its program; collectives as point-to-point messages.
 #include "partsim/engine.hpp"
 
+#include "dispatch.hpp"
 #include "partsim/error.hpp"
 #include "platform.hpp"
+#include "run_context.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -24,33 +26,7 @@ namespace partsim {
 
 namespace {
 
-/** State shared by the actors of one run; passed explicitly, never global. */
-struct RunContext {
-  RunContext(const Plan& p, RunResult& r, const EngineOptions& o) : plan(p), result(r), options(o) {}
-
-  const Plan& plan;
-  RunResult& result;
-  std::vector<sg4::Mailbox*> mailboxes;    ///< one per rank: where its left ring neighbour delivers
-  std::vector<std::vector<int>> positions; ///< positions[group][rank], -1 when absent
-  const EngineOptions& options;
-  std::uint64_t events_done = 0;
-  std::uint64_t events_planned = 0;
-  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
-  /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most
-   * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
-  std::vector<std::vector<std::array<double, 2>>> ring_posted;
-  std::vector<std::vector<std::uint64_t>> ring_steps; ///< ring steps begun, per group and rank
-
-  void event_done() {
-    ++events_done;
-    if (!options.progress || (events_done & 1023) != 0) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last_progress).count() >= options.progress_interval_s) {
-      last_progress = now;
-      options.progress(events_done, events_planned);
-    }
-  }
-};
+using engine::RunContext;
 
 void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& step) {
   timeline.samples += step.samples;
@@ -178,10 +154,12 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   sg4::Engine::set_config("contexts/stack-size:128");
 
   const auto& job = std::get<DataJob>(scenario.workload);
-  const engine::Platform platform = engine::build_platform(scenario.cluster, job.data_type);
+  const engine::Platform platform =
+      engine::build_platform(scenario.cluster, job.data_type, /*with_coordinator=*/plan.dynamic.has_value());
 
   const std::size_t ranks = plan.ranks.size();
   result.ranks.resize(ranks);
+  for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
   RunContext ctx(plan, result, options);
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   ctx.mailboxes.reserve(ranks);
@@ -193,9 +171,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   ctx.ring_posted.assign(plan.groups.size(), std::vector<std::array<double, 2>>(ranks, {0.0, 0.0}));
   ctx.ring_steps.assign(plan.groups.size(), std::vector<std::uint64_t>(ranks, 0));
 
-  for (std::size_t r = 0; r < ranks; ++r) {
-    sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(plan.ranks[r].gpu));
-    sg4::Actor::create("rank-" + std::to_string(r), host, [&ctx, r] { run_rank(ctx, static_cast<int>(r)); });
+  if (plan.dynamic) {
+    engine::start_balancing(ctx, platform);
+  } else {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(plan.ranks[r].gpu));
+      sg4::Actor::create("rank-" + std::to_string(r), host, [&ctx, r] { run_rank(ctx, static_cast<int>(r)); });
+    }
   }
   const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
   sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {

@@ -54,6 +54,11 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.baseline_time = result.baseline_time;
   r.messages = result.messages;
   r.executions = result.executions;
+  r.balancing = result.balancing;
+  if (r.balancing) {
+    r.bytes_sent += r.balancing->bytes_sent;
+    r.bytes_received += r.balancing->bytes_received;
+  }
 
   const int per_node = scenario.cluster.gpus_per_node;
   r.ranks.reserve(result.ranks.size());

@@ -101,6 +101,16 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   report["strategy"] = r.strategy_summary;
   report["gpu_profile"] = to_json(scenario.cluster.gpu);
   report["summary"] = std::move(summary);
+  if (r.balancing) {
+    nlohmann::json balancing;
+    balancing["policy"] = r.balancing->policy;
+    balancing["dispatches"] = r.balancing->dispatches;
+    balancing["steals"] = r.balancing->steals;
+    balancing["coordinator_busy_s"] = r.balancing->coordinator_busy;
+    balancing["coordinator_bytes_sent"] = r.balancing->bytes_sent;
+    balancing["coordinator_bytes_received"] = r.balancing->bytes_received;
+    report["balancing"] = std::move(balancing);
+  }
   report["ranks"] = std::move(ranks);
   return report;
 }
@@ -194,6 +204,10 @@ std::string format_table(const Report& r) {
        std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
   line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
+  if (r.balancing)
+    line("run-time balancing",
+         fmt::format("{}: {} dispatches, {} steals, coordinator busy {}", r.balancing->policy, r.balancing->dispatches,
+                     r.balancing->steals, human_seconds(r.balancing->coordinator_busy)));
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
                                             human_bytes(static_cast<double>(r.bytes_received))));
 

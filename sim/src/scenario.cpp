@@ -24,6 +24,30 @@ LinkSpec parse_link(JsonReader& reader) {
   return link;
 }
 
+SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
+  SpeedChange change;
+  change.node = static_cast<int>(reader.integer("node", 0, nodes - 1));
+  JsonReader points = reader.child("points");
+  double last = -1.0;
+  for (const JsonReader& point : points.elements(1, 100'000)) {
+    const auto pair = point.elements(2, 2);
+    const double at = pair[0].as_quantity(Dimension::Time, Bounds::non_negative(1e9));
+    if (last < 0 && at != 0.0) throw pair[0].error("the first point must be at time 0");
+    if (at <= last && last >= 0)
+      throw pair[0].error(fmt::format("expected times in increasing order, got {:g} s after {:g} s", at, last));
+    last = at;
+    change.points.emplace_back(at, pair[1].as_number(Bounds::closed(0.0, 1000.0)));
+  }
+  if (reader.has("period")) {
+    change.period = reader.quantity("period", Dimension::Time, Bounds::positive(1e9));
+    if (change.period <= last)
+      throw InputError(reader.source(), reader.pointer() + "/period",
+                       fmt::format("expected a period longer than the last point ({:g} s)", last));
+  }
+  reader.finish();
+  return change;
+}
+
 ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir) {
   ClusterSpec c;
   c.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxGpus));
@@ -61,6 +85,17 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
     for (std::size_t i = 0; i < items.size(); ++i)
       c.node_speed_factor[i] = items[i].as_number(Bounds{0.0, 1000.0, true});
   }
+  if (auto changes = reader.optional_child("speed_changes")) {
+    std::vector<bool> seen(static_cast<std::size_t>(c.nodes), false);
+    for (JsonReader& item : changes->elements(0, 100'000)) {
+      c.speed_changes.push_back(parse_speed_change(item, c.nodes));
+      const auto node = static_cast<std::size_t>(c.speed_changes.back().node);
+      if (seen[node])
+        throw InputError(item.source(), item.pointer() + "/node",
+                         fmt::format("node {} already has a speed change; expected one entry per node", node));
+      seen[node] = true;
+    }
+  }
   reader.finish();
   return c;
 }
@@ -94,13 +129,25 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster) {
   return job;
 }
 
-std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind) {
+std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {
   const auto k = static_cast<std::size_t>(partitions);
   if (reader.value().is_string()) {
     const std::string text = reader.as_string();
+    if (text == "by_speed") {
+      // Shares in proportion to the nominal speed of the node each partition runs on (partition p on GPU p mod G).
+      kind = "by_speed";
+      std::vector<double> shares(k);
+      const auto gpus = static_cast<std::size_t>(cluster.gpu_count());
+      for (std::size_t p = 0; p < k; ++p)
+        shares[p] = cluster.node_speed_factor[(p % gpus) / static_cast<std::size_t>(cluster.gpus_per_node)];
+      const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+      for (double& share : shares) share /= sum;
+      return shares;
+    }
     if (text != "balanced")
-      throw reader.error(fmt::format(
-          "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got \"{}\"", k, text));
+      throw reader.error(fmt::format("expected \"balanced\", \"by_speed\", an array of {} shares or "
+                                     "{{\"skewed\": LARGEST_SHARE}}, got \"{}\"",
+                                     k, text));
     kind = "balanced";
     return std::vector<double>(k, 1.0 / static_cast<double>(k));
   }
@@ -130,6 +177,21 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
       "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got {}", k, reader.type_name()));
 }
 
+Balancing parse_balancing(JsonReader& reader) {
+  Balancing b;
+  const std::string policy = reader.choice("policy", {"static", "work_queue", "measured_rate", "work_stealing"});
+  b.policy = policy == "static"          ? BalancingPolicy::Static
+             : policy == "work_queue"    ? BalancingPolicy::WorkQueue
+             : policy == "measured_rate" ? BalancingPolicy::MeasuredRate
+                                         : BalancingPolicy::WorkStealing;
+  b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, 1'000'000'000'000'000));
+  b.dispatch_overhead = reader.quantity_or("dispatch_overhead", 0.0, Dimension::Time, Bounds::non_negative(1e6));
+  b.sample_bytes = reader.quantity_or("sample_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  b.request_bytes = reader.quantity_or("request_bytes", 64.0, Dimension::Bytes, Bounds::non_negative(1e12));
+  reader.finish();
+  return b;
+}
+
 Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
   reader.choice("kind", {"data_parallel"});
   DataParallel dp;
@@ -139,7 +201,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
         reader.source(), reader.pointer() + "/partitions",
         fmt::format("expected at least one partition per GPU ({} GPUs), got {}", cluster.gpu_count(), dp.partitions));
   if (reader.has("shares"))
-    dp.shares = parse_shares(reader.child("shares"), dp.partitions, dp.shares_kind);
+    dp.shares = parse_shares(reader.child("shares"), dp.partitions, dp.shares_kind, cluster);
   else
     dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
 
@@ -151,6 +213,15 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     throw InputError(
         reader.source(), reader.pointer() + "/gradient_sync",
         "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+  if (auto balancing = reader.optional_child("balancing")) {
+    dp.balancing = parse_balancing(*balancing);
+    if (dp.sync != GradientSync::None || job.iterations != 1)
+      throw balancing->error("run-time balancing is for data processing jobs: expected /workload/iterations 1 and "
+                             "/strategy/gradient_sync \"none\"");
+    if (cluster.network.nic.bandwidth <= 0) // the coordinator reaches the GPUs over the network
+      throw InputError(reader.source(), "/cluster/network",
+                       "run-time balancing needs the network that joins the coordinator to the nodes");
+  }
   reader.finish();
   return dp;
 }
@@ -268,6 +339,20 @@ Scenario default_scenario(const std::vector<Override>& overrides, const std::fil
 
 std::string to_string(NetworkModel model) {
   return model == NetworkModel::CM02 ? "CM02" : "LV08";
+}
+
+std::string to_string(BalancingPolicy policy) {
+  switch (policy) {
+  case BalancingPolicy::Static:
+    return "static";
+  case BalancingPolicy::WorkQueue:
+    return "work_queue";
+  case BalancingPolicy::MeasuredRate:
+    return "measured_rate";
+  case BalancingPolicy::WorkStealing:
+    return "work_stealing";
+  }
+  return "?";
 }
 
 std::string to_string(GradientSync sync) {

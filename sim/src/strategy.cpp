@@ -82,17 +82,44 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     }
   }
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
+  if (dp.balancing) {
+    // The same partitions, but the samples live on the coordinator and reach the GPUs at run time.
+    DynamicWork work;
+    work.balancing = *dp.balancing;
+    work.amount_per_sample = compute_amount(job, cluster.gpu, 1);
+    work.total_samples = job.samples;
+    for (RankProgram& program : plan.ranks) {
+      const auto& compute = std::get<ComputeStep>(program.steps.front());
+      work.static_samples.push_back(compute.samples);
+      const double speed = cluster.gpu.peak(job.data_type) *
+                           cluster.node_speed_factor[static_cast<std::size_t>(program.gpu / cluster.gpus_per_node)];
+      work.nominal_rate.push_back(work.amount_per_sample > 0 ? speed / work.amount_per_sample : 0.0);
+      program.steps.clear();
+    }
+    plan.dynamic = std::move(work);
+  }
 
   const auto iterations = static_cast<std::uint64_t>(job.iterations);
   const auto n = static_cast<std::uint64_t>(gpus);
   plan.planned_executions = iterations * n;
   plan.planned_messages = sync ? iterations * 2 * (n - 1) * n : 0;
+  if (dp.balancing) {
+    // At most one chunk per chunk_samples samples (plus one stop per rank); each chunk is a request, an assignment
+    // and an execution.
+    const std::uint64_t chunks = job.samples / dp.balancing->chunk_samples + 2 * n;
+    plan.planned_executions = chunks;
+    plan.planned_messages = 2 * chunks;
+  }
 
   std::string shares = dp.shares_kind;
   if (dp.shares_kind == "skewed")
     shares = fmt::format("skewed, largest {:g}%", *std::max_element(dp.shares.begin(), dp.shares.end()) * 100);
   plan.summary = fmt::format("data_parallel: {} partitions ({}) on {} GPUs, gradient sync {}", dp.partitions, shares,
                              gpus, sync ? "ring_allreduce" : "none");
+  if (dp.balancing)
+    plan.summary +=
+        fmt::format(", run-time balancing {} (chunks of {} samples, {:g} s per dispatch)",
+                    to_string(dp.balancing->policy), dp.balancing->chunk_samples, dp.balancing->dispatch_overhead);
   return plan;
 }
 

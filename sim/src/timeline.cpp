@@ -17,6 +17,8 @@ const char* to_string(IntervalKind kind) {
 
 void RankTimeline::record(IntervalKind kind, double begin, double end) {
   if (end <= begin) return;
+  totals[static_cast<std::size_t>(kind)] += end - begin;
+  if (!keep_all && kind != IntervalKind::Compute) return;
   if (!intervals.empty() && intervals.back().kind == kind && intervals.back().end == begin) {
     intervals.back().end = end;
     return;
@@ -25,10 +27,7 @@ void RankTimeline::record(IntervalKind kind, double begin, double end) {
 }
 
 double RankTimeline::total(IntervalKind kind) const {
-  double sum = 0.0;
-  for (const Interval& i : intervals)
-    if (i.kind == kind) sum += i.end - i.begin;
-  return sum;
+  return totals[static_cast<std::size_t>(kind)];
 }
 
 } // namespace partsim

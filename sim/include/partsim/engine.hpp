@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct EngineOptions {
   /** Called at most every `progress_interval_s` of wall time with events done and events planned. */
   std::function<void(std::uint64_t done, std::uint64_t planned)> progress;
   double progress_interval_s = 0.5;
+  /** Keep every communication and wait interval (for trace.json and tests); off, only compute intervals and the
+   * per-kind totals are kept, so memory stays O(ranks) rather than O(messages). */
+  bool record_all_intervals = true;
 };
 
 /** How the network was configured, for the report. */
@@ -25,6 +29,16 @@ struct NetworkConfig {
   std::string note; ///< why
 };
 
+/** What the coordinator (dispatcher) did in a run with run-time balancing. */
+struct BalancingStats {
+  std::string policy;
+  std::uint64_t dispatches = 0;     ///< chunks handed out by the coordinator
+  std::uint64_t steals = 0;         ///< work-stealing transfers between GPUs
+  double coordinator_busy = 0.0;    ///< s of dispatch overhead spent by the coordinator
+  std::uint64_t bytes_sent = 0;     ///< by the coordinator
+  std::uint64_t bytes_received = 0; ///< by the coordinator
+};
+
 struct RunResult {
   std::vector<RankTimeline> ranks; ///< indexed by rank
   double makespan = 0.0;           ///< last rank's finish time, s
@@ -32,6 +46,7 @@ struct RunResult {
   std::uint64_t messages = 0;      ///< point-to-point messages simulated
   std::uint64_t executions = 0;    ///< executions simulated (baseline excluded)
   NetworkConfig network;
+  std::optional<BalancingStats> balancing; ///< set when work was dispatched at run time
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

@@ -6,6 +6,7 @@
 #include "partsim/scenario.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,10 @@ struct Report {
   double karp_flatt = 0.0;              ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
   std::uint64_t messages = 0;
   std::uint64_t executions = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_sent = 0;     ///< by all ranks and the coordinator
+  std::uint64_t bytes_received = 0; ///< by all ranks and the coordinator
+
+  std::optional<BalancingStats> balancing; ///< run-time balancing: the coordinator's side
 
   std::vector<RankMetrics> ranks;
 };

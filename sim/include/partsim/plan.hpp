@@ -1,7 +1,10 @@
 // Plan: what every rank does in one iteration, as a program of steps, independent of SimGrid.
 #pragma once
 
+#include "partsim/scenario.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -29,6 +32,15 @@ struct RankProgram {
   std::vector<Step> steps;
 };
 
+/** Work handed out at run time by a dispatcher (see Balancing): ranks have no fixed program. */
+struct DynamicWork {
+  Balancing balancing;
+  double amount_per_sample = 0.0; ///< flop at nominal peak, as ComputeStep::amount
+  std::uint64_t total_samples = 0;
+  std::vector<std::uint64_t> static_samples; ///< per rank: its partitions (static and work_stealing start)
+  std::vector<double> nominal_rate;          ///< per rank: samples/s the planner expects (before any measurement)
+};
+
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
@@ -39,6 +51,7 @@ struct Plan {
   std::uint64_t planned_messages = 0;   ///< point-to-point messages the run will simulate
   std::uint64_t planned_executions = 0; ///< compute executions the run will simulate
   std::string summary;                  ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+  std::optional<DynamicWork> dynamic;   ///< set when work is dispatched at run time
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -30,13 +31,22 @@ struct NetworkSpec {
   LinkSpec nic; ///< per NIC: bandwidth each direction, one-way latency node to node
 };
 
+/** A node's speed over time, as multipliers of its speed factor: (time, factor) points, optionally repeating.
+ * The planner does not see these: they are what nominal speeds hide (throttling, interference). */
+struct SpeedChange {
+  int node = 0;
+  std::vector<std::pair<double, double>> points; ///< (s, factor), times increasing, first at 0
+  double period = -1.0;                          ///< s; the points repeat with this period when > 0
+};
+
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
   GpuProfile gpu;
-  LinkSpec intra_node;                   ///< GPU to GPU inside a node (NVLink/NVSwitch, PCIe)
-  NetworkSpec network;                   ///< between nodes
-  std::vector<double> node_speed_factor; ///< one per node; 1 = nominal, 0.5 = half speed
+  LinkSpec intra_node;                    ///< GPU to GPU inside a node (NVLink/NVSwitch, PCIe)
+  NetworkSpec network;                    ///< between nodes
+  std::vector<double> node_speed_factor;  ///< one per node; 1 = nominal, 0.5 = half speed
+  std::vector<SpeedChange> speed_changes; ///< unplanned speed changes during the run
 
   int gpu_count() const { return nodes * gpus_per_node; }
 };
@@ -56,12 +66,29 @@ using Workload = std::variant<DataJob>;
 
 enum class GradientSync { None, RingAllReduce };
 
+/** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */
+enum class BalancingPolicy {
+  Static,       ///< each GPU's partitions, sent once up front
+  WorkQueue,    ///< GPUs pull fixed chunks one at a time
+  MeasuredRate, ///< chunks sized and ordered by each GPU's measured processing rate
+  WorkStealing, ///< static start; idle GPUs steal half of the most loaded GPU's remaining samples
+};
+
+struct Balancing {
+  BalancingPolicy policy = BalancingPolicy::Static;
+  std::uint64_t chunk_samples = 1; ///< work_queue: samples per chunk; others: the smallest chunk
+  double dispatch_overhead = 0.0;  ///< s of coordinator (or victim) time per dispatch or steal
+  double sample_bytes = 0.0;       ///< bytes moved per sample from the coordinator (or victim) to the GPU
+  double request_bytes = 64.0;     ///< bytes of a request or steal message
+};
+
 /** Data parallelism: the samples are cut into partitions by share; partition p runs on GPU p mod G. */
 struct DataParallel {
   int partitions = 1;
-  std::string shares_kind = "balanced"; ///< "balanced", "explicit" or "skewed"
+  std::string shares_kind = "balanced"; ///< "balanced", "explicit", "skewed" or "by_speed"
   std::vector<double> shares;           ///< resolved, one per partition, summing to 1
   GradientSync sync = GradientSync::None;
+  std::optional<Balancing> balancing; ///< absent: the data is already on the GPUs
 };
 
 using Strategy = std::variant<DataParallel>;
@@ -121,5 +148,6 @@ const std::string& default_scenario_text();
 
 std::string to_string(NetworkModel model);
 std::string to_string(GradientSync sync);
+std::string to_string(BalancingPolicy policy);
 
 } // namespace partsim

@@ -1,6 +1,7 @@
 // Timeline: per-rank intervals recorded from the simulation (compute, communication, wait) and counters.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -20,9 +21,13 @@ struct Interval {
   IntervalKind kind = IntervalKind::Compute;
 };
 
-/** What one rank did. Intervals are ordered, contiguous from 0 to `finish`, adjacent ones of a kind merged. */
+/** What one rank did. Intervals are ordered, contiguous from 0 to `finish`, adjacent ones of a kind merged.
+ * With `keep_all` false only compute intervals are kept (what the metrics need); communication and wait still
+ * count in the totals. A ring step can alternate wait and communication, so keeping them all costs O(messages). */
 struct RankTimeline {
   std::vector<Interval> intervals;
+  bool keep_all = true;
+  std::array<double, 3> totals{}; ///< seconds per IntervalKind
   double finish = 0.0;
   std::uint64_t samples = 0;
   std::uint64_t bytes_sent = 0;

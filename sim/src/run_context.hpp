@@ -1,0 +1,46 @@
+// State shared by the actors of one simulation (engine-internal): the plan, the result being filled, mailboxes.
+#pragma once
+
+#include "partsim/engine.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace simgrid::s4u {
+class Mailbox;
+}
+
+namespace partsim::engine {
+
+/** Passed explicitly to every actor; never global. */
+struct RunContext {
+  RunContext(const Plan& p, RunResult& r, const EngineOptions& o) : plan(p), result(r), options(o) {}
+
+  const Plan& plan;
+  RunResult& result;
+  const EngineOptions& options;
+  std::vector<simgrid::s4u::Mailbox*> mailboxes; ///< one per rank
+  std::vector<std::vector<int>> positions;       ///< positions[group][rank], -1 when absent
+  /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most
+   * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
+  std::vector<std::vector<std::array<double, 2>>> ring_posted;
+  std::vector<std::vector<std::uint64_t>> ring_steps; ///< ring steps begun, per group and rank
+  std::uint64_t events_done = 0;
+  std::uint64_t events_planned = 0;
+  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
+
+  /** Counts a simulated message or execution and reports progress now and then. */
+  void event_done() {
+    ++events_done;
+    if (!options.progress || (events_done & 1023) != 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_progress).count() >= options.progress_interval_s) {
+      last_progress = now;
+      options.progress(events_done, events_planned);
+    }
+  }
+};
+
+} // namespace partsim::engine

@@ -1,0 +1,116 @@
+// Scenario validation of run-time balancing, speed changes and by_speed shares.
+#include "test_support.hpp"
+
+#include "partsim/error.hpp"
+#include "partsim/strategy.hpp"
+
+#include <gtest/gtest.h>
+
+namespace partsim::test {
+namespace {
+
+InputError error_of(const nlohmann::json& doc) {
+  try {
+    build_plan(parse(doc));
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no InputError";
+  return InputError("", "", "");
+}
+
+TEST(BalancingConfig, ParsesPolicyAndQuantities) {
+  auto doc = base_scenario(4, 1);
+  doc["strategy"]["balancing"] = {
+      {"policy", "measured_rate"}, {"chunk_samples", 50}, {"dispatch_overhead", "2ms"}, {"sample_bytes", "1kB"}};
+  const Scenario s = parse(doc);
+  const auto& b = std::get<DataParallel>(s.strategy).balancing;
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->policy, BalancingPolicy::MeasuredRate);
+  EXPECT_EQ(b->chunk_samples, 50U);
+  EXPECT_DOUBLE_EQ(b->dispatch_overhead, 2e-3);
+  EXPECT_DOUBLE_EQ(b->sample_bytes, 1e3);
+  EXPECT_DOUBLE_EQ(b->request_bytes, 64.0);
+  const Plan plan = build_plan(s);
+  ASSERT_TRUE(plan.dynamic.has_value());
+  EXPECT_EQ(plan.dynamic->static_samples, (std::vector<std::uint64_t>{250, 250, 250, 250}));
+  EXPECT_DOUBLE_EQ(plan.dynamic->amount_per_sample, 1e9);
+  EXPECT_DOUBLE_EQ(plan.dynamic->nominal_rate[0], 100e12 / 1e9);
+}
+
+TEST(BalancingConfig, UnknownPolicy) {
+  auto doc = base_scenario(4, 1);
+  doc["strategy"]["balancing"] = {{"policy", "round_robin"}};
+  const InputError e = error_of(doc);
+  EXPECT_EQ(e.pointer(), "/strategy/balancing/policy");
+  EXPECT_NE(e.detail().find("work_stealing"), std::string::npos);
+}
+
+TEST(BalancingConfig, TrainingIsRefused) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["gradient_bytes"] = "1GB";
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/balancing");
+}
+
+TEST(BalancingConfig, NeedsANetwork) {
+  auto doc = base_scenario(1, 4);
+  doc["cluster"].erase("network");
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/network");
+}
+
+TEST(BalancingConfig, ZeroChunkAndUnknownKey) {
+  auto doc = base_scenario(4, 1);
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}, {"chunk_samples", 0}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/balancing/chunk_samples");
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}, {"chunk", 10}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/balancing/chunk");
+}
+
+TEST(SpeedChangesConfig, ParsesPointsAndPeriod) {
+  auto doc = base_scenario(4, 1);
+  doc["cluster"]["speed_changes"] =
+      nlohmann::json::parse(R"([{"node": 2, "points": [["0s", 1], ["10s", 0.333]], "period": "1min"}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/period") << "no minutes unit";
+  doc["cluster"]["speed_changes"][0]["period"] = "60s";
+  const Scenario s = parse(doc);
+  ASSERT_EQ(s.cluster.speed_changes.size(), 1U);
+  EXPECT_EQ(s.cluster.speed_changes[0].node, 2);
+  EXPECT_DOUBLE_EQ(s.cluster.speed_changes[0].points[1].first, 10.0);
+  EXPECT_DOUBLE_EQ(s.cluster.speed_changes[0].points[1].second, 0.333);
+  EXPECT_DOUBLE_EQ(s.cluster.speed_changes[0].period, 60.0);
+}
+
+TEST(SpeedChangesConfig, BadInputs) {
+  auto doc = base_scenario(4, 1);
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 4, "points": [["0s", 1]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/node");
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 0, "points": [["1s", 1]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points/0/0") << "must start at 0";
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 0, "points": [["0s", 1], ["0s", 2]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points/1/0") << "times must increase";
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 0, "points": [["0s", -1]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points/0/1");
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 0, "points": [["0s", 1], ["5s", 0.5]],
+                                                               "period": "5s"}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/period") << "period must exceed the last point";
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 0, "points": [["0s", 1]]},
+                                                              {"node": 0, "points": [["0s", 2]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/1/node") << "one profile per node";
+}
+
+TEST(SharesConfig, BySpeedFollowsNominalSpeedFactors) {
+  auto doc = base_scenario(3, 1);
+  doc["cluster"]["node_speed_factors"] = {1.0, 2.0, 1.0};
+  doc["strategy"]["shares"] = "by_speed";
+  const Scenario s = parse(doc);
+  const auto& shares = std::get<DataParallel>(s.strategy).shares;
+  ASSERT_EQ(shares.size(), 3U);
+  EXPECT_DOUBLE_EQ(shares[0], 0.25);
+  EXPECT_DOUBLE_EQ(shares[1], 0.5);
+  EXPECT_DOUBLE_EQ(shares[2], 0.25);
+}
+
+} // namespace
+} // namespace partsim::test
