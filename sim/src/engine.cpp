@@ -70,7 +70,6 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
   const std::uint64_t extra = step.bytes % static_cast<std::uint64_t>(n);
   auto chunk_size = [&](int chunk) { return base + (static_cast<std::uint64_t>(chunk) < extra ? 1 : 0); };
 
-  std::vector<sg4::CommPtr> pending;
   for (int s = 0; s < 2 * (n - 1); ++s) {
     // Reduce-scatter step s sends chunk (pos - s); all-gather step s' = s - (n - 1) sends chunk (pos - s' + 1).
     const int offset = s < n - 1 ? s : s - (n - 1) - 1;
@@ -83,14 +82,10 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
     sg4::CommPtr put = outbox->put_async(std::make_unique<std::uint64_t>(size).release(), size);
     std::uint64_t* received = nullptr;
     sg4::CommPtr get = inbox->get_async<std::uint64_t>(&received);
-    // When each transfer ends: wait for whichever finishes first, then the other.
-    pending.assign({put, get});
-    const ssize_t first = sg4::Comm::wait_any(pending);
-    const double first_done = sg4::Engine::get_clock();
-    pending[static_cast<std::size_t>(1 - first)]->wait();
-    const double now = sg4::Engine::get_clock();
-    const double put_done = first == 0 ? first_done : now;
-    const double get_done = first == 1 ? first_done : now;
+    put->wait();
+    get->wait();
+    const double put_done = put->get_finish_time();
+    const double get_done = get->get_finish_time();
     // A transfer moves data once the neighbour is there too: the put when the right one posts its receive, the get
     // when the left one posts its send. Time with neither transfer moving is waiting.
     const double put_moving = std::max(posted, posted_at[static_cast<std::size_t>(right)][slot]);
