@@ -1,0 +1,122 @@
+// One operation of a workload (a GEMM, a norm, a softmax, ...) with its flops, bytes moved and GEMM shape (what a
+// cost model needs to price it on a GPU profile), sums of ops, and the config problems the models report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace partsim {
+
+/** Flop convention used throughout partsim: one multiply-accumulate is 2 flop. */
+inline constexpr double kFlopPerMultiplyAccumulate = 2.0;
+
+/** Shape of a (batched) matrix product C[M,N] = A[M,K] · B[K,N], repeated `batch` times. */
+struct GemmShape {
+  std::int64_t batch = 1;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+
+  /** 2·batch·M·N·K flop. */
+  double flops() const {
+    return kFlopPerMultiplyAccumulate * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
+           static_cast<double>(k);
+  }
+  bool operator==(const GemmShape&) const = default;
+};
+
+/** What an op does, for a cost model: matrix products are compute bound, the rest mostly memory bound. */
+enum class OpKind {
+  Gemm,        ///< matrix product (linear layer, convolution lowered by im2col, attention batched products)
+  Norm,        ///< LayerNorm, RMSNorm, BatchNorm
+  Softmax,     ///< softmax (with scaling, masking and dropout where the model has them)
+  Elementwise, ///< activations, residual adds, rotary embedding
+  Lookup,      ///< embedding table lookup
+  Pool,        ///< max or average pooling
+  Loss,        ///< softmax cross-entropy over the logits
+};
+
+/** Lower-case name of an op kind: "gemm", "norm", ... */
+inline std::string_view to_string(OpKind kind) {
+  switch (kind) {
+  case OpKind::Gemm:
+    return "gemm";
+  case OpKind::Norm:
+    return "norm";
+  case OpKind::Softmax:
+    return "softmax";
+  case OpKind::Elementwise:
+    return "elementwise";
+  case OpKind::Lookup:
+    return "lookup";
+  case OpKind::Pool:
+    return "pool";
+  case OpKind::Loss:
+    return "loss";
+  }
+  return "unknown";
+}
+
+/** One op of a forward pass, for a given batch.
+ *
+ * Element counts are precision independent; `forward_bytes(e)` prices them at `e` bytes per element. Backward
+ * flops are the input-gradient and weight-gradient work without any recomputation (the workload model adds
+ * recomputed forwards separately). */
+struct ComputeOp {
+  std::string name; ///< "qkv_projection", "layer2.0.conv1", ...
+  OpKind kind = OpKind::Elementwise;
+  std::optional<GemmShape> gemm; ///< set for OpKind::Gemm
+  double forward_flops = 0.0;    ///< flop
+  double backward_flops = 0.0;   ///< flop: input gradient + weight gradient
+  double weight_elements = 0.0;  ///< parameters read (weights and biases)
+  double input_elements = 0.0;   ///< activation elements read
+  double output_elements = 0.0;  ///< activation elements written
+  /** Repeated in the backward pass under selective activation recomputation (Korthikanti et al. 2022): the
+   * attention core (scores, softmax, attention over values). */
+  bool selectively_recomputed = false;
+  /** False for an op whose input needs no gradient (the first convolution of a CNN reads images): its backward is
+   * the weight gradient only. */
+  bool input_gradient = true;
+
+  /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`. */
+  double forward_bytes(double bytes_per_element) const {
+    return bytes_per_element * (weight_elements + input_elements + output_elements);
+  }
+  /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
+   * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
+   * output gradient, writes the input gradient, and reads weights and writes their gradient: 2·inputs + outputs +
+   * 2·weights. */
+  double backward_bytes(double bytes_per_element) const {
+    if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
+    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements);
+  }
+};
+
+/** Flops of one pass over a batch, split by phase. */
+struct TrainingFlops {
+  double forward = 0.0;   ///< flop
+  double backward = 0.0;  ///< flop: input and weight gradients
+  double recompute = 0.0; ///< flop: forward work repeated in the backward pass by activation recomputation
+  double total() const { return forward + backward + recompute; }
+};
+
+/** Forward and backward flops summed over `ops` (no recomputation). */
+inline TrainingFlops sum_flops(const std::vector<ComputeOp>& ops) {
+  TrainingFlops sum;
+  for (const ComputeOp& op : ops) {
+    sum.forward += op.forward_flops;
+    sum.backward += op.backward_flops;
+  }
+  return sum;
+}
+
+/** A field of a model config that breaks a rule: its JSON key and what is wrong (the loader adds the pointer). */
+struct ConfigProblem {
+  std::string key;
+  std::string message;
+};
+
+} // namespace partsim
