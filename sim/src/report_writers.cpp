@@ -197,7 +197,7 @@ std::string format_table(const Report& r) {
   line("communication overhead", percent(r.communication_overhead) + " of GPU time");
   line("idle",
        fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
-  line("slowest rank vs mean finish", "+" + human_seconds(r.slowest_rank_excess));
+  line("slowest rank vs mean finish", fmt::format("+{}", human_seconds(r.slowest_rank_excess)));
   line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
   line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));
   line("Amdahl limit (infinite GPUs)",
