@@ -55,6 +55,12 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.messages = result.messages;
   r.executions = result.executions;
   r.balancing = result.balancing;
+  if (result.coordinator) {
+    r.coordinator_serial = result.coordinator->serial_compute;
+    r.coordinator_coordination = result.coordinator->coordination;
+    r.bytes_sent += result.coordinator->bytes_sent;
+    r.bytes_received += result.coordinator->bytes_received;
+  }
   if (r.balancing) {
     r.bytes_sent += r.balancing->bytes_sent;
     r.bytes_received += r.balancing->bytes_received;
@@ -113,7 +119,14 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.time_lost_waiting = idle_sum;
   r.slowest_rank_excess = r.makespan - finish_sum / n;
 
-  r.parallel_fraction = measured_parallel_fraction(result.ranks);
+  if (result.coordinator) {
+    // The serial part runs on the coordinator: it belongs in the concurrency profile.
+    std::vector<RankTimeline> all = result.ranks;
+    all.push_back(result.coordinator->timeline);
+    r.parallel_fraction = r.gpus < 2 ? 0.0 : measured_parallel_fraction(all);
+  } else {
+    r.parallel_fraction = measured_parallel_fraction(result.ranks);
+  }
   r.amdahl_speedup_bound = amdahl_speedup(r.parallel_fraction, n);
   r.amdahl_limit =
       r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction) : std::numeric_limits<double>::infinity();

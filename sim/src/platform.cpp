@@ -4,7 +4,7 @@
 //   GPU a (node i) -> GPU b (node j): [nic-i UP, nic-j DOWN]          GPUDirect: the NIC is reached without NVLink
 //   The NIC links live in the node zones (GPU -> gateway is [nic UP], gateway -> GPU is [nic DOWN]), so the
 //   root star zone only joins gateways, with empty routes.
-//   coordinator (run-time balancing only): a node with one host and its own NIC.
+//   coordinator (run-time balancing, coordinated runs): a node with one host of nominal GPU speed and its own NIC.
 //   baseline: an extra host in its own zone, never communicating.
 #include "platform.hpp"
 
@@ -102,9 +102,10 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
     platform.gpus.insert(platform.gpus.end(), hosts.begin(), hosts.end());
   }
   if (with_coordinator) {
-    // The coordinator only sleeps (dispatch overhead) and sends: its compute speed is never used.
+    // The coordinator executes the serial part as one nominal GPU would (the same unit as the single-GPU
+    // reference, so Amdahl's law holds exactly with free communication).
     platform.coordinator =
-        add_node(root, "coordinator", {"coordinator"}, {nullptr}, 1e9, cluster.intra_node, &cluster.network.nic)
+        add_node(root, "coordinator", {"coordinator"}, {nullptr}, peak, cluster.intra_node, &cluster.network.nic)
             .front();
   }
 

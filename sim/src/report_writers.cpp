@@ -101,6 +101,12 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   report["strategy"] = r.strategy_summary;
   report["gpu_profile"] = to_json(scenario.cluster.gpu);
   report["summary"] = std::move(summary);
+  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0) {
+    nlohmann::json coordinator;
+    coordinator["serial_compute_s"] = r.coordinator_serial;
+    coordinator["coordination_s"] = r.coordinator_coordination;
+    report["coordinator"] = std::move(coordinator);
+  }
   if (r.balancing) {
     nlohmann::json balancing;
     balancing["policy"] = r.balancing->policy;
@@ -204,6 +210,9 @@ std::string format_table(const Report& r) {
        std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
   line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
+  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0)
+    line("coordinator: serial part / coordination",
+         fmt::format("{} / {}", human_seconds(r.coordinator_serial), human_seconds(r.coordinator_coordination)));
   if (r.balancing)
     line("run-time balancing",
          fmt::format("{}: {} dispatches, {} steals, coordinator busy {}", r.balancing->policy, r.balancing->dispatches,

@@ -112,6 +112,7 @@ DataJob parse_data_job(JsonReader& reader) {
   job.data_type = reader.choice_or("data_type", "bf16", known_data_types());
   job.iterations = reader.integer_or("iterations", 1, 1, 1'000'000'000);
   job.gradient_bytes = reader.quantity_or("gradient_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  job.serial_fraction = reader.number_or("serial_fraction", 0.0, Bounds{0.0, 0.999999, false});
   return job;
 }
 
@@ -195,7 +196,7 @@ Balancing parse_balancing(JsonReader& reader) {
 Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
   reader.choice("kind", {"data_parallel"});
   DataParallel dp;
-  dp.partitions = static_cast<int>(reader.integer("partitions", 1, 10'000'000));
+  dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count(), 1, 10'000'000));
   if (dp.partitions < cluster.gpu_count())
     throw InputError(
         reader.source(), reader.pointer() + "/partitions",
@@ -213,7 +214,23 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     throw InputError(
         reader.source(), reader.pointer() + "/gradient_sync",
         "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+  if (auto coordination = reader.optional_child("coordination")) {
+    Coordination c;
+    c.per_partition = coordination->quantity_or("per_partition", 0.0, Dimension::Time, Bounds::non_negative(1e6));
+    c.data_bytes = coordination->quantity_or("data_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e18));
+    c.result_bytes = coordination->quantity_or("result_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+    c.boundary_bytes = coordination->quantity_or("boundary_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+    coordination->finish();
+    dp.coordination = c;
+  }
+  if ((dp.coordination || job.serial_fraction > 0) && cluster.network.nic.bandwidth <= 0)
+    throw InputError(reader.source(), "/cluster/network",
+                     "a coordinated run (serial_fraction or /strategy/coordination) needs the network that joins the "
+                     "coordinator to the nodes");
   if (auto balancing = reader.optional_child("balancing")) {
+    if (dp.coordination || job.serial_fraction > 0)
+      throw balancing->error("run-time balancing cannot be combined with /strategy/coordination or "
+                             "/workload/serial_fraction yet");
     dp.balancing = parse_balancing(*balancing);
     if (dp.sync != GradientSync::None || job.iterations != 1)
       throw balancing->error("run-time balancing is for data processing jobs: expected /workload/iterations 1 and "

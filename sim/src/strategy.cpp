@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace partsim {
@@ -54,6 +55,36 @@ double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t s
   return std::max(compute_time, memory_time) * peak;
 }
 
+CoordinatedWork plan_coordination(const DataJob& job, const DataParallel& dp,
+                                  const std::vector<std::uint64_t>& per_partition, int gpus, double parallel_amount) {
+  const Coordination c = dp.coordination.value_or(Coordination{});
+  const auto n = static_cast<std::size_t>(gpus);
+  CoordinatedWork work;
+  work.serial_amount = parallel_amount * job.serial_fraction / (1.0 - job.serial_fraction);
+  work.per_partition = c.per_partition;
+  work.partitions_of_rank.assign(n, 0);
+  work.start_bytes.assign(n, 0);
+  work.result_bytes.assign(n, 0);
+  work.halo.assign(n, {});
+  const double samples = static_cast<double>(job.samples);
+  std::vector<std::map<int, std::uint64_t>> halo(n);
+  for (std::size_t p = 0; p < per_partition.size(); ++p) {
+    const std::size_t rank = p % n;
+    ++work.partitions_of_rank[rank];
+    work.start_bytes[rank] +=
+        static_cast<std::uint64_t>(std::llround(c.data_bytes * static_cast<double>(per_partition[p]) / samples));
+    work.result_bytes[rank] += static_cast<std::uint64_t>(std::llround(c.result_bytes));
+    const std::size_t next_rank = (p + 1) % n;
+    if (p + 1 < per_partition.size() && next_rank != rank && c.boundary_bytes > 0) {
+      const auto bytes = static_cast<std::uint64_t>(std::llround(c.boundary_bytes));
+      halo[rank][static_cast<int>(next_rank)] += bytes;
+      halo[next_rank][static_cast<int>(rank)] += bytes;
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r) work.halo[r].assign(halo[r].begin(), halo[r].end());
+  return work;
+}
+
 Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const DataParallel& dp) {
   const ClusterSpec& cluster = scenario.cluster;
   const int gpus = cluster.gpu_count();
@@ -82,6 +113,10 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     }
   }
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
+  if (dp.coordination || job.serial_fraction > 0)
+    plan.coordinated = plan_coordination(job, dp, per_partition, gpus, plan.baseline_amount);
+  // The serial part is work a single GPU does too: Amdahl's 1 - f of the one-GPU time.
+  plan.baseline_amount += plan.coordinated ? plan.coordinated->serial_amount : 0.0;
   if (dp.balancing) {
     // The same partitions, but the samples live on the coordinator and reach the GPUs at run time.
     DynamicWork work;
@@ -103,6 +138,13 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   const auto n = static_cast<std::uint64_t>(gpus);
   plan.planned_executions = iterations * n;
   plan.planned_messages = sync ? iterations * 2 * (n - 1) * n : 0;
+  if (plan.coordinated) {
+    // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
+    std::uint64_t halo_messages = 0;
+    for (const auto& peers : plan.coordinated->halo) halo_messages += peers.size();
+    plan.planned_messages += iterations * (2 * n + halo_messages);
+    plan.planned_executions += iterations;
+  }
   if (dp.balancing) {
     // At most one chunk per chunk_samples samples (plus one stop per rank); each chunk is a request, an assignment
     // and an execution.

@@ -137,18 +137,35 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, cons
   }
 }
 
+std::size_t fastest_row(const std::vector<SweepRow>& rows) {
+  PARTSIM_CHECK(!rows.empty()) << "no sweep rows";
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].makespan < rows[best].makespan) best = i;
+  return best;
+}
+
 std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   std::string out = fmt::format("  {:>5}", "point");
   for (const SweepAxis& a : axes) out += fmt::format(" {:>18}", a.pointer);
   out += fmt::format(" {:>6} {:>12} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}\n", "gpus", "makespan_s", "speedup", "effic.",
                      "karp-flatt", "par.frac", "amdahl", "comm");
-  for (const SweepRow& r : rows) {
-    out += fmt::format("  {:>5}", r.point.index);
+  if (rows.empty()) return out;
+  const std::size_t best = fastest_row(rows);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SweepRow& r = rows[i];
+    out += fmt::format("{} {:>5}", i == best ? "*" : " ", r.point.index);
     for (const std::string& label : r.point.labels) out += fmt::format(" {:>18}", label);
     out += fmt::format(" {:>6} {:>12.6g} {:>9.3f} {:>7.1f}% {:>11.4f} {:>9.4f} {:>9.3f} {:>8.1f}%\n", r.gpus,
                        r.makespan, r.speedup, r.efficiency * 100, r.karp_flatt, r.parallel_fraction, r.amdahl_bound,
                        r.communication_overhead * 100);
   }
+  const SweepRow& b = rows[best];
+  std::vector<std::string> settings;
+  for (std::size_t a = 0; a < axes.size() && a < b.point.labels.size(); ++a)
+    settings.push_back(axes[a].pointer + "=" + b.point.labels[a]);
+  out += fmt::format("\n  fastest (*): point {} ({}): makespan {:.6g} s, speedup {:.3f} on {} GPUs\n", b.point.index,
+                     fmt::join(settings, ", "), b.makespan, b.speedup, b.gpus);
   return out;
 }
 

@@ -39,6 +39,15 @@ struct BalancingStats {
   std::uint64_t bytes_received = 0; ///< by the coordinator
 };
 
+/** What the coordinator did in a coordinated run (serial part, per-partition coordination). */
+struct CoordinatorStats {
+  double serial_compute = 0.0;      ///< s executing the serial part
+  double coordination = 0.0;        ///< s of per-partition coordination
+  std::uint64_t bytes_sent = 0;     ///< partition inputs
+  std::uint64_t bytes_received = 0; ///< partition results
+  RankTimeline timeline;            ///< its compute (the serial part) and waits, for the parallel fraction and trace
+};
+
 struct RunResult {
   std::vector<RankTimeline> ranks; ///< indexed by rank
   double makespan = 0.0;           ///< last rank's finish time, s
@@ -46,7 +55,8 @@ struct RunResult {
   std::uint64_t messages = 0;      ///< point-to-point messages simulated
   std::uint64_t executions = 0;    ///< executions simulated (baseline excluded)
   NetworkConfig network;
-  std::optional<BalancingStats> balancing; ///< set when work was dispatched at run time
+  std::optional<BalancingStats> balancing;     ///< set when work was dispatched at run time
+  std::optional<CoordinatorStats> coordinator; ///< set in coordinated runs
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

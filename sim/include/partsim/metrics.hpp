@@ -62,6 +62,8 @@ struct Report {
   std::uint64_t bytes_received = 0; ///< by all ranks and the coordinator
 
   std::optional<BalancingStats> balancing; ///< run-time balancing: the coordinator's side
+  double coordinator_serial = 0.0;         ///< s the coordinator spent on the serial part (coordinated runs)
+  double coordinator_coordination = 0.0;   ///< s of per-partition coordination (coordinated runs)
 
   std::vector<RankMetrics> ranks;
 };

@@ -41,6 +41,19 @@ struct DynamicWork {
   std::vector<double> nominal_rate;          ///< per rank: samples/s the planner expects (before any measurement)
 };
 
+/** A coordinator host around each iteration: it runs the serial part, hands each rank its partitions (one start
+ * message carrying their input), and collects one result message per rank. Ranks exchange partition boundaries
+ * (halos) after computing. */
+struct CoordinatedWork {
+  double serial_amount = 0.0;              ///< flop at nominal peak per iteration, on the coordinator
+  double per_partition = 0.0;              ///< s of coordinator time per partition per iteration
+  std::vector<int> partitions_of_rank;     ///< per rank
+  std::vector<std::uint64_t> start_bytes;  ///< per rank per iteration
+  std::vector<std::uint64_t> result_bytes; ///< per rank per iteration
+  /** Per rank: (peer rank, bytes each way) per iteration, for neighbouring partitions on different ranks. */
+  std::vector<std::vector<std::pair<int, std::uint64_t>>> halo;
+};
+
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
@@ -48,10 +61,11 @@ struct Plan {
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
   std::uint64_t samples_per_iteration = 0;
-  std::uint64_t planned_messages = 0;   ///< point-to-point messages the run will simulate
-  std::uint64_t planned_executions = 0; ///< compute executions the run will simulate
-  std::string summary;                  ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
-  std::optional<DynamicWork> dynamic;   ///< set when work is dispatched at run time
+  std::uint64_t planned_messages = 0;         ///< point-to-point messages the run will simulate
+  std::uint64_t planned_executions = 0;       ///< compute executions the run will simulate
+  std::string summary;                        ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+  std::optional<DynamicWork> dynamic;         ///< set when work is dispatched at run time
+  std::optional<CoordinatedWork> coordinated; ///< set when a coordinator runs a serial part or coordinates
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */

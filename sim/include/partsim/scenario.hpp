@@ -60,6 +60,9 @@ struct DataJob {
   std::string data_type = "bf16";   ///< selects the GPU's peak rate
   std::int64_t iterations = 1;
   double gradient_bytes = 0.0; ///< bytes synchronised per iteration (0: no training state)
+  /** Share of the one-GPU time per iteration that no partition can share (data loading, a reduction, a serial
+   * stage): run on the coordinator before the partitions start. Amdahl's 1 - f. */
+  double serial_fraction = 0.0;
 };
 
 using Workload = std::variant<DataJob>;
@@ -82,6 +85,14 @@ struct Balancing {
   double request_bytes = 64.0;     ///< bytes of a request or steal message
 };
 
+/** What a coordinator does around each iteration of the partitions (seed situations 6 and 7). */
+struct Coordination {
+  double per_partition = 0.0;  ///< s of coordinator time per partition per iteration (scheduling, set-up)
+  double data_bytes = 0.0;     ///< input bytes per iteration, sent from the coordinator to the partitions by share
+  double result_bytes = 0.0;   ///< bytes each partition returns to the coordinator per iteration
+  double boundary_bytes = 0.0; ///< bytes exchanged each way between neighbouring partitions p and p+1 (halos)
+};
+
 /** Data parallelism: the samples are cut into partitions by share; partition p runs on GPU p mod G. */
 struct DataParallel {
   int partitions = 1;
@@ -89,6 +100,7 @@ struct DataParallel {
   std::vector<double> shares;           ///< resolved, one per partition, summing to 1
   GradientSync sync = GradientSync::None;
   std::optional<Balancing> balancing; ///< absent: the data is already on the GPUs
+  std::optional<Coordination> coordination;
 };
 
 using Strategy = std::variant<DataParallel>;

@@ -55,6 +55,9 @@ struct SweepRow {
 
 SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report);
 
+/** Index in `rows` of the point with the smallest makespan (the first one on ties). */
+std::size_t fastest_row(const std::vector<SweepRow>& rows);
+
 void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
 std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
 

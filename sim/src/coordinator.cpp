@@ -1,0 +1,173 @@
+// Coordinated iterations on SimGrid (seed situations 6 and 7): per iteration the coordinator executes the serial
+// part, spends its per-partition coordination time and sends each rank a start message carrying its partitions'
+// input; ranks compute (and run any collective of their program), exchange halos with the ranks holding
+// neighbouring partitions, and send a result message back. Start and result messages are eager (mailboxes with
+// permanent receivers); halos are rendezvous messages between the two GPU hosts.
+#include "coordinator.hpp"
+
+#include "partsim/error.hpp"
+#include "program.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+struct Message {
+  std::uint64_t bytes = 0;
+  double sent_at = 0.0;
+};
+
+struct Coordinated {
+  Coordinated(RunContext& c, const CoordinatedWork& w) : ctx(c), work(w) {}
+
+  RunContext& ctx;
+  const CoordinatedWork& work;
+  sg4::Mailbox* inbox = nullptr;                    ///< the coordinator's
+  std::vector<std::vector<sg4::Mailbox*>> halo_out; ///< [rank][i]: to halo peer i
+  std::vector<std::vector<sg4::Mailbox*>> halo_in;  ///< [rank][i]: from halo peer i
+  std::vector<double> halo_posted;                  ///< when each rank posted this iteration's halo
+  CoordinatorStats stats;
+};
+
+void send(sg4::Mailbox* to, std::uint64_t bytes) {
+  auto message = std::make_unique<Message>(Message{bytes, sg4::Engine::get_clock()});
+  to->put_init(message.release(), bytes)->detach();
+}
+
+void coordinator(Coordinated& c) {
+  const std::size_t n = c.ctx.plan.ranks.size();
+  RankTimeline& timeline = c.stats.timeline;
+  for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
+    if (c.work.serial_amount > 0) {
+      const double begin = sg4::Engine::get_clock();
+      sg4::this_actor::execute(c.work.serial_amount);
+      timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock());
+      c.stats.serial_compute += sg4::Engine::get_clock() - begin;
+      ++c.ctx.result.executions;
+      c.ctx.event_done();
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      const double coordination = c.work.per_partition * c.work.partitions_of_rank[r];
+      if (coordination > 0) {
+        const double begin = sg4::Engine::get_clock();
+        sg4::this_actor::sleep_for(coordination);
+        timeline.record(IntervalKind::Wait, begin, sg4::Engine::get_clock());
+        c.stats.coordination += coordination;
+      }
+      send(c.ctx.mailboxes[r], c.work.start_bytes[r]);
+      c.stats.bytes_sent += c.work.start_bytes[r];
+      ++c.ctx.result.messages;
+      c.ctx.event_done();
+    }
+    const double waiting = sg4::Engine::get_clock();
+    for (std::size_t r = 0; r < n; ++r) {
+      const std::unique_ptr<Message> result(c.inbox->get<Message>());
+      c.stats.bytes_received += result->bytes;
+    }
+    timeline.record(IntervalKind::Wait, waiting, sg4::Engine::get_clock());
+  }
+  timeline.finish = sg4::Engine::get_clock();
+}
+
+/** Exchanges this iteration's halos with every peer: wait until some peer is there, communication after. */
+void exchange_halos(Coordinated& c, int rank, RankTimeline& timeline) {
+  const auto me = static_cast<std::size_t>(rank);
+  const auto& peers = c.work.halo[me];
+  if (peers.empty()) return;
+  const double posted = sg4::Engine::get_clock();
+  c.halo_posted[me] = posted;
+  std::vector<sg4::CommPtr> comms;
+  std::vector<std::uint64_t*> received(peers.size(), nullptr);
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    comms.push_back(
+        c.halo_out[me][i]->put_async(std::make_unique<std::uint64_t>(peers[i].second).release(), peers[i].second));
+    comms.push_back(c.halo_in[me][i]->get_async<std::uint64_t>(&received[i]));
+  }
+  sg4::Comm::wait_all(comms);
+  // A peer that posted later than this rank has posted for this iteration by now (its halo is part of it).
+  double first_peer = sg4::Engine::get_clock();
+  for (const auto& [peer, bytes] : peers)
+    first_peer = std::min(first_peer, c.halo_posted[static_cast<std::size_t>(peer)]);
+  const double moving = std::max(posted, first_peer);
+  timeline.record(IntervalKind::Wait, posted, moving);
+  timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
+  for (std::size_t i = 0; i < peers.size(); ++i) {
+    const std::unique_ptr<std::uint64_t> arrived(received[i]);
+    timeline.bytes_sent += peers[i].second;
+    timeline.bytes_received += *arrived;
+    ++timeline.messages_sent;
+    ++timeline.messages_received;
+    ++c.ctx.result.messages;
+    c.ctx.event_done();
+  }
+}
+
+void rank_actor(Coordinated& c, int rank) {
+  const auto me = static_cast<std::size_t>(rank);
+  RankTimeline& timeline = c.ctx.result.ranks[me];
+  const RankProgram& program = c.ctx.plan.ranks[me];
+  for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
+    const double posted = sg4::Engine::get_clock();
+    const std::unique_ptr<Message> start(c.ctx.mailboxes[me]->get<Message>());
+    const double moving = std::max(posted, start->sent_at);
+    timeline.record(IntervalKind::Wait, posted, moving);
+    timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
+    timeline.bytes_received += start->bytes;
+    ++timeline.messages_received;
+    for (const Step& step : program.steps) run_step(c.ctx, rank, timeline, step);
+    exchange_halos(c, rank, timeline);
+    send(c.inbox, c.work.result_bytes[me]);
+    timeline.bytes_sent += c.work.result_bytes[me];
+    ++timeline.messages_sent;
+    ++c.ctx.result.messages;
+    c.ctx.event_done();
+  }
+  timeline.finish = sg4::Engine::get_clock();
+}
+
+} // namespace
+
+void start_coordinated(RunContext& ctx, const Platform& platform) {
+  PARTSIM_CHECK(ctx.plan.coordinated.has_value()) << "no coordinated work in the plan";
+  PARTSIM_CHECK(platform.coordinator != nullptr) << "no coordinator host";
+  const std::size_t n = ctx.plan.ranks.size();
+  auto c = std::make_shared<Coordinated>(ctx, *ctx.plan.coordinated);
+  c->inbox = sg4::Mailbox::by_name("coordinator");
+  c->halo_posted.assign(n, 0.0);
+  c->halo_out.resize(n);
+  c->halo_in.resize(n);
+  c->stats.timeline.keep_all = ctx.options.record_all_intervals;
+  for (std::size_t r = 0; r < n; ++r)
+    for (const auto& [peer, bytes] : c->work.halo[r]) {
+      c->halo_out[r].push_back(sg4::Mailbox::by_name("halo-" + std::to_string(r) + "-" + std::to_string(peer)));
+      c->halo_in[r].push_back(sg4::Mailbox::by_name("halo-" + std::to_string(peer) + "-" + std::to_string(r)));
+    }
+
+  const auto coordinator_actor = sg4::Actor::create("coordinator", platform.coordinator, [c] {
+    coordinator(*c);
+    c->inbox->set_receiver(nullptr);
+    c->ctx.result.coordinator = c->stats;
+  });
+  c->inbox->set_receiver(coordinator_actor);
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto actor = sg4::Actor::create("rank-" + std::to_string(r),
+                                          platform.gpus.at(static_cast<std::size_t>(ctx.plan.ranks[r].gpu)), [c, r] {
+                                            rank_actor(*c, static_cast<int>(r));
+                                            c->ctx.mailboxes[r]->set_receiver(nullptr);
+                                          });
+    ctx.mailboxes[r]->set_receiver(actor);
+  }
+}
+
+} // namespace partsim::engine
