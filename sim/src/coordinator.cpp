@@ -48,6 +48,11 @@ void send(sg4::Mailbox* to, std::uint64_t bytes) {
 void coordinator(Coordinated& c) {
   const std::size_t n = c.ctx.plan.ranks.size();
   RankTimeline& timeline = c.stats.timeline;
+  if (c.work.setup_time > 0) {
+    sg4::this_actor::sleep_for(c.work.setup_time);
+    timeline.record(IntervalKind::Wait, 0.0, sg4::Engine::get_clock());
+    c.stats.setup = c.work.setup_time;
+  }
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
     if (c.work.serial_amount > 0) {
       const double begin = sg4::Engine::get_clock();

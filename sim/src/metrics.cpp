@@ -55,9 +55,14 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.messages = result.messages;
   r.executions = result.executions;
   r.balancing = result.balancing;
+  r.class_split = plan.class_split;
+  if (r.class_split)
+    r.oversampling_compute = static_cast<double>(r.class_split->work.samples_replicated) * plan.sample_time *
+                             static_cast<double>(plan.iterations);
   if (result.coordinator) {
     r.coordinator_serial = result.coordinator->serial_compute;
     r.coordinator_coordination = result.coordinator->coordination;
+    r.coordinator_setup = result.coordinator->setup;
     r.bytes_sent += result.coordinator->bytes_sent;
     r.bytes_received += result.coordinator->bytes_received;
   }

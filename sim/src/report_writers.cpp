@@ -34,6 +34,43 @@ nlohmann::json finite_or_null(double v) {
 }
 } // namespace
 
+nlohmann::json class_split_json(const ClassSplit& split, const Report& r) {
+  nlohmann::json risk;
+  risk["threshold"] = split.random_risk.threshold;
+  risk["starved_probability_per_partition"] = split.random_risk.per_partition;
+  risk["expected_starved_partitions"] = split.random_risk.expected_starved;
+  risk["any_starved_at_least"] = split.random_risk.any_lower;
+  risk["any_starved_at_most"] = split.random_risk.any_upper;
+  risk["exact"] = split.random_risk.exact;
+  nlohmann::json partitions = nlohmann::json::array();
+  for (std::size_t p = 0; p < split.partitions.size(); ++p) {
+    const PartitionClasses& part = split.partitions[p];
+    nlohmann::json counts = nlohmann::json::object();
+    for (std::size_t c = 0; c < split.class_names.size(); ++c) counts[split.class_names[c]] = part.per_class[c];
+    nlohmann::json row;
+    row["partition"] = p;
+    row["rank"] = p % r.ranks.size();
+    row["size"] = part.size;
+    row["per_class"] = std::move(counts);
+    row["minority_share"] = part.minority_share;
+    row["replicas"] = part.replicas;
+    row["starved"] = part.starved;
+    partitions.push_back(std::move(row));
+  }
+  nlohmann::json out;
+  out["method"] = std::string(to_string(split.method));
+  out["minority_class"] = split.class_names[split.minority_class];
+  out["starved_threshold"] = split.threshold;
+  out["oversample_target"] = split.oversample_target;
+  out["starved_partitions"] = split.starved_partitions;
+  out["random_split_risk"] = std::move(risk);
+  out["preprocessing_s"] = r.coordinator_setup;
+  out["samples_replicated"] = split.work.samples_replicated;
+  out["oversampling_compute_gpu_s"] = r.oversampling_compute;
+  out["partitions"] = std::move(partitions);
+  return out;
+}
+
 nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   // Built key by key: GCC 12 warns falsely (-Warray-bounds) on large nested initializer lists of nlohmann::json.
   nlohmann::json ranks = nlohmann::json::array();
@@ -101,8 +138,10 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   report["strategy"] = r.strategy_summary;
   report["gpu_profile"] = to_json(scenario.cluster.gpu);
   report["summary"] = std::move(summary);
-  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0) {
+  if (r.class_split) report["class_split"] = class_split_json(*r.class_split, r);
+  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0) {
     nlohmann::json coordinator;
+    coordinator["setup_s"] = r.coordinator_setup;
     coordinator["serial_compute_s"] = r.coordinator_serial;
     coordinator["coordination_s"] = r.coordinator_coordination;
     report["coordinator"] = std::move(coordinator);
@@ -213,6 +252,20 @@ std::string format_table(const Report& r) {
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0)
     line("coordinator: serial part / coordination",
          fmt::format("{} / {}", human_seconds(r.coordinator_serial), human_seconds(r.coordinator_coordination)));
+  if (r.class_split) {
+    const ClassSplit& split = *r.class_split;
+    line("class-aware split", fmt::format("{}: {} of {} partitions starved (< {} \"{}\" samples)",
+                                          to_string(split.method), split.starved_partitions, split.partitions.size(),
+                                          split.threshold, split.class_names[split.minority_class]));
+    line("  a random split would starve",
+         fmt::format("{:.3g} partitions on average; P[any] {}", split.random_risk.expected_starved,
+                     split.random_risk.exact ? fmt::format("{:.4g}", split.random_risk.any_lower)
+                                             : fmt::format("in [{:.4g}, {:.4g}]", split.random_risk.any_lower,
+                                                           split.random_risk.any_upper)));
+    line("  preprocessing / oversampling",
+         fmt::format("{} on the coordinator / {} replicated samples, {:.4g} GPU-seconds",
+                     human_seconds(r.coordinator_setup), split.work.samples_replicated, r.oversampling_compute));
+  }
   if (r.balancing)
     line("run-time balancing",
          fmt::format("{}: {} dispatches, {} steals, coordinator busy {}", r.balancing->policy, r.balancing->dispatches,
@@ -220,6 +273,18 @@ std::string format_table(const Report& r) {
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
                                             human_bytes(static_cast<double>(r.bytes_received))));
 
+  constexpr std::size_t kMaxRows = 32;
+  if (r.class_split && r.class_split->partitions.size() <= kMaxRows) {
+    const ClassSplit& split = *r.class_split;
+    out += fmt::format("\n  {:>9} {:>5} {:>12} {:>10} {:>10} {:>9} {:>8}\n", "partition", "rank", "size", "minority",
+                       "share", "replicas", "starved");
+    for (std::size_t p = 0; p < split.partitions.size(); ++p) {
+      const PartitionClasses& part = split.partitions[p];
+      out += fmt::format("  {:>9} {:>5} {:>12} {:>10} {:>9.3f}% {:>9} {:>8}\n", p, p % r.ranks.size(), part.size,
+                         part.per_class[split.minority_class], part.minority_share * 100, part.replicas,
+                         part.starved ? "yes" : "no");
+    }
+  }
   out += fmt::format("\n  {:>5} {:>5} {:>12} {:>12} {:>12} {:>12} {:>12} {:>7}\n", "rank", "node", "samples", "compute",
                      "comm", "wait", "idle", "busy");
   auto row = [&](const RankMetrics& m) {
@@ -227,7 +292,6 @@ std::string format_table(const Report& r) {
                        human_seconds(m.compute), human_seconds(m.communication), human_seconds(m.wait),
                        human_seconds(m.idle()), percent(r.makespan > 0 ? m.busy() / r.makespan : 0.0));
   };
-  constexpr std::size_t kMaxRows = 32;
   if (r.ranks.size() <= kMaxRows) {
     for (const RankMetrics& m : r.ranks) row(m);
   } else {

@@ -100,9 +100,46 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   return c;
 }
 
+/** Labels from a CSV column (path relative to the scenario's folder) or generated for `samples` samples. */
+std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std::uint64_t> samples) {
+  std::shared_ptr<const Labels> labels;
+  if (reader.has("csv")) {
+    std::filesystem::path path = reader.string("csv");
+    if (path.is_relative() && std::filesystem::path(reader.source()).has_parent_path() && reader.source()[0] != '<')
+      path = std::filesystem::path(reader.source()).parent_path() / path;
+    labels = std::make_shared<const Labels>(read_label_csv(path, reader.string("column")));
+    if (samples && *samples != labels->size())
+      throw InputError(reader.source(), "/workload/samples",
+                       fmt::format("the label file {} has {} rows; expected samples to match or be left out",
+                                   path.string(), labels->size()));
+  } else if (reader.has("generate")) {
+    JsonReader generate = reader.child("generate");
+    if (!samples) throw InputError(reader.source(), "/workload/samples", "generated labels need the sample count");
+    const double rate = generate.number("positive_rate", Bounds::closed(0.0, 1.0));
+    const auto seed = static_cast<std::uint64_t>(generate.integer_or("seed", 1, 0, INT64_MAX));
+    generate.finish();
+    if (*samples > 2'000'000'000)
+      throw InputError(reader.source(), "/workload/samples",
+                       "expected at most 2e9 samples with generated labels (each label is kept in memory)");
+    labels = std::make_shared<const Labels>(generate_labels(*samples, rate, seed));
+  } else {
+    throw reader.error("expected {\"csv\": PATH, \"column\": NAME} or {\"generate\": {\"positive_rate\": R}}");
+  }
+  reader.finish();
+  return labels;
+}
+
 DataJob parse_data_job(JsonReader& reader) {
   DataJob job;
-  job.samples = static_cast<std::uint64_t>(reader.integer("samples", 1, 1'000'000'000'000'000));
+  std::optional<std::uint64_t> samples;
+  if (reader.has("samples") || !reader.has("labels"))
+    samples = static_cast<std::uint64_t>(reader.integer("samples", 1, 1'000'000'000'000'000));
+  if (auto labels = reader.optional_child("labels")) {
+    job.labels = parse_labels(*labels, samples);
+    if (job.labels->size() == 0) throw labels->error("expected at least one labelled sample");
+    samples = job.labels->size();
+  }
+  job.samples = *samples;
   job.flop_per_sample = reader.quantity("flop_per_sample", Dimension::Flop, Bounds::non_negative(1e21));
   job.bytes_read_per_sample =
       reader.quantity_or("bytes_read_per_sample", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
@@ -214,6 +251,29 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     throw InputError(
         reader.source(), reader.pointer() + "/gradient_sync",
         "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+  if (auto split = reader.optional_child("class_split")) {
+    ClassSplitSpec spec;
+    const std::string method = split->choice("method", {"random", "stratified", "stratified_oversample"});
+    spec.method = *parse_split_method(method);
+    spec.starved_threshold =
+        static_cast<std::uint64_t>(split->integer_or("starved_threshold", 1, 0, 1'000'000'000'000'000));
+    spec.oversample_target =
+        static_cast<std::uint64_t>(split->integer_or("oversample_target", 0, 0, 1'000'000'000'000'000));
+    spec.minority_class = split->string_or("minority_class", "");
+    spec.scan_per_sample = split->quantity_or("scan_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
+    spec.replicate_per_sample =
+        split->quantity_or("replicate_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
+    if (!job.labels) throw split->error("class-aware splitting needs /workload/labels");
+    if (!spec.minority_class.empty() && !job.labels->find_class(spec.minority_class))
+      throw InputError(split->source(), split->pointer() + "/minority_class",
+                       fmt::format("no class \"{}\" in the labels; expected one of {}", spec.minority_class,
+                                   fmt::join(job.labels->class_names, ", ")));
+    if (dp.shares_kind != "balanced")
+      throw InputError(reader.source(), reader.pointer() + "/shares",
+                       "a class-aware split sets the partition sizes; expected \"balanced\" shares");
+    split->finish();
+    dp.class_split = spec;
+  }
   if (auto coordination = reader.optional_child("coordination")) {
     Coordination c;
     c.per_partition = coordination->quantity_or("per_partition", 0.0, Dimension::Time, Bounds::non_negative(1e6));
@@ -223,12 +283,12 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     coordination->finish();
     dp.coordination = c;
   }
-  if ((dp.coordination || job.serial_fraction > 0) && cluster.network.nic.bandwidth <= 0)
+  if ((dp.coordination || dp.class_split || job.serial_fraction > 0) && cluster.network.nic.bandwidth <= 0)
     throw InputError(reader.source(), "/cluster/network",
                      "a coordinated run (serial_fraction or /strategy/coordination) needs the network that joins the "
                      "coordinator to the nodes");
   if (auto balancing = reader.optional_child("balancing")) {
-    if (dp.coordination || job.serial_fraction > 0)
+    if (dp.coordination || dp.class_split || job.serial_fraction > 0)
       throw balancing->error("run-time balancing cannot be combined with /strategy/coordination or "
                              "/workload/serial_fraction yet");
     dp.balancing = parse_balancing(*balancing);

@@ -55,6 +55,18 @@ double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t s
   return std::max(compute_time, memory_time) * peak;
 }
 
+ClassSplit split_samples(const DataJob& job, const DataParallel& dp, std::uint64_t seed) {
+  const ClassSplitSpec& spec = *dp.class_split;
+  SplitOptions options;
+  options.method = spec.method;
+  options.partitions = dp.partitions;
+  options.seed = seed;
+  options.starved_threshold = spec.starved_threshold;
+  options.oversample_target = spec.oversample_target;
+  if (!spec.minority_class.empty()) options.minority_class = job.labels->find_class(spec.minority_class);
+  return split_by_class(*job.labels, options);
+}
+
 CoordinatedWork plan_coordination(const DataJob& job, const DataParallel& dp,
                                   const std::vector<std::uint64_t>& per_partition, int gpus, double parallel_amount) {
   const Coordination c = dp.coordination.value_or(Coordination{});
@@ -93,7 +105,14 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   plan.samples_per_iteration = job.samples;
 
   // Partition p runs on GPU p mod G; a GPU with several partitions processes them back to back, as one kernel.
-  const std::vector<std::uint64_t> per_partition = apportion(job.samples, dp.shares);
+  std::vector<std::uint64_t> per_partition;
+  if (dp.class_split) {
+    plan.class_split = split_samples(job, dp, scenario.run.seed);
+    for (const PartitionClasses& p : plan.class_split->partitions)
+      per_partition.push_back(p.size); // oversampled replicas are extra training samples
+  } else {
+    per_partition = apportion(job.samples, dp.shares);
+  }
   std::vector<std::uint64_t> per_gpu(static_cast<std::size_t>(gpus), 0);
   for (std::size_t p = 0; p < per_partition.size(); ++p)
     per_gpu[p % static_cast<std::size_t>(gpus)] += per_partition[p];
@@ -113,8 +132,17 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     }
   }
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
-  if (dp.coordination || job.serial_fraction > 0)
+  plan.sample_time = compute_amount(job, cluster.gpu, 1) / cluster.gpu.peak(job.data_type);
+  if (dp.coordination || dp.class_split || job.serial_fraction > 0)
     plan.coordinated = plan_coordination(job, dp, per_partition, gpus, plan.baseline_amount);
+  if (plan.class_split) {
+    // A random split deals samples by position: no pass over the labels. The stratified ones read every label.
+    const ClassSplitSpec& spec = *dp.class_split;
+    const SplitWork& work = plan.class_split->work;
+    plan.coordinated->setup_time =
+        (spec.method == SplitMethod::Random ? 0.0 : spec.scan_per_sample * static_cast<double>(work.samples_scanned)) +
+        spec.replicate_per_sample * static_cast<double>(work.samples_replicated);
+  }
   // The serial part is work a single GPU does too: Amdahl's 1 - f of the one-GPU time.
   plan.baseline_amount += plan.coordinated ? plan.coordinated->serial_amount : 0.0;
   if (dp.balancing) {
@@ -158,6 +186,10 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     shares = fmt::format("skewed, largest {:g}%", *std::max_element(dp.shares.begin(), dp.shares.end()) * 100);
   plan.summary = fmt::format("data_parallel: {} partitions ({}) on {} GPUs, gradient sync {}", dp.partitions, shares,
                              gpus, sync ? "ring_allreduce" : "none");
+  if (plan.class_split) plan.summary += fmt::format(", class-aware split {}", to_string(plan.class_split->method));
+  if (dp.coordination || job.serial_fraction > 0)
+    plan.summary += fmt::format(", coordinated (serial fraction {:g}, {:g} s per partition)", job.serial_fraction,
+                                plan.coordinated->per_partition);
   if (dp.balancing)
     plan.summary +=
         fmt::format(", run-time balancing {} (chunks of {} samples, {:g} s per dispatch)",

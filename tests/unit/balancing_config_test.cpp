@@ -114,3 +114,47 @@ TEST(SharesConfig, BySpeedFollowsNominalSpeedFactors) {
 
 } // namespace
 } // namespace partsim::test
+
+namespace partsim::test {
+namespace {
+
+TEST(ClassSplitConfig, NeedsLabels) {
+  auto doc = base_scenario(4, 1);
+  doc["strategy"]["class_split"] = {{"method", "stratified"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/class_split");
+}
+
+TEST(ClassSplitConfig, UnknownMethodAndMinorityClass) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["labels"] = {{"generate", {{"positive_rate", 0.1}}}};
+  doc["strategy"]["class_split"] = {{"method", "kmeans"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/class_split/method");
+  doc["strategy"]["class_split"] = {{"method", "stratified"}, {"minority_class", "fraud"}};
+  const InputError e = error_of(doc);
+  EXPECT_EQ(e.pointer(), "/strategy/class_split/minority_class");
+  EXPECT_NE(e.detail().find("0, 1"), std::string::npos) << e.detail();
+}
+
+TEST(ClassSplitConfig, SharesMustBeBalanced) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["labels"] = {{"generate", {{"positive_rate", 0.1}}}};
+  doc["strategy"]["shares"] = {{"skewed", 0.5}};
+  doc["strategy"]["class_split"] = {{"method", "stratified"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/shares");
+}
+
+TEST(ClassSplitConfig, LabelSourceErrors) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["labels"] = {{"generate", {{"positive_rate", 1.5}}}};
+  EXPECT_EQ(error_of(doc).pointer(), "/workload/labels/generate/positive_rate");
+  doc["workload"]["labels"] = {{"file", "x.csv"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/workload/labels");
+  doc["workload"]["labels"] = {{"csv", "/nonexistent/labels.csv"}, {"column", "y"}};
+  EXPECT_EQ(error_of(doc).source(), "/nonexistent/labels.csv");
+  doc["workload"].erase("samples");
+  doc["workload"]["labels"] = {{"generate", {{"positive_rate", 0.1}}}};
+  EXPECT_EQ(error_of(doc).pointer(), "/workload/samples") << "generated labels need a count";
+}
+
+} // namespace
+} // namespace partsim::test

@@ -41,6 +41,7 @@ struct BalancingStats {
 
 /** What the coordinator did in a coordinated run (serial part, per-partition coordination). */
 struct CoordinatorStats {
+  double setup = 0.0;               ///< s before the first iteration (the class-aware split)
   double serial_compute = 0.0;      ///< s executing the serial part
   double coordination = 0.0;        ///< s of per-partition coordination
   std::uint64_t bytes_sent = 0;     ///< partition inputs

@@ -64,6 +64,9 @@ struct Report {
   std::optional<BalancingStats> balancing; ///< run-time balancing: the coordinator's side
   double coordinator_serial = 0.0;         ///< s the coordinator spent on the serial part (coordinated runs)
   double coordinator_coordination = 0.0;   ///< s of per-partition coordination (coordinated runs)
+  double coordinator_setup = 0.0;          ///< s of preprocessing before the first iteration (class-aware split)
+  std::optional<ClassSplit> class_split;   ///< per-partition class counts and starvation (class-aware runs)
+  double oversampling_compute = 0.0;       ///< GPU-seconds of training on replicated samples, all iterations
 
   std::vector<RankMetrics> ranks;
 };

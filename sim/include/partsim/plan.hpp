@@ -45,6 +45,7 @@ struct DynamicWork {
  * message carrying their input), and collects one result message per rank. Ranks exchange partition boundaries
  * (halos) after computing. */
 struct CoordinatedWork {
+  double setup_time = 0.0;                 ///< s on the coordinator before the first iteration (class-aware split)
   double serial_amount = 0.0;              ///< flop at nominal peak per iteration, on the coordinator
   double per_partition = 0.0;              ///< s of coordinator time per partition per iteration
   std::vector<int> partitions_of_rank;     ///< per rank
@@ -61,11 +62,13 @@ struct Plan {
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
   std::uint64_t samples_per_iteration = 0;
+  double sample_time = 0.0;                   ///< s per sample on one nominal GPU (roofline)
   std::uint64_t planned_messages = 0;         ///< point-to-point messages the run will simulate
   std::uint64_t planned_executions = 0;       ///< compute executions the run will simulate
   std::string summary;                        ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
   std::optional<DynamicWork> dynamic;         ///< set when work is dispatched at run time
   std::optional<CoordinatedWork> coordinated; ///< set when a coordinator runs a serial part or coordinates
+  std::optional<ClassSplit> class_split;      ///< the class-aware split, when the strategy asked for one
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */

@@ -1,12 +1,15 @@
 // Scenario: the user's question as plain value types (cluster, workload, strategy, run), parsed once from JSON.
 #pragma once
 
+#include "partsim/class_split.hpp"
 #include "partsim/hardware.hpp"
+#include "partsim/labels.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -63,6 +66,8 @@ struct DataJob {
   /** Share of the one-GPU time per iteration that no partition can share (data loading, a reduction, a serial
    * stage): run on the coordinator before the partitions start. Amdahl's 1 - f. */
   double serial_fraction = 0.0;
+  /** Class labels of the samples (a CSV column or generated), for class-aware splitting; shared, never copied. */
+  std::shared_ptr<const Labels> labels;
 };
 
 using Workload = std::variant<DataJob>;
@@ -93,6 +98,17 @@ struct Coordination {
   double boundary_bytes = 0.0; ///< bytes exchanged each way between neighbouring partitions p and p+1 (halos)
 };
 
+/** Class-aware splitting of labelled samples into the partitions (seed situation 4), done by the coordinator
+ * before the first iteration. */
+struct ClassSplitSpec {
+  SplitMethod method = SplitMethod::Stratified;
+  std::uint64_t starved_threshold = 1; ///< a partition with fewer minority samples than this is starved
+  std::uint64_t oversample_target = 0; ///< stratified_oversample: minority samples per partition (0: threshold)
+  std::string minority_class;          ///< a class name; empty: the rarest class
+  double scan_per_sample = 0.0;        ///< s of coordinator time per sample for a stratified pass over the labels
+  double replicate_per_sample = 0.0;   ///< s of coordinator time per replicated sample
+};
+
 /** Data parallelism: the samples are cut into partitions by share; partition p runs on GPU p mod G. */
 struct DataParallel {
   int partitions = 1;
@@ -101,6 +117,7 @@ struct DataParallel {
   GradientSync sync = GradientSync::None;
   std::optional<Balancing> balancing; ///< absent: the data is already on the GPUs
   std::optional<Coordination> coordination;
+  std::optional<ClassSplitSpec> class_split;
 };
 
 using Strategy = std::variant<DataParallel>;
