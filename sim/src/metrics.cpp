@@ -56,6 +56,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.executions = result.executions;
   r.balancing = result.balancing;
   r.class_split = plan.class_split;
+  r.class_split_methods = plan.class_split_methods;
   if (r.class_split)
     r.oversampling_compute = static_cast<double>(r.class_split->work.samples_replicated) * plan.sample_time *
                              static_cast<double>(plan.iterations);

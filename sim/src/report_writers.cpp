@@ -68,6 +68,18 @@ nlohmann::json class_split_json(const ClassSplit& split, const Report& r) {
   out["samples_replicated"] = split.work.samples_replicated;
   out["oversampling_compute_gpu_s"] = r.oversampling_compute;
   out["partitions"] = std::move(partitions);
+  nlohmann::json methods = nlohmann::json::array();
+  for (const SplitSummary& m : r.class_split_methods) {
+    nlohmann::json row;
+    row["method"] = std::string(to_string(m.method));
+    row["starved_partitions"] = m.starved_partitions;
+    row["min_minority"] = m.min_minority;
+    row["max_minority"] = m.max_minority;
+    row["samples_replicated"] = m.samples_replicated;
+    row["preprocessing_s"] = m.preprocessing;
+    methods.push_back(std::move(row));
+  }
+  out["methods_compared"] = std::move(methods);
   return out;
 }
 
@@ -274,6 +286,14 @@ std::string format_table(const Report& r) {
                                             human_bytes(static_cast<double>(r.bytes_received))));
 
   constexpr std::size_t kMaxRows = 32;
+  if (!r.class_split_methods.empty()) {
+    out += fmt::format("\n  {:<22} {:>8} {:>13} {:>9} {:>13}\n", "split method", "starved", "minority", "replicas",
+                       "preprocessing");
+    for (const SplitSummary& m : r.class_split_methods)
+      out += fmt::format("  {:<22} {:>8} {:>13} {:>9} {:>13}\n", to_string(m.method), m.starved_partitions,
+                         fmt::format("{}..{}", m.min_minority, m.max_minority), m.samples_replicated,
+                         human_seconds(m.preprocessing));
+  }
   if (r.class_split && r.class_split->partitions.size() <= kMaxRows) {
     const ClassSplit& split = *r.class_split;
     out += fmt::format("\n  {:>9} {:>5} {:>12} {:>10} {:>10} {:>9} {:>8}\n", "partition", "rank", "size", "minority",

@@ -55,16 +55,45 @@ double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t s
   return std::max(compute_time, memory_time) * peak;
 }
 
-ClassSplit split_samples(const DataJob& job, const DataParallel& dp, std::uint64_t seed) {
+ClassSplit split_samples(const DataJob& job, const DataParallel& dp, std::uint64_t seed, SplitMethod method) {
   const ClassSplitSpec& spec = *dp.class_split;
   SplitOptions options;
-  options.method = spec.method;
+  options.method = method;
   options.partitions = dp.partitions;
   options.seed = seed;
   options.starved_threshold = spec.starved_threshold;
   options.oversample_target = spec.oversample_target;
   if (!spec.minority_class.empty()) options.minority_class = job.labels->find_class(spec.minority_class);
   return split_by_class(*job.labels, options);
+}
+
+/** Coordinator time of a split: a random split deals samples by position (no pass over the labels); the
+ * stratified ones read every label; oversampling writes its replicas. */
+double split_time(const ClassSplitSpec& spec, const ClassSplit& split) {
+  return (split.method == SplitMethod::Random
+              ? 0.0
+              : spec.scan_per_sample * static_cast<double>(split.work.samples_scanned)) +
+         spec.replicate_per_sample * static_cast<double>(split.work.samples_replicated);
+}
+
+/** The three methods on the same labels, for the report's side-by-side comparison. */
+std::vector<SplitSummary> compare_splits(const DataJob& job, const DataParallel& dp, std::uint64_t seed) {
+  std::vector<SplitSummary> out;
+  for (SplitMethod method : {SplitMethod::Random, SplitMethod::Stratified, SplitMethod::StratifiedOversample}) {
+    const ClassSplit split = split_samples(job, dp, seed, method);
+    SplitSummary summary;
+    summary.method = method;
+    summary.starved_partitions = split.starved_partitions;
+    summary.min_minority = UINT64_MAX;
+    for (const PartitionClasses& p : split.partitions) {
+      summary.min_minority = std::min(summary.min_minority, p.per_class[split.minority_class]);
+      summary.max_minority = std::max(summary.max_minority, p.per_class[split.minority_class]);
+    }
+    summary.samples_replicated = split.work.samples_replicated;
+    summary.preprocessing = split_time(*dp.class_split, split);
+    out.push_back(summary);
+  }
+  return out;
 }
 
 CoordinatedWork plan_coordination(const DataJob& job, const DataParallel& dp,
@@ -107,7 +136,8 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   // Partition p runs on GPU p mod G; a GPU with several partitions processes them back to back, as one kernel.
   std::vector<std::uint64_t> per_partition;
   if (dp.class_split) {
-    plan.class_split = split_samples(job, dp, scenario.run.seed);
+    plan.class_split = split_samples(job, dp, scenario.run.seed, dp.class_split->method);
+    plan.class_split_methods = compare_splits(job, dp, scenario.run.seed);
     for (const PartitionClasses& p : plan.class_split->partitions)
       per_partition.push_back(p.size); // oversampled replicas are extra training samples
   } else {
@@ -135,14 +165,7 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   plan.sample_time = compute_amount(job, cluster.gpu, 1) / cluster.gpu.peak(job.data_type);
   if (dp.coordination || dp.class_split || job.serial_fraction > 0)
     plan.coordinated = plan_coordination(job, dp, per_partition, gpus, plan.baseline_amount);
-  if (plan.class_split) {
-    // A random split deals samples by position: no pass over the labels. The stratified ones read every label.
-    const ClassSplitSpec& spec = *dp.class_split;
-    const SplitWork& work = plan.class_split->work;
-    plan.coordinated->setup_time =
-        (spec.method == SplitMethod::Random ? 0.0 : spec.scan_per_sample * static_cast<double>(work.samples_scanned)) +
-        spec.replicate_per_sample * static_cast<double>(work.samples_replicated);
-  }
+  if (plan.class_split) plan.coordinated->setup_time = split_time(*dp.class_split, *plan.class_split);
   // The serial part is work a single GPU does too: Amdahl's 1 - f of the one-GPU time.
   plan.baseline_amount += plan.coordinated ? plan.coordinated->serial_amount : 0.0;
   if (dp.balancing) {

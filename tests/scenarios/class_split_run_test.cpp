@@ -111,6 +111,14 @@ TEST(SeedSituation4, StratifiedOversamplingCostsSecondsAndAvoidsStarvedPartition
       oversampled["summary"]["makespan_s"].get<double>() - random["summary"]["makespan_s"].get<double>();
   EXPECT_GE(added, preprocessing) << "preprocessing plus the replicas' training";
   EXPECT_GT(oversampled["class_split"]["oversampling_compute_gpu_s"].get<double>(), 0.0);
+  // Every report compares the three methods on the same labels, side by side.
+  const auto& methods = oversampled["class_split"]["methods_compared"];
+  ASSERT_EQ(methods.size(), 3U);
+  EXPECT_EQ(methods[0]["method"], "random");
+  EXPECT_EQ(methods[0]["starved_partitions"], random["class_split"]["starved_partitions"]);
+  EXPECT_LE(methods[1]["max_minority"].get<int>() - methods[1]["min_minority"].get<int>(), 1) << "stratified: +-1";
+  EXPECT_EQ(methods[2]["min_minority"], 150) << "oversampled to the target";
+  EXPECT_DOUBLE_EQ(methods[2]["preprocessing_s"].get<double>(), preprocessing);
 }
 
 } // namespace

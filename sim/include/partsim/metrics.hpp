@@ -61,12 +61,13 @@ struct Report {
   std::uint64_t bytes_sent = 0;     ///< by all ranks and the coordinator
   std::uint64_t bytes_received = 0; ///< by all ranks and the coordinator
 
-  std::optional<BalancingStats> balancing; ///< run-time balancing: the coordinator's side
-  double coordinator_serial = 0.0;         ///< s the coordinator spent on the serial part (coordinated runs)
-  double coordinator_coordination = 0.0;   ///< s of per-partition coordination (coordinated runs)
-  double coordinator_setup = 0.0;          ///< s of preprocessing before the first iteration (class-aware split)
-  std::optional<ClassSplit> class_split;   ///< per-partition class counts and starvation (class-aware runs)
-  double oversampling_compute = 0.0;       ///< GPU-seconds of training on replicated samples, all iterations
+  std::optional<BalancingStats> balancing;       ///< run-time balancing: the coordinator's side
+  double coordinator_serial = 0.0;               ///< s the coordinator spent on the serial part (coordinated runs)
+  double coordinator_coordination = 0.0;         ///< s of per-partition coordination (coordinated runs)
+  double coordinator_setup = 0.0;                ///< s of preprocessing before the first iteration (class-aware split)
+  std::optional<ClassSplit> class_split;         ///< per-partition class counts and starvation (class-aware runs)
+  std::vector<SplitSummary> class_split_methods; ///< random, stratified, stratified_oversample side by side
+  double oversampling_compute = 0.0;             ///< GPU-seconds of training on replicated samples, all iterations
 
   std::vector<RankMetrics> ranks;
 };

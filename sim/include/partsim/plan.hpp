@@ -55,6 +55,16 @@ struct CoordinatedWork {
   std::vector<std::vector<std::pair<int, std::uint64_t>>> halo;
 };
 
+/** One class-aware split method's outcome on the scenario's labels, for side-by-side comparison. */
+struct SplitSummary {
+  SplitMethod method = SplitMethod::Random;
+  int starved_partitions = 0;
+  std::uint64_t min_minority = 0; ///< fewest minority samples in a partition
+  std::uint64_t max_minority = 0;
+  std::uint64_t samples_replicated = 0;
+  double preprocessing = 0.0; ///< s on the coordinator
+};
+
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
@@ -62,13 +72,14 @@ struct Plan {
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
   std::uint64_t samples_per_iteration = 0;
-  double sample_time = 0.0;                   ///< s per sample on one nominal GPU (roofline)
-  std::uint64_t planned_messages = 0;         ///< point-to-point messages the run will simulate
-  std::uint64_t planned_executions = 0;       ///< compute executions the run will simulate
-  std::string summary;                        ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
-  std::optional<DynamicWork> dynamic;         ///< set when work is dispatched at run time
-  std::optional<CoordinatedWork> coordinated; ///< set when a coordinator runs a serial part or coordinates
-  std::optional<ClassSplit> class_split;      ///< the class-aware split, when the strategy asked for one
+  double sample_time = 0.0;                      ///< s per sample on one nominal GPU (roofline)
+  std::uint64_t planned_messages = 0;            ///< point-to-point messages the run will simulate
+  std::uint64_t planned_executions = 0;          ///< compute executions the run will simulate
+  std::string summary;                           ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+  std::optional<DynamicWork> dynamic;            ///< set when work is dispatched at run time
+  std::optional<CoordinatedWork> coordinated;    ///< set when a coordinator runs a serial part or coordinates
+  std::optional<ClassSplit> class_split;         ///< the class-aware split, when the strategy asked for one
+  std::vector<SplitSummary> class_split_methods; ///< all three methods on the same labels
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */
