@@ -50,7 +50,7 @@ void coordinator(Coordinated& c) {
   RankTimeline& timeline = c.stats.timeline;
   if (c.work.setup_time > 0) {
     sg4::this_actor::sleep_for(c.work.setup_time);
-    timeline.record(IntervalKind::Wait, 0.0, sg4::Engine::get_clock());
+    timeline.record(IntervalKind::Overhead, 0.0, sg4::Engine::get_clock());
     c.stats.setup = c.work.setup_time;
   }
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
@@ -67,7 +67,7 @@ void coordinator(Coordinated& c) {
       if (coordination > 0) {
         const double begin = sg4::Engine::get_clock();
         sg4::this_actor::sleep_for(coordination);
-        timeline.record(IntervalKind::Wait, begin, sg4::Engine::get_clock());
+        timeline.record(IntervalKind::Overhead, begin, sg4::Engine::get_clock());
         c.stats.coordination += coordination;
       }
       send(c.ctx.mailboxes[r], c.work.start_bytes[r]);

@@ -196,17 +196,26 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
     out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"node {}"}}}})", node,
                        node);
   }
-  for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
-    const int gpu = plan.ranks[rank].gpu;
-    const int pid = gpu / per_node;
+  auto track = [&](int pid, std::size_t tid, const std::string& name, const RankTimeline& timeline) {
     sep();
-    out << fmt::format(R"j({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"rank {} (gpu {})"}}}})j",
-                       pid, rank, rank, gpu);
-    for (const Interval& i : result.ranks[rank].intervals) {
+    out << fmt::format(R"j({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})j", pid, tid,
+                       json_string(name));
+    for (const Interval& i : timeline.intervals) {
       sep();
       out << fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", to_string(i.kind),
-                         to_string(i.kind), pid, rank, i.begin * 1e6, (i.end - i.begin) * 1e6);
+                         to_string(i.kind), pid, tid, i.begin * 1e6, (i.end - i.begin) * 1e6);
     }
+  };
+  for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
+    const int gpu = plan.ranks[rank].gpu;
+    track(gpu / per_node, rank, fmt::format("rank {} (gpu {})", rank, gpu), result.ranks[rank]);
+  }
+  if (result.coordinator) {
+    // The coordinator gets its own process after the nodes: its compute is the serial part.
+    const int pid = scenario.cluster.nodes;
+    sep();
+    out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"coordinator"}}}})", pid);
+    track(pid, result.ranks.size(), "coordinator", result.coordinator->timeline);
   }
   out << "\n]}\n";
 }

@@ -11,6 +11,8 @@ const char* to_string(IntervalKind kind) {
     return "communication";
   case IntervalKind::Wait:
     return "wait";
+  case IntervalKind::Overhead:
+    return "coordination";
   }
   return "?";
 }

@@ -11,6 +11,7 @@ enum class IntervalKind {
   Compute,       ///< an execution on the GPU
   Communication, ///< at least one of the rank's transfers is moving data
   Wait,          ///< blocked in a collective until a peer is ready
+  Overhead,      ///< coordinator time spent coordinating (per-partition set-up, preprocessing), not GPU work
 };
 
 const char* to_string(IntervalKind kind);
@@ -27,7 +28,7 @@ struct Interval {
 struct RankTimeline {
   std::vector<Interval> intervals;
   bool keep_all = true;
-  std::array<double, 3> totals{}; ///< seconds per IntervalKind
+  std::array<double, 4> totals{}; ///< seconds per IntervalKind
   double finish = 0.0;
   std::uint64_t samples = 0;
   std::uint64_t bytes_sent = 0;
