@@ -289,8 +289,9 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
                      "coordinator to the nodes");
   if (auto balancing = reader.optional_child("balancing")) {
     if (dp.coordination || dp.class_split || job.serial_fraction > 0)
-      throw balancing->error("run-time balancing cannot be combined with /strategy/coordination or "
-                             "/workload/serial_fraction yet");
+      throw balancing->error(
+          "run-time balancing cannot be combined with /strategy/coordination, /strategy/class_split or "
+          "/workload/serial_fraction yet");
     dp.balancing = parse_balancing(*balancing);
     if (dp.sync != GradientSync::None || job.iterations != 1)
       throw balancing->error("run-time balancing is for data processing jobs: expected /workload/iterations 1 and "

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "partsim/engine.hpp"
+#include "partsim/error.hpp"
 #include "partsim/metrics.hpp"
 #include "partsim/plan.hpp"
 #include "partsim/scenario.hpp"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -42,6 +44,18 @@ struct CliResult {
 
 /** Runs the built `partsim` binary with `args` in folder `cwd` (default: a fresh temporary folder). */
 CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
+
+/** Runs `action`, which must throw an InputError, and returns the error (a test failure when nothing is thrown). */
+template <typename Action>
+InputError input_error(Action&& action) {
+  try {
+    action();
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected an InputError, but nothing was thrown";
+  return InputError("<nothing thrown>", "<nothing thrown>", "<nothing thrown>");
+}
 
 /** A fresh, empty temporary folder. */
 std::filesystem::path temp_dir();

@@ -10,13 +10,7 @@ namespace partsim::test {
 namespace {
 
 InputError error_of(const nlohmann::json& doc) {
-  try {
-    build_plan(parse(doc));
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no InputError";
-  return InputError("", "", "");
+  return input_error([&] { build_plan(parse(doc)); });
 }
 
 TEST(BalancingConfig, ParsesPolicyAndQuantities) {

@@ -18,17 +18,7 @@ namespace {
 using nlohmann::json;
 using test::base_scenario;
 
-/** Runs `action`, which must throw an InputError, and returns the error. */
-template <typename Action>
-InputError input_error(Action&& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError, but nothing was thrown";
-  return InputError("<nothing thrown>", "<nothing thrown>", "<nothing thrown>");
-}
+using test::input_error;
 
 /** The error raised by parsing `document` (read as if from test.json). */
 InputError parse_error(const json& document) {

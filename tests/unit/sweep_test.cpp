@@ -1,6 +1,7 @@
 // Sweeps: --vary parsing, the cartesian product, sharding, and the CSV written per point.
 #include "partsim/error.hpp"
 #include "partsim/sweep.hpp"
+#include "test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,17 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-/** The InputError that `action` throws. */
-template <typename Action>
-InputError input_error(Action&& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError, but nothing was thrown";
-  return InputError("<nothing thrown>", "<nothing thrown>", "<nothing thrown>");
-}
+using test::input_error;
 
 SweepAxis axis(const std::string& pointer, const std::vector<std::string>& labels) {
   std::string text = pointer + "=";
