@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <numeric>
@@ -38,12 +39,23 @@ SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
     last = at;
     change.points.emplace_back(at, pair[1].as_number(Bounds::closed(0.0, 1000.0)));
   }
+  // A node whose speed stays at 0 never finishes its work: the run would never end.
+  const bool ever_moves =
+      std::any_of(change.points.begin(), change.points.end(), [](const auto& p) { return p.second > 0; });
+  if (!ever_moves)
+    throw InputError(points.source(), points.pointer(),
+                     "expected at least one factor above 0 (the node would never run)");
   if (reader.has("period")) {
     change.period = reader.quantity("period", Dimension::Time, Bounds::positive(1e9));
     if (change.period <= last)
       throw InputError(reader.source(), reader.pointer() + "/period",
                        fmt::format("expected a period longer than the last point ({:g} s)", last));
   }
+  if (change.period <= 0 && change.points.back().second == 0)
+    throw InputError(
+        points.source(), points.pointer() + "/" + std::to_string(change.points.size() - 1) + "/1",
+        "the last factor is 0 and nothing repeats: the node would stop for good; expected a factor above 0 "
+        "or a period");
   reader.finish();
   return change;
 }

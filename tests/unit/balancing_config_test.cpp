@@ -152,3 +152,21 @@ TEST(ClassSplitConfig, LabelSourceErrors) {
 
 } // namespace
 } // namespace partsim::test
+
+namespace partsim::test {
+namespace {
+
+TEST(SpeedChangesConfig, ANodeThatStopsForGoodIsRefused) {
+  auto doc = base_scenario(2, 1);
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 1], ["1s", 0]]}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points/1/1");
+  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 0]], "period": "1s"}])");
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points");
+  // A node that stops and comes back is fine.
+  doc["cluster"]["speed_changes"] =
+      nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 1], ["1s", 0]], "period": "2s"}])");
+  EXPECT_NO_THROW(build_plan(parse(doc)));
+}
+
+} // namespace
+} // namespace partsim::test
