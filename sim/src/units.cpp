@@ -43,6 +43,8 @@ std::pair<std::string_view, const char*> units_of(Dimension dimension) {
     return {"FLOPs", "FLOPs or FLOP/s (GFLOPs, TFLOPs, PFLOP/s, ...)"};
   case Dimension::Flop:
     return {"FLOP", "FLOP (GFLOP, TFLOP, ...)"};
+  case Dimension::Power:
+    return {"W", "W, kW"};
   }
   return {"", ""};
 }
@@ -62,6 +64,8 @@ double base_unit_scale(std::string_view unit, Dimension dimension) {
     return (unit == "FLOPs" || unit == "FLOP/s" || unit == "flops" || unit == "flop/s") ? 1.0 : 0.0;
   case Dimension::Flop:
     return (unit == "FLOP" || unit == "flop") ? 1.0 : 0.0;
+  case Dimension::Power:
+    return unit == "W" ? 1.0 : 0.0;
   }
   return 0.0;
 }
@@ -105,6 +109,8 @@ std::string_view si_unit(Dimension dimension) {
     return "flop/s";
   case Dimension::Flop:
     return "flop";
+  case Dimension::Power:
+    return "W";
   }
   return "";
 }

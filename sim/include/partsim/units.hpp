@@ -13,9 +13,10 @@ enum class Dimension {
   Bandwidth, ///< bytes/s: Bps or B/s with prefixes; bits: bps or b/s (divided by 8)
   FlopRate,  ///< flop/s: FLOPs, FLOP/s, flops, flop/s with SI prefixes
   Flop,      ///< flop: FLOP, flop with SI prefixes
+  Power,     ///< watts: W with SI prefixes (kW, MW)
 };
 
-/** Name of the SI unit of a dimension, for messages: "s", "bytes", "bytes/s", "flop/s", "flop". */
+/** Name of the SI unit of a dimension, for messages: "s", "bytes", "bytes/s", "flop/s", "flop", "W". */
 std::string_view si_unit(Dimension dimension);
 
 /** Parses "<number><unit>" (spaces allowed between). A bare number is taken in SI units.
