@@ -34,6 +34,7 @@ struct Coordinated {
   RunContext& ctx;
   const CoordinatedWork& work;
   sg4::Mailbox* inbox = nullptr;                    ///< the coordinator's
+  std::vector<sg4::Mailbox*> start_boxes;           ///< per rank: start messages (eager, never the ring's)
   std::vector<std::vector<sg4::Mailbox*>> halo_out; ///< [rank][i]: to halo peer i
   std::vector<std::vector<sg4::Mailbox*>> halo_in;  ///< [rank][i]: from halo peer i
   std::vector<double> halo_posted;                  ///< when each rank posted this iteration's halo
@@ -70,14 +71,14 @@ void coordinator(Coordinated& c) {
         timeline.record(IntervalKind::Overhead, begin, sg4::Engine::get_clock());
         c.stats.coordination += coordination;
       }
-      send(c.ctx.mailboxes[r], c.work.start_bytes[r]);
+      send(c.start_boxes[r], c.work.start_bytes[r]);
       c.stats.bytes_sent += c.work.start_bytes[r];
       ++c.ctx.result.messages;
       c.ctx.event_done();
     }
     const double waiting = sg4::Engine::get_clock();
     for (std::size_t r = 0; r < n; ++r) {
-      const std::unique_ptr<Message> result(c.inbox->get<Message>());
+      const auto result = c.inbox->get_unique<Message>();
       c.stats.bytes_received += result->bytes;
     }
     timeline.record(IntervalKind::Wait, waiting, sg4::Engine::get_clock());
@@ -124,7 +125,7 @@ void rank_actor(Coordinated& c, int rank) {
   const RankProgram& program = c.ctx.plan.ranks[me];
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
     const double posted = sg4::Engine::get_clock();
-    const std::unique_ptr<Message> start(c.ctx.mailboxes[me]->get<Message>());
+    const auto start = c.start_boxes[me]->get_unique<Message>();
     const double moving = std::max(posted, start->sent_at);
     timeline.record(IntervalKind::Wait, posted, moving);
     timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
@@ -151,6 +152,9 @@ void start_coordinated(RunContext& ctx, const Platform& platform) {
   c->inbox = sg4::Mailbox::by_name("coordinator");
   c->halo_posted.assign(n, 0.0);
   c->halo_out.resize(n);
+  // Start messages get mailboxes of their own: with a permanent receiver they are eager, and the ring all-reduce
+  // in the ranks' program must keep its rendezvous mailboxes.
+  for (std::size_t r = 0; r < n; ++r) c->start_boxes.push_back(sg4::Mailbox::by_name("start-" + std::to_string(r)));
   c->halo_in.resize(n);
   c->stats.timeline.keep_all = ctx.options.record_all_intervals;
   for (std::size_t r = 0; r < n; ++r)
@@ -169,9 +173,9 @@ void start_coordinated(RunContext& ctx, const Platform& platform) {
     const auto actor = sg4::Actor::create("rank-" + std::to_string(r),
                                           platform.gpus.at(static_cast<std::size_t>(ctx.plan.ranks[r].gpu)), [c, r] {
                                             rank_actor(*c, static_cast<int>(r));
-                                            c->ctx.mailboxes[r]->set_receiver(nullptr);
+                                            c->start_boxes[r]->set_receiver(nullptr);
                                           });
-    ctx.mailboxes[r]->set_receiver(actor);
+    c->start_boxes[r]->set_receiver(actor);
   }
 }
 

@@ -7,13 +7,17 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <numeric>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -46,6 +50,9 @@ struct Balancer {
   std::vector<sg4::Host*> hosts;     ///< per rank
   std::vector<std::uint64_t> queue;  ///< work stealing: samples each rank still holds
   std::vector<double> measured_rate; ///< samples/s of each rank's last chunk, 0 until measured
+  std::uint64_t taken = 0;           ///< work stealing: samples taken from a queue for computing
+  sg4::MutexPtr mutex = sg4::Mutex::create();
+  sg4::ConditionVariablePtr refilled = sg4::ConditionVariable::create(); ///< a queue got samples
   BalancingStats stats;
 
   std::uint64_t bytes_of(std::uint64_t samples) const {
@@ -115,8 +122,8 @@ void dispatcher(Balancer& b) {
   std::vector<std::unique_ptr<Request>> pending;
   while (running > 0) {
     // Take every request that is waiting: the measured-rate policy serves the fastest measured worker first.
-    pending.emplace_back(b.coordinator_inbox->get<Request>());
-    while (b.coordinator_inbox->ready()) pending.emplace_back(b.coordinator_inbox->get<Request>());
+    pending.push_back(b.coordinator_inbox->get_unique<Request>());
+    while (b.coordinator_inbox->ready()) pending.push_back(b.coordinator_inbox->get_unique<Request>());
     for (const auto& request : pending) {
       b.stats.bytes_received += b.request_size();
       if (request->samples_done > 0 && request->compute_time > 0)
@@ -159,7 +166,7 @@ void dispatcher(Balancer& b) {
 /** Receives one assignment: waiting until the coordinator sends it, communication while it arrives. */
 std::unique_ptr<Assignment> receive(Balancer& b, int rank, RankTimeline& timeline) {
   const double posted = sg4::Engine::get_clock();
-  std::unique_ptr<Assignment> a(b.ctx.mailboxes[static_cast<std::size_t>(rank)]->get<Assignment>());
+  auto a = b.ctx.mailboxes[static_cast<std::size_t>(rank)]->get_unique<Assignment>();
   const double moving = std::max(posted, a->sent_at);
   timeline.record(IntervalKind::Wait, posted, moving);
   timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
@@ -214,17 +221,35 @@ void worker(Balancer& b, int rank) {
   std::uint64_t done = 0;
   double took = 0.0;
   if (b.work.balancing.policy == BalancingPolicy::WorkStealing) {
+    // Refills happen under the mutex, so that a rank that found nothing to steal cannot miss one before waiting.
+    auto refill = [&](std::uint64_t samples) {
+      const std::unique_lock lock(*b.mutex);
+      b.queue[me] += samples;
+      b.refilled->notify_all();
+    };
     send_request(b, rank, timeline, 0, 0.0);
-    b.queue[me] += receive(b, rank, timeline)->samples;
+    refill(receive(b, rank, timeline)->samples);
     const std::uint64_t chunk = b.work.balancing.chunk_samples;
     while (true) {
       if (b.queue[me] == 0) {
         const std::uint64_t stolen = steal(b, rank, timeline);
-        if (stolen == 0) break;
-        b.queue[me] += stolen;
+        if (stolen > 0) {
+          refill(stolen);
+        } else {
+          // Nothing to steal now. Samples still on their way (a share not yet delivered, a steal in flight) will
+          // land in some queue: wait for that, unless everything has been taken.
+          std::unique_lock lock(*b.mutex);
+          const std::uint64_t queued = std::accumulate(b.queue.begin(), b.queue.end(), std::uint64_t{0});
+          if (b.taken + queued == b.work.total_samples) break;
+          const double begin = sg4::Engine::get_clock();
+          b.refilled->wait(lock);
+          timeline.record(IntervalKind::Wait, begin, sg4::Engine::get_clock());
+          continue;
+        }
       }
       const std::uint64_t take = std::min(chunk, b.queue[me]);
       b.queue[me] -= take;
+      b.taken += take;
       compute(b, timeline, take, done, took);
     }
   } else {

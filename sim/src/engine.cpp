@@ -112,7 +112,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
   engine.run();
-  PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: a collective's ranks did not all arrive";
+  PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
 
   for (const RankTimeline& t : result.ranks) result.makespan = std::max(result.makespan, t.finish);
   if (result.coordinator) result.makespan = std::max(result.makespan, result.coordinator->timeline.finish);

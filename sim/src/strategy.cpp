@@ -197,11 +197,23 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     plan.planned_executions += iterations;
   }
   if (dp.balancing) {
-    // At most one chunk per chunk_samples samples (plus one stop per rank); each chunk is a request, an assignment
-    // and an execution.
-    const std::uint64_t chunks = job.samples / dp.balancing->chunk_samples + 2 * n;
+    // Chunks, each a request, an assignment and an execution, plus one stop per rank.
+    const std::uint64_t fixed_chunks = job.samples / dp.balancing->chunk_samples + n;
+    std::uint64_t chunks = n;
+    switch (dp.balancing->policy) {
+    case BalancingPolicy::Static:
+      break;
+    case BalancingPolicy::WorkQueue:
+    case BalancingPolicy::WorkStealing:
+      chunks = fixed_chunks;
+      break;
+    case BalancingPolicy::MeasuredRate:
+      // Guided chunks halve what is left each round: about n log2(samples / n) of them, at most fixed_chunks.
+      chunks = std::min(fixed_chunks, n * (2 + static_cast<std::uint64_t>(std::log2(1.0 + job.samples / n))));
+      break;
+    }
     plan.planned_executions = chunks;
-    plan.planned_messages = 2 * chunks;
+    plan.planned_messages = 2 * (chunks + n);
   }
 
   std::string shares = dp.shares_kind;
@@ -220,6 +232,26 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   return plan;
 }
 
+/** Message sizes are 64-bit byte counts in SimGrid: refuse inputs whose products would not fit (or lose precision). */
+void check_byte_counts(const Scenario& scenario, const DataParallel& dp) {
+  constexpr double kMaxBytes = 1e18;
+  const auto& job = std::get<DataJob>(scenario.workload);
+  auto check = [&](double bytes, const char* pointer, const char* what) {
+    if (bytes > kMaxBytes)
+      throw InputError(scenario.source, pointer,
+                       fmt::format("{} come to {:.3g} bytes; expected at most {:g}", what, bytes, kMaxBytes));
+  };
+  if (dp.balancing)
+    check(static_cast<double>(job.samples) * dp.balancing->sample_bytes, "/strategy/balancing/sample_bytes",
+          "all samples' bytes");
+  if (dp.coordination) {
+    check(static_cast<double>(dp.partitions) * dp.coordination->result_bytes, "/strategy/coordination/result_bytes",
+          "the results of all partitions");
+    check(2.0 * static_cast<double>(dp.partitions) * dp.coordination->boundary_bytes,
+          "/strategy/coordination/boundary_bytes", "the halos of all partitions");
+  }
+}
+
 } // namespace
 
 Plan build_plan(const Scenario& scenario) {
@@ -227,6 +259,7 @@ Plan build_plan(const Scenario& scenario) {
   const auto& dp = std::get<DataParallel>(scenario.strategy);
   Plan plan = plan_data_parallel(scenario, job, dp);
   const double events = static_cast<double>(plan.planned_messages) + static_cast<double>(plan.planned_executions);
+  check_byte_counts(scenario, dp);
   if (events > static_cast<double>(scenario.run.max_events))
     throw InputError(scenario.source, "/run/max_events",
                      fmt::format("this run would simulate {:.3g} messages and executions, more than the limit of {}; "

@@ -28,6 +28,7 @@ void expect_dynamic_invariants(const Outcome& o, std::uint64_t samples) {
       EXPECT_NEAR(i.begin, cursor, 1e-12 * o.report.makespan) << "rank " << r << ": gap or overlap";
       cursor = i.end;
     }
+    EXPECT_NEAR(cursor, o.result.ranks[r].finish, 1e-12 * o.report.makespan) << "rank " << r << ": ends early";
     processed += m.samples;
   }
   EXPECT_EQ(processed, samples) << "every sample processed exactly once";
@@ -156,6 +157,28 @@ TEST(SeedSituation2, MeasuredRateBalancingCutsAbout42sToAbout11s) {
   EXPECT_GT(static_time / measured, 3.4);
   EXPECT_LT(makespan_of("work_queue"), 0.3 * static_time);
   EXPECT_LT(makespan_of("work_stealing"), 0.3 * static_time);
+}
+
+} // namespace
+} // namespace partsim::test
+
+namespace partsim::test {
+namespace {
+
+TEST(Balancing, WorkStealingWaitsForSamplesStillInFlight) {
+  // All samples start on GPU 0, and its assignment (1 MB) arrives after the others' empty ones: the idle GPUs must
+  // wait for it and steal, not quit.
+  auto doc = base_scenario(1, 4);
+  doc["workload"]["samples"] = 1000;
+  doc["strategy"]["shares"] = {1.0, 0.0, 0.0, 0.0};
+  doc["strategy"]["balancing"] = {{"policy", "work_stealing"}, {"sample_bytes", "1kB"}, {"chunk_samples", 10}};
+  const Outcome o = simulate_document(doc);
+  expect_dynamic_invariants(o, 1000);
+  EXPECT_GT(o.report.balancing->steals, 0U);
+  for (const RankMetrics& m : o.report.ranks)
+    EXPECT_GT(m.samples, 100U) << "rank " << m.rank << " got a fair part by stealing";
+  const double alone = 1000.0 * 1e9 / kPeak;
+  EXPECT_LT(o.report.makespan, 0.5 * alone);
 }
 
 } // namespace

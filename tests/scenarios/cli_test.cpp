@@ -62,14 +62,23 @@ TEST(Cli, SkewedPartitionsTakeThreeTimesAsLongAsBalanced) {
 TEST(Cli, SameScenarioAndSeedGiveIdenticalBytes) {
   const auto a = temp_dir();
   const auto b = temp_dir();
-  const std::string scenario = scenario_path("dp-training-ring-allreduce");
-  ASSERT_EQ(run_cli({"run", scenario, "--out", (a / "o").string()}).exit_code, 0);
-  ASSERT_EQ(run_cli({"run", scenario, "--out", (b / "o").string()}).exit_code, 0);
-  for (const char* file : {"report.json", "ranks.csv", "trace.json"}) {
-    const std::string first = read_file(a / "o" / file);
-    EXPECT_FALSE(first.empty()) << file;
-    EXPECT_EQ(first, read_file(b / "o" / file)) << file << " differs between two runs";
+  // Ring all-reduce, run-time balancing, a random class split with a coordinator track, coordinated halos.
+  for (const char* name : {"dp-training-ring-allreduce", "seed-2-dynamic-balancing", "seed-7-over-partitioning"}) {
+    const std::string scenario = scenario_path(name);
+    ASSERT_EQ(run_cli({"run", scenario, "--out", (a / name).string()}).exit_code, 0) << name;
+    ASSERT_EQ(run_cli({"run", scenario, "--out", (b / name).string()}).exit_code, 0) << name;
   }
+  const std::string seed4 = scenario_path("seed-4-fraud-stratified");
+  const std::vector<std::string> random{"--set", "/strategy/class_split/method=random"};
+  ASSERT_EQ(run_cli({"run", seed4, random[0], random[1], "--out", (a / "seed-4").string()}).exit_code, 0);
+  ASSERT_EQ(run_cli({"run", seed4, random[0], random[1], "--out", (b / "seed-4").string()}).exit_code, 0);
+  for (const char* name :
+       {"dp-training-ring-allreduce", "seed-2-dynamic-balancing", "seed-7-over-partitioning", "seed-4"})
+    for (const char* file : {"report.json", "ranks.csv", "trace.json"}) {
+      const std::string first = read_file(a / name / file);
+      EXPECT_FALSE(first.empty()) << name << "/" << file;
+      EXPECT_EQ(first, read_file(b / name / file)) << name << "/" << file << " differs between two runs";
+    }
 }
 
 TEST(Cli, Lv08IsSlowerThanCm02OnTheSameRing) {

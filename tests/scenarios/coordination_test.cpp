@@ -161,3 +161,35 @@ TEST(SeedSituation7, OverPartitioningHasAnInteriorOptimum) {
 
 } // namespace
 } // namespace partsim::test
+
+namespace partsim::test {
+namespace {
+
+TEST(Coordination, RingInsideCoordinatedIterationsKeepsItsRendezvous) {
+  // Skewed partitions, a ring all-reduce and coordination longer than a partition's compute: start messages and
+  // ring chunks must not mix, and every rank's timeline must still tile [0, makespan].
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["samples"] = 4000;
+  doc["workload"]["iterations"] = 3;
+  doc["workload"]["gradient_bytes"] = "100MB";
+  doc["strategy"]["shares"] = {{"skewed", 0.7}};
+  doc["strategy"]["coordination"] = {{"per_partition", "10ms"}};
+  const Outcome o = simulate_document(doc);
+  expect_invariants(o);
+  for (std::size_t r = 0; r < o.result.ranks.size(); ++r) {
+    double cursor = 0.0;
+    for (const Interval& i : o.result.ranks[r].intervals) {
+      EXPECT_NEAR(i.begin, cursor, 1e-12) << "rank " << r << ": gap or overlap";
+      cursor = i.end;
+    }
+    EXPECT_NEAR(cursor, o.result.ranks[r].finish, 1e-12) << "rank " << r;
+  }
+  // Per iteration: 4 x 10 ms of coordination before the last start, rank 0's 70% share, the ring, the result.
+  const double ring = 2.0 * 3 / 4 * 1e8 / kBandwidth + 6 * kLatency;
+  const double per_iteration_rank0 = 10e-3 + kLatency + 2800.0 * 1e9 / kPeak; // rank 0 starts first
+  EXPECT_GE(o.report.makespan, 3 * (per_iteration_rank0 + ring));
+  EXPECT_EQ(o.report.bytes_sent, o.report.bytes_received);
+}
+
+} // namespace
+} // namespace partsim::test

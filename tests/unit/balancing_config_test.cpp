@@ -144,7 +144,9 @@ TEST(ClassSplitConfig, LabelSourceErrors) {
   doc["workload"]["labels"] = {{"file", "x.csv"}};
   EXPECT_EQ(error_of(doc).pointer(), "/workload/labels");
   doc["workload"]["labels"] = {{"csv", "/nonexistent/labels.csv"}, {"column", "y"}};
-  EXPECT_EQ(error_of(doc).source(), "/nonexistent/labels.csv");
+  const InputError missing = error_of(doc);
+  EXPECT_EQ(missing.pointer(), "/workload/labels/csv");
+  EXPECT_NE(missing.detail().find("/nonexistent/labels.csv"), std::string::npos) << missing.detail();
   doc["workload"].erase("samples");
   doc["workload"]["labels"] = {{"generate", {{"positive_rate", 0.1}}}};
   EXPECT_EQ(error_of(doc).pointer(), "/workload/samples") << "generated labels need a count";
@@ -156,16 +158,53 @@ TEST(ClassSplitConfig, LabelSourceErrors) {
 namespace partsim::test {
 namespace {
 
-TEST(SpeedChangesConfig, ANodeThatStopsForGoodIsRefused) {
+TEST(SpeedChangesConfig, AFactorOfZeroIsRefused) {
   auto doc = base_scenario(2, 1);
-  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 1], ["1s", 0]]}])");
-  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points/1/1");
-  doc["cluster"]["speed_changes"] = nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 0]], "period": "1s"}])");
-  EXPECT_EQ(error_of(doc).pointer(), "/cluster/speed_changes/0/points");
-  // A node that stops and comes back is fine.
   doc["cluster"]["speed_changes"] =
       nlohmann::json::parse(R"([{"node": 1, "points": [["0s", 1], ["1s", 0]], "period": "2s"}])");
+  const InputError e = error_of(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/speed_changes/0/points/1/1");
+  EXPECT_NE(e.detail().find("> 0"), std::string::npos) << e.detail();
+  doc["cluster"]["speed_changes"][0]["points"][1][1] = 1e-6; // a stalled node is a small factor
   EXPECT_NO_THROW(build_plan(parse(doc)));
+}
+
+} // namespace
+} // namespace partsim::test
+
+namespace partsim::test {
+namespace {
+
+TEST(BalancingConfig, ByteCountsBeyondRangeAreRefused) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["samples"] = 1000000000000LL;
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}, {"sample_bytes", "1GB"}, {"chunk_samples", 1000000}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/balancing/sample_bytes");
+  auto coordinated = base_scenario(1, 1);
+  coordinated["strategy"]["partitions"] = 100000;
+  coordinated["strategy"]["coordination"] = {{"result_bytes", 1e15}};
+  EXPECT_EQ(error_of(coordinated).pointer(), "/strategy/coordination/result_bytes");
+}
+
+TEST(BalancingConfig, StaticAndMeasuredRateAreNotCountedPerSample) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["samples"] = 1000000000;
+  for (const char* policy : {"static", "measured_rate"}) {
+    doc["strategy"]["balancing"] = {{"policy", policy}};
+    const Plan plan = build_plan(parse(doc));
+    EXPECT_LT(plan.planned_executions, 1000U) << policy << ": chunk_samples 1 does not mean 1e9 chunks";
+  }
+  doc["strategy"]["balancing"] = {{"policy", "work_queue"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/run/max_events") << "1e9 one-sample chunks";
+}
+
+TEST(ClassSplitConfig, NoMorePartitionsThanSamples) {
+  auto doc = base_scenario(4, 1);
+  doc["workload"]["samples"] = 10;
+  doc["workload"]["labels"] = {{"generate", {{"positive_rate", 0.1}}}};
+  doc["strategy"]["partitions"] = 11;
+  doc["strategy"]["class_split"] = {{"method", "stratified"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/strategy/partitions");
 }
 
 } // namespace
