@@ -150,15 +150,16 @@ Action add_validate_command(CLI::App& app) {
 
 Action add_list_command(CLI::App& app) {
   auto what = std::make_shared<std::string>();
-  CLI::App* command = app.add_subcommand("list", "List the shipped workloads, hardware profiles or scenarios");
-  command->add_option("WHAT", *what, "workloads, hardware or scenarios")
+  CLI::App* command =
+      app.add_subcommand("list", "List the shipped workloads, GPU profiles, link profiles or scenarios");
+  command->add_option("WHAT", *what, "workloads, hardware, links or scenarios")
       ->required()
-      ->check(CLI::IsMember({"workloads", "hardware", "scenarios"}));
+      ->check(CLI::IsMember({"workloads", "hardware", "links", "scenarios"}));
   return [what] {
     const std::filesystem::path dir = data_dir();
-    const std::filesystem::path folder = *what == "hardware"    ? dir / "models" / "hardware"
-                                         : *what == "workloads" ? dir / "models" / "workloads"
-                                                                : dir / "scenarios";
+    const std::filesystem::path folder = *what == "scenarios"  ? dir / "scenarios"
+                                         : *what == "hardware" ? dir / "models" / "hardware"
+                                                               : dir / "models" / *what;
     std::vector<std::filesystem::path> files;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(folder, ec))

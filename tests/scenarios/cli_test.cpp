@@ -132,6 +132,8 @@ TEST(Cli, ValidateAndList) {
   const CliResult hw = run_cli({"list", "hardware"});
   EXPECT_EQ(hw.exit_code, 0);
   EXPECT_NE(hw.out.find("a100-sxm4-80gb"), std::string::npos);
+  EXPECT_NE(run_cli({"list", "links"}).out.find("ib-ndr"), std::string::npos);
+  EXPECT_NE(run_cli({"list", "workloads"}).out.find("llama3-70b"), std::string::npos);
   const CliResult sc = run_cli({"list", "scenarios"});
   EXPECT_NE(sc.out.find("seed-1-balanced-partitions"), std::string::npos);
 }
