@@ -132,12 +132,6 @@ TEST(SpeedChanges, PeriodicInterferenceRepeats) {
   EXPECT_NEAR(o.report.makespan, 4.0, 1e-9);
 }
 
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
-
 double makespan_of(const std::string& policy) {
   const CliResult r = run_cli({"run", (source_dir() / "scenarios" / "seed-2-dynamic-balancing.json").string(), "--set",
                                "/strategy/balancing/policy=" + policy, "--json", "--no-files"});
@@ -158,12 +152,6 @@ TEST(SeedSituation2, MeasuredRateBalancingCutsAbout42sToAbout11s) {
   EXPECT_LT(makespan_of("work_queue"), 0.3 * static_time);
   EXPECT_LT(makespan_of("work_stealing"), 0.3 * static_time);
 }
-
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
 
 TEST(Balancing, WorkStealingWaitsForSamplesStillInFlight) {
   // All samples start on GPU 0, and its assignment (1 MB) arrives after the others' empty ones: the idle GPUs must

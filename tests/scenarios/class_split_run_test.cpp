@@ -83,12 +83,6 @@ TEST(ClassSplitRun, LabelsFromACsvBesideTheScenario) {
   }
 }
 
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
-
 nlohmann::json run_seed4(const std::string& method) {
   const CliResult r = run_cli({"run", (source_dir() / "scenarios" / "seed-4-fraud-stratified.json").string(), "--set",
                                "/strategy/class_split/method=" + method, "--json", "--no-files"});

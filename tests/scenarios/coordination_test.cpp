@@ -106,12 +106,6 @@ TEST(Coordination, TrainingWithRingAndSerialPart) {
   EXPECT_NEAR(o.report.baseline_time, serial + parallel, 1e-12);
 }
 
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
-
 /** Runs a sweep over /cluster/nodes and returns (gpus, makespan, speedup, karp-flatt) per point, and stdout. */
 std::pair<std::vector<std::array<double, 4>>, std::string> sweep_nodes(const std::string& scenario,
                                                                        const std::string& nodes) {
@@ -158,12 +152,6 @@ TEST(SeedSituation7, OverPartitioningHasAnInteriorOptimum) {
   EXPECT_EQ(rows[best][0], 8.0);
   EXPECT_NE(out.find("fastest (*): point 3 (/cluster/nodes=8)"), std::string::npos) << out;
 }
-
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
 
 TEST(Coordination, RingInsideCoordinatedIterationsKeepsItsRendezvous) {
   // Skewed partitions, a ring all-reduce and coordination longer than a partition's compute: start messages and

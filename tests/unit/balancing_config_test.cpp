@@ -106,12 +106,6 @@ TEST(SharesConfig, BySpeedFollowsNominalSpeedFactors) {
   EXPECT_DOUBLE_EQ(shares[2], 0.25);
 }
 
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
-
 TEST(ClassSplitConfig, NeedsLabels) {
   auto doc = base_scenario(4, 1);
   doc["strategy"]["class_split"] = {{"method", "stratified"}};
@@ -152,12 +146,6 @@ TEST(ClassSplitConfig, LabelSourceErrors) {
   EXPECT_EQ(error_of(doc).pointer(), "/workload/samples") << "generated labels need a count";
 }
 
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
-
 TEST(SpeedChangesConfig, AFactorOfZeroIsRefused) {
   auto doc = base_scenario(2, 1);
   doc["cluster"]["speed_changes"] =
@@ -168,12 +156,6 @@ TEST(SpeedChangesConfig, AFactorOfZeroIsRefused) {
   doc["cluster"]["speed_changes"][0]["points"][1][1] = 1e-6; // a stalled node is a small factor
   EXPECT_NO_THROW(build_plan(parse(doc)));
 }
-
-} // namespace
-} // namespace partsim::test
-
-namespace partsim::test {
-namespace {
 
 TEST(BalancingConfig, ByteCountsBeyondRangeAreRefused) {
   auto doc = base_scenario(4, 1);
