@@ -4,6 +4,7 @@
 #include "partsim/error.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
+#include "partsim/link_profile.hpp"
 
 #include <fmt/format.h>
 
@@ -18,10 +19,26 @@ namespace {
 
 constexpr double kShareTolerance = 1e-6;
 
-LinkSpec parse_link(JsonReader& reader) {
+/** A link's bandwidth and latency: given directly, or from a profile in models/links (`"profile": "ib-ndr"`),
+ * whose figures explicit keys override. `scope` is "intra_node" or "inter_node": a profile must match it and give
+ * its bandwidth per GPU or per port (an NVSwitch's aggregate is not a per-GPU link). */
+LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, const std::string& scope) {
   LinkSpec link;
-  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, Bounds::positive(1e15));
-  link.latency = reader.quantity("latency", Dimension::Time, Bounds::non_negative(10.0));
+  const Bounds bandwidth_bounds = Bounds::positive(1e15);
+  const Bounds latency_bounds = Bounds::non_negative(10.0);
+  if (reader.has("profile")) {
+    const JsonReader name = reader.child("profile");
+    const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
+    if (profile.scope != scope || profile.bandwidth_per == "switch")
+      throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected a {} link with bandwidth per "
+                                   "GPU or port",
+                                   profile.name, profile.scope, profile.bandwidth_per, scope));
+    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value, Dimension::Bandwidth, bandwidth_bounds);
+    link.latency = reader.quantity_or("latency", profile.latency.value, Dimension::Time, latency_bounds);
+    return link;
+  }
+  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, bandwidth_bounds);
+  link.latency = reader.quantity("latency", Dimension::Time, latency_bounds);
   return link;
 }
 
@@ -71,13 +88,13 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   // A link nobody can use may be left out: the intra-node link with one GPU per node, the network with one node.
   if (c.gpus_per_node > 1 || reader.has("intra_node_link")) {
     JsonReader link = reader.child("intra_node_link");
-    c.intra_node = parse_link(link);
+    c.intra_node = parse_link(link, data_dir, "intra_node");
     link.finish();
   }
   if (c.nodes > 1 || reader.has("network")) {
     JsonReader net = reader.child("network");
     c.network.topology = net.choice_or("topology", "star", {"star"});
-    c.network.nic = parse_link(net);
+    c.network.nic = parse_link(net, data_dir, "inter_node");
     net.finish();
   }
 

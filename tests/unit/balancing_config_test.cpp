@@ -189,5 +189,28 @@ TEST(ClassSplitConfig, NoMorePartitionsThanSamples) {
   EXPECT_EQ(error_of(doc).pointer(), "/strategy/partitions");
 }
 
+TEST(LinkProfileInScenario, NamedProfilesGiveBandwidthAndLatency) {
+  auto doc = base_scenario(2, 8);
+  doc["cluster"]["intra_node_link"] = {{"profile", "nvlink4"}};
+  doc["cluster"]["network"] = {{"topology", "star"}, {"profile", "ib-ndr"}, {"latency", "3us"}};
+  const Scenario s = parse(doc);
+  EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic.bandwidth, 50e9);
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic.latency, 3e-6) << "explicit keys override the profile";
+}
+
+TEST(LinkProfileInScenario, WrongScopeOrAggregateOrUnknownIsRefused) {
+  auto doc = base_scenario(2, 8);
+  doc["cluster"]["network"] = {{"profile", "nvlink4"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/network/profile");
+  doc["cluster"]["network"] = {{"profile", "ib-ndr"}};
+  doc["cluster"]["intra_node_link"] = {{"profile", "nvswitch-gen3"}};
+  EXPECT_EQ(error_of(doc).pointer(), "/cluster/intra_node_link/profile");
+  doc["cluster"]["intra_node_link"] = {{"profile", "nvlink9"}};
+  const InputError e = error_of(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/intra_node_link/profile");
+  EXPECT_NE(e.detail().find("nvlink4"), std::string::npos) << "lists the shipped profiles: " << e.detail();
+}
+
 } // namespace
 } // namespace partsim::test

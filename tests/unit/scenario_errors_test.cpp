@@ -514,7 +514,7 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   doc["cluster"]["network"]["topolgy"] = "star";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
-  EXPECT_TRUE(contains(e.detail(), "unknown key; expected one of bandwidth, latency, topology"));
+  EXPECT_TRUE(contains(e.detail(), "unknown key; expected one of bandwidth, latency, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {
