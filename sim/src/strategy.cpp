@@ -187,14 +187,17 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
 
   const auto iterations = static_cast<std::uint64_t>(job.iterations);
   const auto n = static_cast<std::uint64_t>(gpus);
-  plan.planned_executions = iterations * n;
+  // Ranks without samples execute nothing (run_compute skips empty steps).
+  const auto busy_ranks = static_cast<std::uint64_t>(
+      std::count_if(per_gpu.begin(), per_gpu.end(), [](std::uint64_t samples) { return samples > 0; }));
+  plan.planned_executions = iterations * busy_ranks;
   plan.planned_messages = sync ? iterations * 2 * (n - 1) * n : 0;
   if (plan.coordinated) {
     // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
     std::uint64_t halo_messages = 0;
     for (const auto& peers : plan.coordinated->halo) halo_messages += peers.size();
     plan.planned_messages += iterations * (2 * n + halo_messages);
-    plan.planned_executions += iterations;
+    if (plan.coordinated->serial_amount > 0) plan.planned_executions += iterations;
   }
   if (dp.balancing) {
     // Chunks, each a request, an assignment and an execution, plus one stop per rank.
