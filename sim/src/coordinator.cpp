@@ -23,11 +23,6 @@ namespace partsim::engine {
 
 namespace {
 
-struct Message {
-  std::uint64_t bytes = 0;
-  double sent_at = 0.0;
-};
-
 struct Coordinated {
   Coordinated(RunContext& c, const CoordinatedWork& w) : ctx(c), work(w) {}
 
@@ -40,11 +35,6 @@ struct Coordinated {
   std::vector<double> halo_posted;                  ///< when each rank posted this iteration's halo
   CoordinatorStats stats;
 };
-
-void send(sg4::Mailbox* to, std::uint64_t bytes) {
-  auto message = std::make_unique<Message>(Message{bytes, sg4::Engine::get_clock()});
-  to->put_init(message.release(), bytes)->detach();
-}
 
 void coordinator(Coordinated& c) {
   const std::size_t n = c.ctx.plan.ranks.size();
@@ -71,14 +61,14 @@ void coordinator(Coordinated& c) {
         timeline.record(IntervalKind::Overhead, begin, sg4::Engine::get_clock());
         c.stats.coordination += coordination;
       }
-      send(c.start_boxes[r], c.work.start_bytes[r]);
+      send_eager(c.start_boxes[r], c.work.start_bytes[r]);
       c.stats.bytes_sent += c.work.start_bytes[r];
       ++c.ctx.result.messages;
       c.ctx.event_done();
     }
     const double waiting = sg4::Engine::get_clock();
     for (std::size_t r = 0; r < n; ++r) {
-      const auto result = c.inbox->get_unique<Message>();
+      const auto result = c.inbox->get_unique<Envelope>();
       c.stats.bytes_received += result->bytes;
     }
     timeline.record(IntervalKind::Wait, waiting, sg4::Engine::get_clock());
@@ -113,7 +103,6 @@ void exchange_halos(Coordinated& c, int rank, RankTimeline& timeline) {
     timeline.bytes_sent += peers[i].second;
     timeline.bytes_received += *arrived;
     ++timeline.messages_sent;
-    ++timeline.messages_received;
     ++c.ctx.result.messages;
     c.ctx.event_done();
   }
@@ -124,16 +113,10 @@ void rank_actor(Coordinated& c, int rank) {
   RankTimeline& timeline = c.ctx.result.ranks[me];
   const RankProgram& program = c.ctx.plan.ranks[me];
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
-    const double posted = sg4::Engine::get_clock();
-    const auto start = c.start_boxes[me]->get_unique<Message>();
-    const double moving = std::max(posted, start->sent_at);
-    timeline.record(IntervalKind::Wait, posted, moving);
-    timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
-    timeline.bytes_received += start->bytes;
-    ++timeline.messages_received;
+    receive_eager(c.start_boxes[me], timeline);
     for (const Step& step : program.steps) run_step(c.ctx, rank, timeline, step);
     exchange_halos(c, rank, timeline);
-    send(c.inbox, c.work.result_bytes[me]);
+    send_eager(c.inbox, c.work.result_bytes[me]);
     timeline.bytes_sent += c.work.result_bytes[me];
     ++timeline.messages_sent;
     ++c.ctx.result.messages;
@@ -163,20 +146,14 @@ void start_coordinated(RunContext& ctx, const Platform& platform) {
       c->halo_in[r].push_back(sg4::Mailbox::by_name("halo-" + std::to_string(peer) + "-" + std::to_string(r)));
     }
 
-  const auto coordinator_actor = sg4::Actor::create("coordinator", platform.coordinator, [c] {
+  create_receiving_actor("coordinator", platform.coordinator, c->inbox, [c] {
     coordinator(*c);
-    c->inbox->set_receiver(nullptr);
     c->ctx.result.coordinator = c->stats;
   });
-  c->inbox->set_receiver(coordinator_actor);
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto actor = sg4::Actor::create("rank-" + std::to_string(r),
-                                          platform.gpus.at(static_cast<std::size_t>(ctx.plan.ranks[r].gpu)), [c, r] {
-                                            rank_actor(*c, static_cast<int>(r));
-                                            c->start_boxes[r]->set_receiver(nullptr);
-                                          });
-    c->start_boxes[r]->set_receiver(actor);
-  }
+  for (std::size_t r = 0; r < n; ++r)
+    create_receiving_actor("rank-" + std::to_string(r),
+                           platform.gpus.at(static_cast<std::size_t>(ctx.plan.ranks[r].gpu)), c->start_boxes[r],
+                           [c, r] { rank_actor(*c, static_cast<int>(r)); });
 }
 
 } // namespace partsim::engine

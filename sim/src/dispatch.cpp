@@ -3,6 +3,8 @@
 // samples between GPU hosts. Policies: static, work_queue, measured_rate, work_stealing (see docs/engine.md).
 #include "dispatch.hpp"
 
+#include "program.hpp"
+
 #include "partsim/error.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -31,13 +33,6 @@ struct Request {
   int rank = 0;
   std::uint64_t samples_done = 0;
   double compute_time = 0.0;
-};
-
-/** Work for a worker; zero samples means "no more work". */
-struct Assignment {
-  std::uint64_t samples = 0;
-  std::uint64_t bytes = 0;
-  double sent_at = 0.0;
 };
 
 /** State of the balancing shared by the dispatcher and the workers. */
@@ -142,12 +137,9 @@ void dispatcher(Balancer& b) {
         sg4::this_actor::sleep_for(b.work.balancing.dispatch_overhead);
         b.stats.coordinator_busy += b.work.balancing.dispatch_overhead;
       }
-      auto assignment = std::make_unique<Assignment>();
-      assignment->samples = chunk;
-      assignment->bytes = chunk > 0 ? b.bytes_of(chunk) : b.request_size();
-      assignment->sent_at = sg4::Engine::get_clock();
-      const std::uint64_t size = assignment->bytes;
-      b.ctx.mailboxes[static_cast<std::size_t>(rank)]->put_init(assignment.release(), size)->detach();
+      // An assignment: `chunk` samples (none means "no more work"), sized by the samples' bytes.
+      const std::uint64_t size = chunk > 0 ? b.bytes_of(chunk) : b.request_size();
+      send_eager(b.ctx.mailboxes[static_cast<std::size_t>(rank)], size, chunk);
       b.stats.bytes_sent += size;
       ++b.ctx.result.messages;
       b.ctx.event_done();
@@ -161,18 +153,6 @@ void dispatcher(Balancer& b) {
     }
     pending.clear();
   }
-}
-
-/** Receives one assignment: waiting until the coordinator sends it, communication while it arrives. */
-std::unique_ptr<Assignment> receive(Balancer& b, int rank, RankTimeline& timeline) {
-  const double posted = sg4::Engine::get_clock();
-  auto a = b.ctx.mailboxes[static_cast<std::size_t>(rank)]->get_unique<Assignment>();
-  const double moving = std::max(posted, a->sent_at);
-  timeline.record(IntervalKind::Wait, posted, moving);
-  timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
-  timeline.bytes_received += a->bytes;
-  ++timeline.messages_received;
-  return a;
 }
 
 void send_request(Balancer& b, int rank, RankTimeline& timeline, std::uint64_t done, double took) {
@@ -207,9 +187,7 @@ std::uint64_t steal(Balancer& b, int rank, RankTimeline& timeline) {
   victim_timeline.bytes_sent += b.bytes_of(stolen);
   timeline.bytes_received += b.bytes_of(stolen);
   ++timeline.messages_sent;
-  ++victim_timeline.messages_received;
   ++victim_timeline.messages_sent;
-  ++timeline.messages_received;
   b.ctx.result.messages += 2;
   ++b.stats.steals;
   return stolen;
@@ -228,7 +206,7 @@ void worker(Balancer& b, int rank) {
       b.refilled->notify_all();
     };
     send_request(b, rank, timeline, 0, 0.0);
-    refill(receive(b, rank, timeline)->samples);
+    refill(receive_eager(b.ctx.mailboxes[me], timeline)->samples);
     const std::uint64_t chunk = b.work.balancing.chunk_samples;
     while (true) {
       if (b.queue[me] == 0) {
@@ -255,7 +233,7 @@ void worker(Balancer& b, int rank) {
   } else {
     while (true) {
       send_request(b, rank, timeline, done, took);
-      const auto assignment = receive(b, rank, timeline);
+      const auto assignment = receive_eager(b.ctx.mailboxes[me], timeline);
       if (assignment->samples == 0) break;
       compute(b, timeline, assignment->samples, done, took);
     }
@@ -280,20 +258,15 @@ void start_balancing(RunContext& ctx, const Platform& platform) {
 
   // Requests and assignments are sent eagerly: each mailbox has a permanent receiver, so a message flows to its
   // host as soon as it is sent rather than when the receiver asks for it (rendezvous).
-  const auto dispatcher_actor = sg4::Actor::create("dispatcher", platform.coordinator, [balancer] {
+  create_receiving_actor("dispatcher", platform.coordinator, balancer->coordinator_inbox, [balancer] {
     dispatcher(*balancer);
-    balancer->coordinator_inbox->set_receiver(nullptr); // lets SimGrid free the mailbox's buffered messages
     balancer->ctx.result.balancing = balancer->stats;
   });
-  balancer->coordinator_inbox->set_receiver(dispatcher_actor);
-  for (std::size_t r = 0; r < n; ++r) {
-    const auto actor = sg4::Actor::create("rank-" + std::to_string(r), balancer->hosts[r], [balancer, r] {
+  for (std::size_t r = 0; r < n; ++r)
+    create_receiving_actor("rank-" + std::to_string(r), balancer->hosts[r], ctx.mailboxes[r], [balancer, r] {
       worker(*balancer, static_cast<int>(r));
-      balancer->ctx.mailboxes[r]->set_receiver(nullptr);
       balancer->ctx.result.balancing = balancer->stats; // the last actor to finish leaves the final figures
     });
-    ctx.mailboxes[r]->set_receiver(actor);
-  }
 }
 
 } // namespace partsim::engine

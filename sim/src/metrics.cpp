@@ -17,18 +17,22 @@ double karp_flatt(double speedup, double processors) {
   return (1.0 / speedup - 1.0 / processors) / (1.0 - 1.0 / processors);
 }
 
-double measured_parallel_fraction(const std::vector<RankTimeline>& ranks) {
-  // Sweep over compute interval edges: work done while exactly one rank computes is serial.
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator) {
+  if (ranks.size() < 2) return 0.0;
+  // Sweep over compute interval edges: work done while exactly one timeline computes is serial.
   std::vector<std::pair<double, int>> edges;
   double total = 0.0;
-  for (const RankTimeline& t : ranks)
+  auto add = [&](const RankTimeline& t) {
     for (const Interval& i : t.intervals)
       if (i.kind == IntervalKind::Compute) {
         edges.emplace_back(i.begin, +1);
         edges.emplace_back(i.end, -1);
         total += i.end - i.begin;
       }
-  if (total <= 0.0 || ranks.size() < 2) return ranks.size() < 2 ? 0.0 : 1.0;
+  };
+  for (const RankTimeline& t : ranks) add(t);
+  if (coordinator != nullptr) add(*coordinator);
+  if (total <= 0.0) return 1.0;
   std::sort(edges.begin(), edges.end());
   double serial = 0.0;
   int active = 0;
@@ -125,14 +129,9 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.time_lost_waiting = idle_sum;
   r.slowest_rank_excess = r.makespan - finish_sum / n;
 
-  if (result.coordinator) {
-    // The serial part runs on the coordinator: it belongs in the concurrency profile.
-    std::vector<RankTimeline> all = result.ranks;
-    all.push_back(result.coordinator->timeline);
-    r.parallel_fraction = r.gpus < 2 ? 0.0 : measured_parallel_fraction(all);
-  } else {
-    r.parallel_fraction = measured_parallel_fraction(result.ranks);
-  }
+  // The serial part runs on the coordinator: it belongs in the concurrency profile.
+  r.parallel_fraction =
+      measured_parallel_fraction(result.ranks, result.coordinator ? &result.coordinator->timeline : nullptr);
   r.amdahl_speedup_bound = amdahl_speedup(r.parallel_fraction, n);
   r.amdahl_limit =
       r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction) : std::numeric_limits<double>::infinity();

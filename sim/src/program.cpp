@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <algorithm>
@@ -25,6 +26,20 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock());
   ++ctx.result.executions;
   ctx.event_done();
+}
+
+/** Records [posted, end of both transfers] as communication while either transfer (begin, end) moves data, and as
+ * wait otherwise. */
+void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b) {
+  if (b.first < a.first) std::swap(a, b);
+  timeline.record(IntervalKind::Wait, posted, a.first);
+  if (b.first <= a.second) {
+    timeline.record(IntervalKind::Communication, a.first, std::max(a.second, b.second));
+  } else {
+    timeline.record(IntervalKind::Communication, a.first, a.second);
+    timeline.record(IntervalKind::Wait, a.second, b.first);
+    timeline.record(IntervalKind::Communication, b.first, b.second);
+  }
 }
 
 /** Ring all-reduce: n-1 reduce-scatter then n-1 all-gather steps; in each step every rank sends one chunk to its
@@ -71,7 +86,6 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
     timeline.bytes_sent += size;
     timeline.bytes_received += *arrived;
     ++timeline.messages_sent;
-    ++timeline.messages_received;
     ++ctx.result.messages;
     ctx.event_done();
   }
@@ -79,16 +93,27 @@ void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const
 
 } // namespace
 
-void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b) {
-  if (b.first < a.first) std::swap(a, b);
-  timeline.record(IntervalKind::Wait, posted, a.first);
-  if (b.first <= a.second) {
-    timeline.record(IntervalKind::Communication, a.first, std::max(a.second, b.second));
-  } else {
-    timeline.record(IntervalKind::Communication, a.first, a.second);
-    timeline.record(IntervalKind::Wait, a.second, b.first);
-    timeline.record(IntervalKind::Communication, b.first, b.second);
-  }
+void create_receiving_actor(const std::string& name, sg4::Host* host, sg4::Mailbox* inbox, std::function<void()> body) {
+  const auto actor = sg4::Actor::create(name, host, [inbox, body = std::move(body)] {
+    body();
+    inbox->set_receiver(nullptr); // lets SimGrid free what the mailbox still buffers
+  });
+  inbox->set_receiver(actor);
+}
+
+void send_eager(sg4::Mailbox* to, std::uint64_t bytes, std::uint64_t samples) {
+  auto envelope = std::make_unique<Envelope>(Envelope{bytes, sg4::Engine::get_clock(), samples});
+  to->put_init(envelope.release(), bytes)->detach();
+}
+
+std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeline) {
+  const double posted = sg4::Engine::get_clock();
+  auto envelope = from->get_unique<Envelope>();
+  const double moving = std::max(posted, envelope->sent_at);
+  timeline.record(IntervalKind::Wait, posted, moving);
+  timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
+  timeline.bytes_received += envelope->bytes;
+  return envelope;
 }
 
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {

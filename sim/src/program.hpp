@@ -3,15 +3,36 @@
 
 #include "run_context.hpp"
 
-#include <utility>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace simgrid::s4u {
+class Host;
+}
 
 namespace partsim::engine {
 
 /** Runs `step` for `rank` in the calling actor, recording its intervals in `timeline`. */
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step);
 
-/** Records [posted, end of both transfers] as communication while either transfer (begin, end) moves data, and as
- * wait otherwise. */
-void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b);
+/** A message sent eagerly to a mailbox with a permanent receiver: its size, when it left, and the samples it
+ * hands over (run-time balancing; 0 elsewhere). */
+struct Envelope {
+  std::uint64_t bytes = 0;
+  double sent_at = 0.0;
+  std::uint64_t samples = 0;
+};
+
+/** Creates an actor that owns `inbox` as its permanent receiver (eager messages) while `body` runs. */
+void create_receiving_actor(const std::string& name, simgrid::s4u::Host* host, simgrid::s4u::Mailbox* inbox,
+                            std::function<void()> body);
+
+/** Sends an Envelope of `bytes` without waiting for it to arrive. */
+void send_eager(simgrid::s4u::Mailbox* to, std::uint64_t bytes, std::uint64_t samples = 0);
+
+/** Receives the next Envelope: waiting until it was sent, communication while it arrives. */
+std::unique_ptr<Envelope> receive_eager(simgrid::s4u::Mailbox* from, RankTimeline& timeline);
 
 } // namespace partsim::engine

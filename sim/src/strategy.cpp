@@ -76,24 +76,19 @@ double split_time(const ClassSplitSpec& spec, const ClassSplit& split) {
          spec.replicate_per_sample * static_cast<double>(split.work.samples_replicated);
 }
 
-/** The three methods on the same labels, for the report's side-by-side comparison. */
-std::vector<SplitSummary> compare_splits(const DataJob& job, const DataParallel& dp, std::uint64_t seed) {
-  std::vector<SplitSummary> out;
-  for (SplitMethod method : {SplitMethod::Random, SplitMethod::Stratified, SplitMethod::StratifiedOversample}) {
-    const ClassSplit split = split_samples(job, dp, seed, method);
-    SplitSummary summary;
-    summary.method = method;
-    summary.starved_partitions = split.starved_partitions;
-    summary.min_minority = UINT64_MAX;
-    for (const PartitionClasses& p : split.partitions) {
-      summary.min_minority = std::min(summary.min_minority, p.per_class[split.minority_class]);
-      summary.max_minority = std::max(summary.max_minority, p.per_class[split.minority_class]);
-    }
-    summary.samples_replicated = split.work.samples_replicated;
-    summary.preprocessing = split_time(*dp.class_split, split);
-    out.push_back(summary);
+/** Summary of one split for the report's side-by-side comparison. */
+SplitSummary summarise(const ClassSplitSpec& spec, const ClassSplit& split) {
+  SplitSummary summary;
+  summary.method = split.method;
+  summary.starved_partitions = split.starved_partitions;
+  summary.min_minority = UINT64_MAX;
+  for (const PartitionClasses& p : split.partitions) {
+    summary.min_minority = std::min(summary.min_minority, p.per_class[split.minority_class]);
+    summary.max_minority = std::max(summary.max_minority, p.per_class[split.minority_class]);
   }
-  return out;
+  summary.samples_replicated = split.work.samples_replicated;
+  summary.preprocessing = split_time(spec, split);
+  return summary;
 }
 
 CoordinatedWork plan_coordination(const DataJob& job, const DataParallel& dp,
@@ -136,8 +131,12 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   // Partition p runs on GPU p mod G; a GPU with several partitions processes them back to back, as one kernel.
   std::vector<std::uint64_t> per_partition;
   if (dp.class_split) {
-    plan.class_split = split_samples(job, dp, scenario.run.seed, dp.class_split->method);
-    plan.class_split_methods = compare_splits(job, dp, scenario.run.seed);
+    // All three methods on the same labels (the report compares them); the scenario's one drives the run.
+    for (SplitMethod method : {SplitMethod::Random, SplitMethod::Stratified, SplitMethod::StratifiedOversample}) {
+      ClassSplit split = split_samples(job, dp, scenario.run.seed, method);
+      plan.class_split_methods.push_back(summarise(*dp.class_split, split));
+      if (method == dp.class_split->method) plan.class_split = std::move(split);
+    }
     for (const PartitionClasses& p : plan.class_split->partitions)
       per_partition.push_back(p.size); // oversampled replicas are extra training samples
   } else {

@@ -78,8 +78,9 @@ double amdahl_speedup(double parallel_fraction, double processors);
 /** Karp-Flatt experimentally determined serial fraction; 0 when processors <= 1. */
 double karp_flatt(double speedup, double processors);
 
-/** Fraction of compute time spent while at least two ranks compute (1 - serial work / total work). */
-double measured_parallel_fraction(const std::vector<RankTimeline>& ranks);
+/** Fraction of compute time spent while at least two ranks compute (1 - serial work / total work); 0 with one rank.
+ * A coordinator's compute (a serial part) joins the profile. */
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator = nullptr);
 
 Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result);
 

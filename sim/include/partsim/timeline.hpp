@@ -34,7 +34,6 @@ struct RankTimeline {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
-  std::uint64_t messages_received = 0;
 
   /** Appends [begin, end), merging with the previous interval when it has the same kind and touches it. */
   void record(IntervalKind kind, double begin, double end);
