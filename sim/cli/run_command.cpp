@@ -88,9 +88,14 @@ int run(const RunOptions& options) {
   if (show_progress) std::cerr << "\r" << std::string(70, ' ') << "\r";
 
   const Report report = make_report(scenario, plan, result);
-  const nlohmann::json report_json = report_to_json(report, scenario);
+  // report.json text, built once and only when printed or written.
+  std::string report_text;
+  auto report_json = [&]() -> const std::string& {
+    if (report_text.empty()) report_text = report_to_json(report, scenario).dump(2) + '\n';
+    return report_text;
+  };
   if (options.json)
-    std::cout << report_json.dump(2) << '\n';
+    std::cout << report_json();
   else if (scenario.run.outputs.table)
     std::cout << format_table(report);
 
@@ -102,7 +107,7 @@ int run(const RunOptions& options) {
     std::filesystem::create_directories(dir);
     std::vector<std::string> written;
     if (out.report_json) {
-      write_file(dir / "report.json", [&](std::ostream& o) { o << report_json.dump(2) << '\n'; });
+      write_file(dir / "report.json", [&](std::ostream& o) { o << report_json(); });
       written.push_back("report.json");
     }
     if (out.ranks_csv) {
