@@ -50,12 +50,13 @@ NetworkConfig configure_network(NetworkModel model) {
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");
     sg4::Engine::set_config("network/TCP-gamma:1e30");
-    config = {"CM02", false, "alpha-beta per message, max-min sharing, no TCP window, no ACK cross-traffic"};
+    config = {"CM02", false, "alpha-beta per message, max-min sharing, no TCP window, no ACK cross-traffic", ""};
   } else {
     // SimGrid's default, calibrated on TCP over Ethernet: latency x13.01, bandwidth x0.97, reverse ACK traffic.
     sg4::Engine::set_config("network/model:LV08");
-    config = {"LV08", true, "SimGrid's TCP-calibrated default: latency x13.01, bandwidth x0.97, ACK cross-traffic"};
+    config = {"LV08", true, "SimGrid's TCP-calibrated default: latency x13.01, bandwidth x0.97, ACK cross-traffic", ""};
   }
+  config.simgrid_version = simgrid_version();
   return config;
 }
 

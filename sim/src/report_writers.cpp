@@ -107,7 +107,7 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
 
   nlohmann::json engine;
   engine["simulator"] = "SimGrid";
-  engine["simgrid_version"] = simgrid_version();
+  engine["simgrid_version"] = r.network.simgrid_version;
   engine["network_model"] = r.network.model;
   engine["cross_traffic"] = r.network.cross_traffic;
   engine["network_note"] = r.network.note;
@@ -251,7 +251,7 @@ std::string format_table(const Report& r) {
   out += fmt::format("partsim {}: {}\n", partsim_version(), r.scenario_name);
   if (!r.scenario_description.empty()) out += fmt::format("  {}\n", r.scenario_description);
   out += fmt::format("  {}\n", r.strategy_summary);
-  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", simgrid_version(), r.network.model, r.network.note);
+  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", r.network.simgrid_version, r.network.model, r.network.note);
 
   line("makespan", human_seconds(r.makespan));
   line("throughput", fmt::format("{:.6g} samples/s", r.throughput));

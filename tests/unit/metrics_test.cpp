@@ -193,7 +193,7 @@ struct HandBuiltRun {
     result.baseline_time = 20;
     result.messages = 6;
     result.executions = 8;
-    result.network = {"CM02", false, "test"};
+    result.network = {"CM02", false, "test", "3.32"};
   }
 };
 

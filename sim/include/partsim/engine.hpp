@@ -26,7 +26,8 @@ struct EngineOptions {
 struct NetworkConfig {
   std::string model; ///< SimGrid network model
   bool cross_traffic = false;
-  std::string note; ///< why
+  std::string note;            ///< why
+  std::string simgrid_version; ///< of the library that ran the simulation
 };
 
 /** What the coordinator (dispatcher) did in a run with run-time balancing. */
