@@ -9,6 +9,9 @@ packages=(
   libfmt-dev              # formatting
   libcli11-dev            # command-line parsing
   libgtest-dev            # tests
+  qt6-base-dev            # partsim-gui: Qt 6 Widgets and QtTest
+  qt6-charts-dev          # partsim-gui: charts
+  qt6-svg-dev             # partsim-gui: SVG export of charts
 )
 
 sudo_cmd=()

@@ -37,6 +37,7 @@ void run_rank(RunContext& ctx, int rank) {
     for (const Step& step : program.steps) {
       engine::run_step(ctx, rank, timeline, step);
     }
+  engine::close_stream(ctx, rank, timeline);
   timeline.finish = sg4::Engine::get_clock();
 }
 
@@ -82,8 +83,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
 
   const std::size_t ranks = plan.ranks.size();
   result.ranks.resize(ranks);
+  result.streams.resize(ranks);
   for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
-  RunContext ctx(plan, result, options);
+  RunContext ctx(plan, result, options, scenario.cluster, platform);
+  ctx.streams.resize(ranks);
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   ctx.mailboxes.reserve(ranks);
   for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));

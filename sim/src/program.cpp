@@ -1,5 +1,7 @@
-// Rank program steps on SimGrid (engine-internal): compute executions and the step-by-step ring all-reduce.
+// Rank program steps on SimGrid (engine-internal): compute executions, collectives, the communication stream.
 #include "program.hpp"
+
+#include "collectives.hpp"
 
 #include "partsim/error.hpp"
 
@@ -28,70 +30,55 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   ctx.event_done();
 }
 
-/** Records [posted, end of both transfers] as communication while either transfer (begin, end) moves data, and as
- * wait otherwise. */
-void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b) {
-  if (b.first < a.first) std::swap(a, b);
-  timeline.record(IntervalKind::Wait, posted, a.first);
-  if (b.first <= a.second) {
-    timeline.record(IntervalKind::Communication, a.first, std::max(a.second, b.second));
-  } else {
-    timeline.record(IntervalKind::Communication, a.first, a.second);
-    timeline.record(IntervalKind::Wait, a.second, b.first);
-    timeline.record(IntervalKind::Communication, b.first, b.second);
-  }
-}
-
-/** Ring all-reduce: n-1 reduce-scatter then n-1 all-gather steps; in each step every rank sends one chunk to its
- * right neighbour and receives one from its left. Chunks are the gradient cut into n near-equal integer sizes. */
-void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const RingAllReduceStep& step) {
-  const auto& group = ctx.plan.groups[static_cast<std::size_t>(step.group)];
-  const auto n = static_cast<int>(group.size());
-  const int pos = ctx.positions[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
-  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
-  if (n < 2) return;
-  const int right = group[static_cast<std::size_t>((pos + 1) % n)];
-  const int left = group[static_cast<std::size_t>((pos - 1 + n) % n)];
-  auto& posted_at = ctx.ring_posted[static_cast<std::size_t>(step.group)];
-  std::uint64_t& steps_begun = ctx.ring_steps[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
-  sg4::Mailbox* outbox = ctx.mailboxes[static_cast<std::size_t>(right)];
-  sg4::Mailbox* inbox = ctx.mailboxes[static_cast<std::size_t>(rank)];
-
-  const std::uint64_t base = step.bytes / static_cast<std::uint64_t>(n);
-  const std::uint64_t extra = step.bytes % static_cast<std::uint64_t>(n);
-  auto chunk_size = [&](int chunk) { return base + (static_cast<std::uint64_t>(chunk) < extra ? 1 : 0); };
-
-  for (int s = 0; s < 2 * (n - 1); ++s) {
-    // Reduce-scatter step s sends chunk (pos - s); all-gather step s' = s - (n - 1) sends chunk (pos - s' + 1).
-    const int offset = s < n - 1 ? s : s - (n - 1) - 1;
-    const int send_chunk = ((pos - offset) % n + n) % n;
-    // The chunk's size travels as the message's content, owned by the message: the receiver counts what arrived.
-    const std::uint64_t size = chunk_size(send_chunk);
-    const double posted = sg4::Engine::get_clock();
-    const std::size_t slot = steps_begun++ & 1;
-    posted_at[static_cast<std::size_t>(rank)][slot] = posted;
-    sg4::CommPtr put = outbox->put_async(std::make_unique<std::uint64_t>(size).release(), size);
-    std::uint64_t* received = nullptr;
-    sg4::CommPtr get = inbox->get_async<std::uint64_t>(&received);
-    put->wait();
-    get->wait();
-    const double put_done = put->get_finish_time();
-    const double get_done = get->get_finish_time();
-    // A transfer moves data once the neighbour is there too: the put when the right one posts its receive, the get
-    // when the left one posts its send. Time with neither transfer moving is waiting.
-    const double put_moving = std::max(posted, posted_at[static_cast<std::size_t>(right)][slot]);
-    const double get_moving = std::max(posted, posted_at[static_cast<std::size_t>(left)][slot]);
-    record_transfers(timeline, posted, {put_moving, put_done}, {get_moving, get_done});
-    const std::unique_ptr<std::uint64_t> arrived(received);
-    timeline.bytes_sent += size;
-    timeline.bytes_received += *arrived;
-    ++timeline.messages_sent;
-    ++ctx.result.messages;
-    ctx.event_done();
-  }
-}
-
 } // namespace
+
+void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (!stream.mutex) {
+    stream.mutex = sg4::Mutex::create();
+    stream.changed = sg4::ConditionVariable::create();
+    RankTimeline& overlapped = ctx.result.streams[static_cast<std::size_t>(rank)];
+    overlapped.keep_all = ctx.options.record_all_intervals;
+    sg4::Actor::create("stream-" + std::to_string(rank), sg4::this_actor::get_host(),
+                       [&ctx, &stream, &overlapped, rank] {
+                         std::unique_lock lock(*stream.mutex);
+                         while (true) {
+                           while (stream.queue.empty() && !stream.closed) stream.changed->wait(lock);
+                           if (stream.queue.empty()) break;
+                           const CollectiveStep* next = stream.queue.front();
+                           stream.queue.pop_front();
+                           lock.unlock();
+                           run_collective(ctx, rank, overlapped, *next);
+                           lock.lock();
+                           --stream.pending;
+                           stream.changed->notify_all();
+                         }
+                         overlapped.finish = sg4::Engine::get_clock();
+                       });
+  }
+  const std::unique_lock lock(*stream.mutex);
+  stream.queue.push_back(&step);
+  ++stream.pending;
+  stream.changed->notify_all();
+}
+
+void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (!stream.mutex) return;
+  const double begin = sg4::Engine::get_clock();
+  std::unique_lock lock(*stream.mutex);
+  while (stream.pending > 0) stream.changed->wait(lock);
+  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+}
+
+void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
+  sync_stream(ctx, rank, timeline);
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (!stream.mutex) return;
+  const std::unique_lock lock(*stream.mutex);
+  stream.closed = true;
+  stream.changed->notify_all();
+}
 
 void create_receiving_actor(const std::string& name, sg4::Host* host, sg4::Mailbox* inbox, std::function<void()> body) {
   const auto actor = sg4::Actor::create(name, host, [inbox, body = std::move(body)] {
@@ -119,8 +106,11 @@ std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeli
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {
   if (const auto* compute = std::get_if<ComputeStep>(&step))
     run_compute(ctx, timeline, *compute);
-  else if (const auto* ring = std::get_if<RingAllReduceStep>(&step))
-    run_ring_allreduce(ctx, rank, timeline, *ring);
+  else if (const auto* collective = std::get_if<CollectiveStep>(&step))
+    collective->stream == 0 ? run_collective(ctx, rank, timeline, *collective)
+                            : enqueue_on_stream(ctx, rank, *collective);
+  else if (std::holds_alternative<StreamSyncStep>(step))
+    sync_stream(ctx, rank, timeline);
 }
 
 } // namespace partsim::engine

@@ -17,6 +17,15 @@ namespace partsim::engine {
 /** Runs `step` for `rank` in the calling actor, recording its intervals in `timeline`. */
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step);
 
+/** Queues `step` on the rank's communication stream (starting the stream's actor on first use) and returns. */
+void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step);
+
+/** Blocks until the rank's communication stream is idle; the time blocked is exposed communication. */
+void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline);
+
+/** At the end of a rank's program: waits for its stream (exposed communication) and lets the stream's actor exit. */
+void close_stream(RunContext& ctx, int rank, RankTimeline& timeline);
+
 /** A message sent eagerly to a mailbox with a permanent receiver: its size, when it left, and the samples it
  * hands over (run-time balancing; 0 elsewhere). */
 struct Envelope {

@@ -251,7 +251,8 @@ std::string format_table(const Report& r) {
   out += fmt::format("partsim {}: {}\n", partsim_version(), r.scenario_name);
   if (!r.scenario_description.empty()) out += fmt::format("  {}\n", r.scenario_description);
   out += fmt::format("  {}\n", r.strategy_summary);
-  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", r.network.simgrid_version, r.network.model, r.network.note);
+  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", r.network.simgrid_version, r.network.model,
+                     r.network.note);
 
   line("makespan", human_seconds(r.makespan));
   line("throughput", fmt::format("{:.6g} samples/s", r.throughput));

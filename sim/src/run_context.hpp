@@ -3,9 +3,13 @@
 
 #include "partsim/engine.hpp"
 
+#include <simgrid/s4u/ConditionVariable.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -14,13 +18,29 @@ class Mailbox;
 
 namespace partsim::engine {
 
+struct Platform;
+
+/** A rank's communication stream: collectives queued by the rank's program run in order on their own actor while the
+ * program goes on (NCCL on its own CUDA stream). */
+struct CommStream {
+  std::deque<const CollectiveStep*> queue;
+  std::uint64_t pending = 0; ///< queued or running
+  bool closed = false;       ///< the program has ended: the stream's actor exits once the queue is empty
+  simgrid::s4u::MutexPtr mutex;
+  simgrid::s4u::ConditionVariablePtr changed;
+};
+
 /** Passed explicitly to every actor; never global. */
 struct RunContext {
-  RunContext(const Plan& p, RunResult& r, const EngineOptions& o) : plan(p), result(r), options(o) {}
+  RunContext(const Plan& p, RunResult& r, const EngineOptions& o, const ClusterSpec& c, const Platform& pf)
+      : plan(p), result(r), options(o), cluster(c), platform(pf) {}
 
   const Plan& plan;
   RunResult& result;
   const EngineOptions& options;
+  const ClusterSpec& cluster;
+  const Platform& platform;
+  std::vector<CommStream> streams; ///< per rank; used by ranks whose program queues collectives on stream 1
   std::vector<simgrid::s4u::Mailbox*> mailboxes; ///< one per rank
   std::vector<std::vector<int>> positions;       ///< positions[group][rank], -1 when absent
   /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most

@@ -4,7 +4,6 @@
 #include "partsim/error.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
-#include "partsim/link_profile.hpp"
 
 #include <fmt/format.h>
 
@@ -18,29 +17,6 @@ namespace partsim {
 namespace {
 
 constexpr double kShareTolerance = 1e-6;
-
-/** A link's bandwidth and latency: given directly, or from a profile in models/links (`"profile": "ib-ndr"`),
- * whose figures explicit keys override. `scope` is "intra_node" or "inter_node": a profile must match it and give
- * its bandwidth per GPU or per port (an NVSwitch's aggregate is not a per-GPU link). */
-LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, const std::string& scope) {
-  LinkSpec link;
-  const Bounds bandwidth_bounds = Bounds::positive(1e15);
-  const Bounds latency_bounds = Bounds::non_negative(10.0);
-  if (reader.has("profile")) {
-    const JsonReader name = reader.child("profile");
-    const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
-    if (profile.scope != scope || profile.bandwidth_per == "switch")
-      throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected a {} link with bandwidth per "
-                                   "GPU or port",
-                                   profile.name, profile.scope, profile.bandwidth_per, scope));
-    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value, Dimension::Bandwidth, bandwidth_bounds);
-    link.latency = reader.quantity_or("latency", profile.latency.value, Dimension::Time, latency_bounds);
-    return link;
-  }
-  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, bandwidth_bounds);
-  link.latency = reader.quantity("latency", Dimension::Time, latency_bounds);
-  return link;
-}
 
 SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
   SpeedChange change;
@@ -93,9 +69,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   }
   if (c.nodes > 1 || reader.has("network")) {
     JsonReader net = reader.child("network");
-    c.network.topology = net.choice_or("topology", "star", {"star"});
-    c.network.nic = parse_link(net, data_dir, "inter_node");
-    net.finish();
+    c.network = parse_network(net, data_dir, c.nodes, c.gpus_per_node);
   }
 
   c.node_speed_factor.assign(static_cast<std::size_t>(c.nodes), 1.0);

@@ -157,7 +157,9 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     program.steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
     if (sync) {
       plan.groups[0][static_cast<std::size_t>(r)] = r;
-      program.steps.emplace_back(RingAllReduceStep{0, gradient_bytes});
+      CollectiveStep allreduce;
+      allreduce.bytes = gradient_bytes;
+      program.steps.emplace_back(allreduce);
     }
   }
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);

@@ -52,10 +52,13 @@ struct CoordinatorStats {
 
 struct RunResult {
   std::vector<RankTimeline> ranks; ///< indexed by rank
-  double makespan = 0.0;           ///< last rank's finish time, s
-  double baseline_time = 0.0;      ///< the same work on one nominal GPU, simulated in the same engine, s
-  std::uint64_t messages = 0;      ///< point-to-point messages simulated
-  std::uint64_t executions = 0;    ///< executions simulated (baseline excluded)
+  /** Per rank: its communication stream (collectives overlapping the program), empty for ranks without one. The
+   * main timeline holds the exposed part: time blocked waiting for the stream. */
+  std::vector<RankTimeline> streams;
+  double makespan = 0.0;        ///< last rank's finish time, s
+  double baseline_time = 0.0;   ///< the same work on one nominal GPU, simulated in the same engine, s
+  std::uint64_t messages = 0;   ///< point-to-point messages simulated
+  std::uint64_t executions = 0; ///< executions simulated (baseline excluded)
   NetworkConfig network;
   std::optional<BalancingStats> balancing;     ///< set when work was dispatched at run time
   std::optional<CoordinatorStats> coordinator; ///< set in coordinated runs

@@ -1,6 +1,7 @@
 // Plan: what every rank does in one iteration, as a program of steps, independent of SimGrid.
 #pragma once
 
+#include "partsim/collective.hpp"
 #include "partsim/scenario.hpp"
 
 #include <cstdint>
@@ -18,13 +19,25 @@ struct ComputeStep {
   std::uint64_t samples = 0; ///< samples this step processes (for throughput and the report)
 };
 
-/** Ring all-reduce of `bytes` over the ranks of `group`: 2(n-1) steps of point-to-point messages. */
-struct RingAllReduceStep {
+/** A collective over the ranks of `group` (see collective.hpp for sizes and algorithms). On stream 0 the rank
+ * blocks until it is done; on stream 1 it is queued on the rank's communication stream and overlaps what follows
+ * (as NCCL runs on its own CUDA stream) until a StreamSyncStep. Collectives of one stream run in order. */
+struct CollectiveStep {
   int group = 0;
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  Fidelity fidelity = Fidelity::Steps;
   std::uint64_t bytes = 0;
+  int root = 0;   ///< broadcast: the root's position in the group
+  int stream = 0; ///< 0: blocking; 1: the communication stream
+  CommKind kind = CommKind::Data;
 };
 
-using Step = std::variant<ComputeStep, RingAllReduceStep>;
+/** Blocks until the rank's communication stream has finished every collective queued on it: the exposed part of the
+ * overlapped communication. */
+struct StreamSyncStep {};
+
+using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep>;
 
 /** One rank: the GPU it runs on and its program for one iteration. */
 struct RankProgram {
@@ -68,7 +81,7 @@ struct SplitSummary {
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
-  std::vector<std::vector<int>> groups; ///< rank lists, in ring order
+  std::vector<std::vector<int>> groups; ///< rank lists, in ring order (a collective's group indexes this)
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
   std::uint64_t samples_per_iteration = 0;

@@ -4,6 +4,7 @@
 #include "partsim/class_split.hpp"
 #include "partsim/hardware.hpp"
 #include "partsim/labels.hpp"
+#include "partsim/network.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,18 +22,6 @@ inline constexpr int kScenarioSchemaVersion = 1;
 
 /** Largest cluster a scenario may describe; larger ones are refused at parse time, not by memory exhaustion. */
 inline constexpr std::int64_t kMaxGpus = 65536;
-
-/** A point-to-point link: bandwidth per direction and one-way latency. */
-struct LinkSpec {
-  double bandwidth = 0.0; ///< bytes/s, each direction
-  double latency = 0.0;   ///< s, one way, GPU to GPU
-};
-
-/** Network between nodes. `star`: every node has one NIC link to a non-blocking core switch. */
-struct NetworkSpec {
-  std::string topology = "star";
-  LinkSpec nic; ///< per NIC: bandwidth each direction, one-way latency node to node
-};
 
 /** A node's speed over time, as multipliers of its speed factor: (time, factor) points, optionally repeating.
  * The planner does not see these: they are what nominal speeds hide (throttling, interference). */
