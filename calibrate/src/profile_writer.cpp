@@ -114,6 +114,33 @@ std::string base_profile_for(const std::string& device_name) {
   return "";
 }
 
+ordered_json profile_file_json(const GpuProfile& gpu) {
+  ordered_json out;
+  out["schema_version"] = kHardwareSchemaVersion;
+  out["kind"] = "gpu";
+  out["name"] = gpu.name;
+  out["description"] = gpu.description;
+  ordered_json peaks = ordered_json::object();
+  for (const std::string& type : known_data_types())
+    if (gpu.peak_flops.contains(type)) peaks[type] = figure_json(gpu.peak_flops.at(type));
+  out["peak_flops"] = peaks;
+  out["memory_bandwidth"] = figure_json(gpu.memory_bandwidth);
+  out["memory_capacity"] = figure_json(gpu.memory_capacity);
+  out["kernel_launch_overhead"] = figure_json(gpu.kernel_launch_overhead);
+  if (gpu.power) out["power"] = {{"tdp", figure_json(gpu.power->tdp)}, {"idle", figure_json(gpu.power->idle)}};
+  const GemmEfficiencyTable& t = gpu.gemm_efficiency;
+  ordered_json points = ordered_json::array();
+  for (const GemmEfficiencyPoint& p : t.points)
+    points.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"data_type", p.data_type}, {"efficiency", p.efficiency}});
+  out["gemm_efficiency"] = {{"provenance", provenance_json(t.provenance)},
+                            {"default_curve",
+                             {{"half_dimension", t.default_curve.half_dimension},
+                              {"saturated_efficiency", t.default_curve.saturated_efficiency},
+                              {"provenance", provenance_json(t.default_curve.provenance)}}},
+                            {"points", points}};
+  return out;
+}
+
 ordered_json measured_provenance(const DeviceInfo& device, const ProfileOptions& options, std::size_t samples,
                                  double spread, const std::string& note) {
   ordered_json p = {{"kind", "measured"}, {"device", device.name}};
@@ -189,16 +216,7 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
   const EfficiencyTable table = efficiency_table(r.gemm, peak_values(base));
   if (table.points.empty()) {
     if (!measured_any) throw std::invalid_argument("nothing was measured: no figure of the profile could be written");
-    const GemmEfficiencyTable& t = base.gemm_efficiency;
-    ordered_json points = ordered_json::array();
-    for (const GemmEfficiencyPoint& p : t.points)
-      points.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"data_type", p.data_type}, {"efficiency", p.efficiency}});
-    out["gemm_efficiency"] = {{"provenance", provenance_json(t.provenance)},
-                              {"default_curve",
-                               {{"half_dimension", t.default_curve.half_dimension},
-                                {"saturated_efficiency", t.default_curve.saturated_efficiency},
-                                {"provenance", provenance_json(t.default_curve.provenance)}}},
-                              {"points", points}};
+    out["gemm_efficiency"] = profile_file_json(base)["gemm_efficiency"];
     return out;
   }
 

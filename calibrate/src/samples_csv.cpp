@@ -64,7 +64,8 @@ const std::vector<std::pair<std::string, std::string DeviceInfo::*>>& text_keys(
   static const std::vector<std::pair<std::string, std::string DeviceInfo::*>> keys{
       {"device", &DeviceInfo::name},   {"uuid", &DeviceInfo::uuid},
       {"driver", &DeviceInfo::driver}, {"cuda", &DeviceInfo::cuda},
-      {"cupti", &DeviceInfo::cupti},   {"compute_capability", &DeviceInfo::compute_capability}};
+      {"cupti", &DeviceInfo::cupti},   {"compute_capability", &DeviceInfo::compute_capability},
+      {"date", &DeviceInfo::date},     {"tool", &DeviceInfo::tool}};
   return keys;
 }
 

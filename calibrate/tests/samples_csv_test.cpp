@@ -23,6 +23,8 @@ DeviceInfo device() {
   d.multiprocessors = 132;
   d.device_count = 2;
   d.index = 1;
+  d.date = "2026-12-01T10:00:00Z";
+  d.tool = "partsim-calibrate 0.1.0 (CUPTI activity API 130000, cuBLASLt 13.1.0)";
   return d;
 }
 
@@ -76,6 +78,8 @@ TEST(SamplesCsv, RoundTripKeepsEverySampleAndTheDevice) {
   EXPECT_EQ(back.device.multiprocessors, 132);
   EXPECT_EQ(back.device.device_count, 2);
   EXPECT_EQ(back.device.index, 1);
+  EXPECT_EQ(back.device.date, "2026-12-01T10:00:00Z");
+  EXPECT_EQ(back.device.tool, "partsim-calibrate 0.1.0 (CUPTI activity API 130000, cuBLASLt 13.1.0)");
   const std::vector<Sample> original = samples();
   ASSERT_EQ(back.samples.size(), original.size());
   for (std::size_t i = 0; i < original.size(); ++i) {

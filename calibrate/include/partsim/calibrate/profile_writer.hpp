@@ -44,6 +44,10 @@ nlohmann::ordered_json measured_link_profile(const CalibrationResult& result, co
  * algbw and busbw, power) and the warnings: the record of a run for people and scripts. */
 nlohmann::ordered_json calibration_summary(const CalibrationResult& result, const ProfileOptions& options);
 
+/** A GPU profile in the file format of models/hardware (schema_version, kind, every figure with its provenance): what
+ * load_gpu_profile reads back to the same profile. */
+nlohmann::ordered_json profile_file_json(const GpuProfile& profile);
+
 /** The `measured` provenance object for a figure. */
 nlohmann::ordered_json measured_provenance(const DeviceInfo& device, const ProfileOptions& options, std::size_t samples,
                                            double spread, const std::string& note);

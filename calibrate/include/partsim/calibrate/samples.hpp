@@ -51,7 +51,8 @@ struct Sample {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
-/** Where the samples came from: the device and software versions a measured profile records as provenance. */
+/** Where and when the samples came from: the device, software versions, date and tool a measured profile records as
+ * provenance. */
 struct DeviceInfo {
   std::string name;               ///< "NVIDIA H200"
   std::string uuid;               ///< "GPU-xxxxxxxx-xxxx-..."
@@ -63,6 +64,8 @@ struct DeviceInfo {
   int multiprocessors = 0;
   int device_count = 1; ///< GPUs visible to the process
   int index = 0;        ///< the GPU measured
+  std::string date;     ///< ISO 8601 UTC start of the run
+  std::string tool;     ///< "partsim-calibrate 0.1.0 (CUPTI activity API ..., cuBLASLt ...)"
 };
 
 /** The samples of one kind. */
