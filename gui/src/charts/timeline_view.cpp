@@ -1,0 +1,208 @@
+// TimelineView.
+#include "charts/timeline_view.hpp"
+
+#include "charts/imbalance_chart.hpp"
+#include "run_report.hpp"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace partsim::gui {
+
+TimelineCanvas::TimelineCanvas(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(false);
+  setFocusPolicy(Qt::WheelFocus);
+  setMinimumHeight(kHeaderHeight + kRowHeight);
+  setToolTip(tr("Wheel: zoom about the cursor. Drag: pan. Double-click: show all."));
+}
+
+void TimelineCanvas::set_trace(std::shared_ptr<const Trace> trace) {
+  trace_ = std::move(trace);
+  const int rows = trace_ ? static_cast<int>(trace_->tracks.size()) : 0;
+  setMinimumHeight(kHeaderHeight + std::max(1, rows) * kRowHeight + 4);
+  reset_view();
+}
+
+void TimelineCanvas::reset_view() {
+  set_view(0, trace_ && trace_->end > 0 ? trace_->end : 1);
+}
+
+void TimelineCanvas::set_view(double begin, double end) {
+  const double total = trace_ && trace_->end > 0 ? trace_->end : 1;
+  double span = std::clamp(end - begin, total * 1e-9, total);
+  begin = std::clamp(begin, 0.0, total - span);
+  begin_ = begin;
+  end_ = begin + span;
+  update();
+  emit view_changed(begin_, end_);
+}
+
+void TimelineCanvas::zoom(double factor, int x) {
+  const double anchor = x < 0 ? (begin_ + end_) / 2 : time_at(x);
+  const double span = (end_ - begin_) / factor;
+  const double share = (anchor - begin_) / (end_ - begin_);
+  set_view(anchor - share * span, anchor - share * span + span);
+}
+
+void TimelineCanvas::pan(double fraction) {
+  const double shift = (end_ - begin_) * fraction;
+  set_view(begin_ + shift, end_ + shift);
+}
+
+double TimelineCanvas::time_at(double x) const {
+  const double w = std::max(1, width() - kLabelWidth);
+  return begin_ + (x - kLabelWidth) / w * (end_ - begin_);
+}
+
+double TimelineCanvas::x_at(double t) const {
+  const double w = std::max(1, width() - kLabelWidth);
+  return kLabelWidth + (t - begin_) / (end_ - begin_) * w;
+}
+
+void TimelineCanvas::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  painted_ = 0;
+  if (!trace_ || trace_->tracks.empty()) {
+    p.drawText(rect(), Qt::AlignCenter, tr("No timeline: run a scenario"));
+    return;
+  }
+  const int plot_w = std::max(1, width() - kLabelWidth);
+  // Time axis: about one tick per 100 px at a 1-2-5 step.
+  const double span = end_ - begin_;
+  const double raw = span / std::max(1.0, plot_w / 100.0);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  p.setPen(palette().text().color());
+  for (double t = std::ceil(begin_ / step) * step; t <= end_; t += step) {
+    const int x = static_cast<int>(x_at(t));
+    p.drawLine(x, kHeaderHeight - 6, x, kHeaderHeight);
+    p.drawText(QRect(x - 50, 2, 100, kHeaderHeight - 8), Qt::AlignCenter, format_seconds(t));
+  }
+  p.drawLine(kLabelWidth, kHeaderHeight, width(), kHeaderHeight);
+
+  std::vector<QColor> colors;
+  for (const QString& kind : trace_->kinds) colors.push_back(kind_color(kind));
+  const QRect visible = visibleRegion().boundingRect();
+  const double px_time = span / plot_w; // seconds per pixel
+  for (std::size_t row = 0; row < trace_->tracks.size(); ++row) {
+    const int y = kHeaderHeight + 2 + static_cast<int>(row) * kRowHeight;
+    if (y + kRowHeight < visible.top() || y > visible.bottom()) continue;
+    const TraceTrack& track = trace_->tracks[row];
+    p.setPen(palette().text().color());
+    p.drawText(QRect(4, y, kLabelWidth - 8, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft, track.name);
+    const auto& iv = track.intervals;
+    // First interval ending after the view's start (intervals are sorted and do not overlap).
+    auto it =
+        std::lower_bound(iv.begin(), iv.end(), begin_, [](const TraceInterval& i, double t) { return i.end < t; });
+    while (it != iv.end() && it->begin <= end_) {
+      const double x0 = std::max(x_at(it->begin), static_cast<double>(kLabelWidth));
+      const double x1 = std::min(x_at(it->end), static_cast<double>(width()));
+      const double w = std::max(1.0, x1 - x0);
+      p.fillRect(QRectF(x0, y + 1, w, kRowHeight - 3), colors[std::min<std::size_t>(it->kind, colors.size() - 1)]);
+      ++painted_;
+      // Skip the intervals that would land in the pixel column just painted.
+      const double next_t = begin_ + (std::floor(x0 + w) - kLabelWidth + 1) * px_time;
+      auto next = it + 1;
+      if (next != iv.end() && next->end < next_t)
+        next = std::lower_bound(next, iv.end(), next_t, [](const TraceInterval& i, double t) { return i.end < t; });
+      it = next;
+    }
+  }
+}
+
+void TimelineCanvas::wheelEvent(QWheelEvent* event) {
+  const double steps = event->angleDelta().y() / 120.0;
+  if (steps == 0) return;
+  zoom(std::pow(1.25, steps), static_cast<int>(event->position().x()));
+  event->accept();
+}
+
+void TimelineCanvas::mousePressEvent(QMouseEvent* event) {
+  if (event->button() != Qt::LeftButton) return;
+  drag_x_ = static_cast<int>(event->position().x());
+  drag_begin_ = begin_;
+  setCursor(Qt::ClosedHandCursor);
+}
+
+void TimelineCanvas::mouseMoveEvent(QMouseEvent* event) {
+  if (drag_x_ < 0) return;
+  const double per_px = (end_ - begin_) / std::max(1, width() - kLabelWidth);
+  const double span = end_ - begin_;
+  const double b = drag_begin_ - (event->position().x() - drag_x_) * per_px;
+  set_view(b, b + span);
+}
+
+void TimelineCanvas::mouseReleaseEvent(QMouseEvent*) {
+  drag_x_ = -1;
+  unsetCursor();
+}
+
+void TimelineCanvas::mouseDoubleClickEvent(QMouseEvent*) {
+  reset_view();
+}
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+  canvas_ = new TimelineCanvas;
+  scroll_ = new QScrollArea(this);
+  scroll_->setWidget(canvas_);
+  scroll_->setWidgetResizable(true);
+  caption_ = new QLabel(this);
+  legend_ = new QLabel(this);
+  auto* zoom_in = new QPushButton(tr("Zoom in"), this);
+  auto* zoom_out = new QPushButton(tr("Zoom out"), this);
+  auto* left = new QPushButton(QStringLiteral("◀"), this);
+  auto* right = new QPushButton(QStringLiteral("▶"), this);
+  auto* all = new QPushButton(tr("Show all"), this);
+  connect(zoom_in, &QPushButton::clicked, canvas_, [this] { canvas_->zoom(2); });
+  connect(zoom_out, &QPushButton::clicked, canvas_, [this] { canvas_->zoom(0.5); });
+  connect(left, &QPushButton::clicked, canvas_, [this] { canvas_->pan(-0.25); });
+  connect(right, &QPushButton::clicked, canvas_, [this] { canvas_->pan(0.25); });
+  connect(all, &QPushButton::clicked, canvas_, &TimelineCanvas::reset_view);
+  connect(canvas_, &TimelineCanvas::view_changed, this, &TimelineView::update_caption);
+  auto* bar = new QHBoxLayout;
+  for (QWidget* w : std::initializer_list<QWidget*>{zoom_in, zoom_out, left, right, all}) bar->addWidget(w);
+  bar->addWidget(legend_);
+  bar->addStretch(1);
+  bar->addWidget(caption_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(bar);
+  layout->addWidget(scroll_, 1);
+  set_trace(nullptr);
+}
+
+void TimelineView::set_trace(std::shared_ptr<const Trace> trace, const QString& why_none) {
+  why_none_ = why_none;
+  QString legend;
+  if (trace)
+    for (const QString& kind : trace->kinds)
+      legend += QStringLiteral("<span style='color:%1'>&#9632;</span> %2 &nbsp;").arg(kind_color(kind).name(), kind);
+  legend_->setText(legend);
+  canvas_->set_trace(std::move(trace));
+  update_caption();
+}
+
+void TimelineView::update_caption() {
+  const Trace* t = canvas_->trace();
+  if (t == nullptr) {
+    caption_->setText(why_none_);
+    return;
+  }
+  caption_->setText(
+      tr("%1 to %2 of %3; %4 intervals on %5 tracks")
+          .arg(format_seconds(canvas_->view_begin()), format_seconds(canvas_->view_end()), format_seconds(t->end))
+          .arg(t->interval_count())
+          .arg(t->tracks.size()));
+}
+
+} // namespace partsim::gui

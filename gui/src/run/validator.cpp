@@ -1,0 +1,56 @@
+// Scenario validation through partsim_model.
+#include "run/validator.hpp"
+
+#include "partsim/data_dir.hpp"
+#include "partsim/error.hpp"
+#include "partsim/scenario.hpp"
+#include "partsim/strategy.hpp"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace partsim::gui {
+
+Validation validate_scenario(const nlohmann::json& document, const std::string& source) {
+  Validation v;
+  try {
+    const Scenario scenario = parse_scenario(document, source, data_dir());
+    const Plan plan = build_plan(scenario);
+    v.ok = true;
+    v.planned_events = plan.planned_messages + plan.planned_executions;
+    v.gpus = scenario.cluster.gpu_count();
+    v.gpus_per_node = scenario.cluster.gpus_per_node;
+    if (const auto* dp = std::get_if<DataParallel>(&scenario.strategy)) v.partitions = dp->partitions;
+    v.plan_summary = QString::fromStdString(plan.summary);
+  } catch (const InputError& e) {
+    v.error = parse_error_line(QStringLiteral("partsim: error: ") + QString::fromUtf8(e.what()));
+    if (v.error.pointer.isEmpty() && !e.pointer().empty()) v.error.pointer = QString::fromStdString(e.pointer());
+  } catch (const std::exception& e) {
+    v.error.message = QString::fromUtf8(e.what());
+  }
+  return v;
+}
+
+Validator::Validator(QObject* parent) : QObject(parent) {
+  connect(&watcher_, &QFutureWatcher<Validation>::finished, this, [this] {
+    const Validation result = watcher_.result();
+    if (pending_) {
+      start_next(); // a newer document is waiting: this answer is stale
+      return;
+    }
+    emit validated(result);
+  });
+}
+
+void Validator::validate(const nlohmann::json& document, const std::string& source) {
+  pending_document_ = document;
+  pending_source_ = source;
+  pending_ = true;
+  if (!watcher_.isRunning()) start_next();
+}
+
+void Validator::start_next() {
+  pending_ = false;
+  watcher_.setFuture(QtConcurrent::run(validate_scenario, std::move(pending_document_), std::move(pending_source_)));
+}
+
+} // namespace partsim::gui

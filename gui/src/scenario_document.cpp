@@ -1,0 +1,125 @@
+// ScenarioDocument: loading, editing and diffing the scenario JSON.
+#include "scenario_document.hpp"
+
+#include "partsim/scenario.hpp"
+
+#include <QFile>
+#include <QFileInfo>
+
+namespace partsim::gui {
+
+std::string escape_pointer_token(const std::string& token) {
+  std::string out;
+  for (const char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+namespace {
+void diff_into(const nlohmann::json& a, const nlohmann::json& b, const std::string& pointer,
+               std::vector<FieldOverride>& out) {
+  if (a == b) return;
+  const bool root = pointer.empty();
+  if (a.is_object() && b.is_object()) {
+    bool removed = false;
+    for (const auto& [key, value] : a.items()) removed = removed || !b.contains(key);
+    if (removed && !root) {
+      out.push_back({pointer, b});
+      return;
+    }
+    for (const auto& [key, value] : b.items()) {
+      const std::string child = pointer + "/" + escape_pointer_token(key);
+      if (!a.contains(key))
+        out.push_back({child, value});
+      else
+        diff_into(a.at(key), value, child, out);
+    }
+    return;
+  }
+  if (!root) out.push_back({pointer, b});
+}
+} // namespace
+
+std::vector<FieldOverride> diff_overrides(const nlohmann::json& original, const nlohmann::json& edited) {
+  std::vector<FieldOverride> out;
+  diff_into(original, edited, "", out);
+  return out;
+}
+
+ScenarioDocument::ScenarioDocument(QObject* parent) : QObject(parent) {
+  load_default();
+}
+
+QString ScenarioDocument::load_file(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return path + ": cannot open: " + file.errorString();
+  return load_text(file.readAll(), path);
+}
+
+void ScenarioDocument::load_default() {
+  load_text(QByteArray::fromStdString(partsim::default_scenario_text()), QString());
+}
+
+QString ScenarioDocument::load_text(const QByteArray& text, const QString& path) {
+  nlohmann::json doc = nlohmann::json::parse(text.constData(), text.constData() + text.size(), nullptr, false);
+  const QString source = path.isEmpty() ? QStringLiteral("<built-in default>") : path;
+  if (doc.is_discarded()) return source + ": /: not valid JSON";
+  if (!doc.is_object()) return source + ": /: expected a JSON object at the top level";
+  path_ = path;
+  original_ = doc;
+  edited_ = std::move(doc);
+  emit loaded();
+  return {};
+}
+
+std::string ScenarioDocument::source() const {
+  return path_.isEmpty() ? std::string("<built-in default>") : path_.toStdString();
+}
+
+QString ScenarioDocument::title() const {
+  return path_.isEmpty() ? QStringLiteral("built-in default") : QFileInfo(path_).fileName();
+}
+
+const nlohmann::json* ScenarioDocument::value(const std::string& pointer) const {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (!edited_.contains(ptr)) return nullptr;
+  return &edited_.at(ptr);
+}
+
+void ScenarioDocument::set_value(const std::string& pointer, const nlohmann::json& value) {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (edited_.contains(ptr) && edited_.at(ptr) == value) return;
+  edited_[ptr] = value;
+  emit edited(QString::fromStdString(pointer));
+}
+
+void ScenarioDocument::remove_value(const std::string& pointer) {
+  const nlohmann::json::json_pointer ptr(pointer);
+  if (!edited_.contains(ptr)) return;
+  nlohmann::json& parent = edited_.at(ptr.parent_pointer());
+  if (parent.is_object())
+    parent.erase(ptr.back());
+  else if (parent.is_array())
+    parent.erase(static_cast<std::size_t>(std::stoul(ptr.back())));
+  emit edited(QString::fromStdString(pointer));
+}
+
+QStringList ScenarioDocument::scenario_arguments() const {
+  QStringList args;
+  if (!path_.isEmpty()) args << path_;
+  for (const FieldOverride& o : overrides())
+    args << QStringLiteral("--set") << QString::fromStdString(o.pointer + "=" + o.value.dump());
+  return args;
+}
+
+QByteArray ScenarioDocument::text() const {
+  return QByteArray::fromStdString(edited_.dump(2) + "\n");
+}
+
+} // namespace partsim::gui

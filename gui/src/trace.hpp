@@ -1,0 +1,38 @@
+// Trace: per-rank intervals read from partsim's trace.json (Chrome trace-event format), for the timeline view.
+#pragma once
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace partsim::gui {
+
+struct TraceInterval {
+  double begin = 0;      ///< s (simulated)
+  double end = 0;        ///< s
+  std::uint8_t kind = 0; ///< index into Trace::kinds
+};
+
+/** One track: a rank (or the coordinator), its intervals sorted by begin. */
+struct TraceTrack {
+  QString name;
+  int pid = 0;
+  int tid = 0;
+  std::vector<TraceInterval> intervals;
+};
+
+struct Trace {
+  QStringList kinds; ///< "compute", "communication", "wait", "coordination", then any others in order of appearance
+  std::vector<TraceTrack> tracks; ///< ranks in order, the coordinator last
+  double end = 0;                 ///< s: the last interval's end
+  std::size_t interval_count() const;
+};
+
+/** Parses trace.json text. @returns nullopt with `error` set when it is not a trace. */
+std::optional<Trace> parse_trace(const QByteArray& text, QString* error = nullptr);
+
+} // namespace partsim::gui

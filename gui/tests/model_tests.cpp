@@ -1,0 +1,282 @@
+// partsim-gui model tests: report/trace/sweep parsing, the item models (QAbstractItemModelTester), the scenario
+// document and form, and the charts fed from snapshots. No child process.
+#include "charts/imbalance_chart.hpp"
+#include "charts/overhead_chart.hpp"
+#include "charts/speedup_chart.hpp"
+#include "charts/timeline_view.hpp"
+#include "form/field_editors.hpp"
+#include "form/scenario_form.hpp"
+#include "models/rank_model.hpp"
+#include "models/summary_model.hpp"
+#include "models/sweep_model.hpp"
+#include "partsim/data_dir.hpp"
+#include "run/error_line.hpp"
+#include "run/validator.hpp"
+#include "run_report.hpp"
+#include "sample_reports.hpp"
+#include "scenario_document.hpp"
+#include "sweep_result.hpp"
+#include "trace.hpp"
+
+#include <QAbstractItemModelTester>
+#include <QBarSet>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHorizontalPercentBarSeries>
+#include <QLineSeries>
+#include <QSpinBox>
+#include <QStackedBarSeries>
+#include <QtTest>
+
+using namespace partsim::gui;
+
+class ModelTests : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void report_reads_todays_schema() {
+    QString error;
+    const auto r = parse_report(samples::kReport, &error);
+    QVERIFY2(r.has_value(), qPrintable(error));
+    QCOMPARE(r->ranks.size(), std::size_t(3));
+    QCOMPARE(r->makespan(), 4.0);
+    QCOMPARE(r->figure("speedup").value(), 2.0);
+    QVERIFY(!r->figure("amdahl_limit").has_value()); // null: not shown
+    QCOMPARE(r->slowest_rank(), 0);
+    QCOMPARE(r->ranks[1].idle(), 2.4);
+    double total = 0;
+    for (const TimeShare& s : r->time_shares()) total += s.share;
+    QVERIFY(std::fabs(total - 1.0) < 1e-9);
+    QVERIFY(r->warnings.isEmpty());
+  }
+
+  void report_is_tolerant_of_new_and_missing_fields() {
+    const auto r = parse_report(samples::kFutureReport);
+    QVERIFY(r.has_value());
+    QCOMPARE(r->ranks[1].wait, 0.0); // missing
+    QCOMPARE(r->ranks[0].exposed_communication.value(), 0.5);
+    QCOMPARE(r->figure("mfu").value(), 0.42);
+    QCOMPARE(r->figure("brand_new_figure").value(), 7.0);
+    QCOMPARE(r->warnings.size(), 3); // two given, one from the out-of-memory rank
+    QVERIFY(r->warnings.contains(QStringLiteral("2 partitions starved")));
+    QStringList kinds;
+    for (const TimeShare& s : r->time_shares()) kinds << s.kind;
+    QVERIFY(kinds.contains(QStringLiteral("exposed communication")));
+    QVERIFY(kinds.contains(QStringLiteral("overlapped communication")));
+    QVERIFY(!parse_report("{\"summary\": 3}").has_value());
+    QVERIFY(!parse_report("not json").has_value());
+  }
+
+  void rank_model_passes_the_tester() {
+    RankModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_report(*parse_report(samples::kReport));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.columnCount(), int(RankModel::NUM_COLUMNS));
+    QCOMPARE(model.index(0, RankModel::Compute).data(Qt::UserRole).toDouble(), 3.0);
+    QVERIFY(!model.index(0, RankModel::ExposedCommunication).data(Qt::UserRole).isValid());
+    model.set_report(*parse_report(samples::kFutureReport));
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, RankModel::ExposedCommunication).data(Qt::UserRole).toDouble(), 0.5);
+    model.set_report(RunReport{});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void summary_model_passes_the_tester_and_shows_deltas() {
+    SummaryModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_current(parse_report(samples::kReport));
+    QCOMPARE(model.key(0), std::string("makespan_s")); // headline first
+    model.set_pinned(parse_report(samples::kFutureReport));
+    const int row = model.row_of("makespan_s");
+    QCOMPARE(model.index(row, SummaryModel::Current).data(Qt::UserRole).toDouble(), 4.0);
+    QCOMPARE(model.index(row, SummaryModel::Pinned).data(Qt::UserRole).toDouble(), 2.0);
+    QCOMPARE(model.index(row, SummaryModel::Delta).data(Qt::UserRole).toDouble(), 2.0);
+    // A figure only the pinned run has: a row, no current value, no delta.
+    const int mfu = model.row_of("mfu");
+    QVERIFY(mfu >= 0);
+    QVERIFY(!model.index(mfu, SummaryModel::Current).data(Qt::UserRole).isValid());
+    QVERIFY(!model.index(mfu, SummaryModel::Delta).data(Qt::UserRole).isValid());
+    QVERIFY(model.row_of("brand_new_figure") > model.row_of("makespan_s"));
+    model.set_current(std::nullopt);
+    model.set_pinned(std::nullopt);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void sweep_csv_and_model() {
+    QString error;
+    const auto sweep = parse_sweep_csv(samples::kSweepCsv, &error);
+    QVERIFY2(sweep.has_value(), qPrintable(error));
+    QCOMPARE(sweep->axis, QStringLiteral("/cluster/nodes"));
+    QCOMPARE(sweep->rows.size(), std::size_t(3));
+    QCOMPARE(sweep->rows[0].gpus, 1); // sorted by GPU count
+    QCOMPARE(sweep->rows[2].label, QStringLiteral("16"));
+    QCOMPARE(sweep->rows[1].karp_flatt, 0.0833);
+    SweepModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_result(*sweep);
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.index(2, SweepModel::Speedup).data(Qt::UserRole).toDouble(), 8.0);
+    QVERIFY(!parse_sweep_csv("point,gpus\n").has_value());
+  }
+
+  void trace_reads_tracks_in_rank_order() {
+    const auto trace = parse_trace(samples::kTrace);
+    QVERIFY(trace.has_value());
+    QCOMPARE(trace->tracks.size(), std::size_t(3));
+    QCOMPARE(trace->tracks[0].name, QStringLiteral("rank 0 (gpu 0)"));
+    QCOMPARE(trace->tracks[2].name, QStringLiteral("coordinator"));
+    QCOMPARE(trace->end, 4.0);
+    QCOMPARE(trace->interval_count(), std::size_t(5));
+    QCOMPARE(trace->kinds[trace->tracks[1].intervals[1].kind], QStringLiteral("wait"));
+  }
+
+  void overrides_express_edits_for_the_cli() {
+    const nlohmann::json a = nlohmann::json::parse(R"({"cluster": {"nodes": 2, "gpu": "x"},
+        "strategy": {"shares": {"skewed": 0.3}, "partitions": 4}})");
+    nlohmann::json b = a;
+    b["cluster"]["nodes"] = 8;
+    b["cluster"]["network"] = {{"bandwidth", "25GBps"}};
+    b["strategy"]["shares"] = "balanced";
+    auto o = diff_overrides(a, b);
+    QCOMPARE(o.size(), std::size_t(3));
+    b = a;
+    b["strategy"].erase("partitions"); // a removed key: the parent object is replaced
+    o = diff_overrides(a, b);
+    QCOMPARE(o.size(), std::size_t(1));
+    QCOMPARE(o[0].pointer, std::string("/strategy"));
+    QCOMPARE(o[0].value, b["strategy"]);
+    QCOMPARE(escape_pointer_token("a/b~c"), std::string("a~1b~0c"));
+  }
+
+  void error_lines_name_their_pointer() {
+    const ErrorLine e = parse_error_line(
+        "\rpartsim: simulating  10.0%\npartsim: error: scenarios/x.json: /cluster/nodes: expected an integer\n");
+    QCOMPARE(e.pointer, QStringLiteral("/cluster/nodes"));
+    QCOMPARE(e.message, QStringLiteral("scenarios/x.json: /cluster/nodes: expected an integer"));
+    QCOMPARE(parse_error_line("partsim: error: --set: expected PATH=VALUE").pointer, QString());
+  }
+
+  void validation_gives_the_cli_message() {
+    ScenarioDocument doc;
+    Validation v = validate_scenario(doc.document(), doc.source());
+    QVERIFY2(v.ok, qPrintable(v.error.message));
+    QVERIFY(v.planned_events > 0);
+    QCOMPARE(v.gpus, 10);
+    doc.set_value("/cluster/nodes", 0);
+    v = validate_scenario(doc.document(), doc.source());
+    QVERIFY(!v.ok);
+    QCOMPARE(v.error.pointer, QStringLiteral("/cluster/nodes"));
+    QVERIFY2(v.error.message.startsWith(QStringLiteral("<built-in default>: /cluster/nodes: ")),
+             qPrintable(v.error.message));
+  }
+
+  void form_edits_the_document_and_shows_errors_at_fields() {
+    ScenarioDocument doc;
+    ScenarioForm form(&doc, QString::fromStdString(partsim::data_dir().string()));
+    auto* nodes = qobject_cast<IntegerEditor*>(form.editor("/cluster/nodes"));
+    QVERIFY(nodes != nullptr);
+    QCOMPARE(nodes->spin_box()->value(), 10);
+    QVERIFY(nodes->slider() != nullptr);
+    nodes->spin_box()->setValue(4);
+    QCOMPARE(doc.value("/cluster/nodes")->get<int>(), 4);
+    QCOMPARE(doc.overrides().size(), std::size_t(1));
+    // Programmatic edits show in the form; they do not echo back as edits.
+    doc.set_value("/cluster/nodes", 6);
+    QCOMPARE(nodes->spin_box()->value(), 6);
+    // Skew: the shares editor writes {"skewed": S}.
+    auto* shares = qobject_cast<SharesEditor*>(form.editor("/strategy/shares"));
+    QVERIFY(shares != nullptr);
+    shares->skew_box()->setValue(0.5);
+    QCOMPARE((*doc.value("/strategy/shares"))["skewed"].get<double>(), 0.5);
+    // Quantities keep their unit.
+    auto* bandwidth = qobject_cast<QuantityEditor*>(form.editor("/cluster/network/bandwidth"));
+    QVERIFY(bandwidth != nullptr);
+    QCOMPARE(bandwidth->unit_box()->currentText(), QStringLiteral("GBps"));
+    bandwidth->spin_box()->setValue(50);
+    QCOMPARE(doc.value("/cluster/network/bandwidth")->get<std::string>(), std::string("50GBps"));
+    // An optional field switched off leaves the document.
+    QCheckBox* data_type = form.enable_box("/workload/data_type");
+    QVERIFY(data_type != nullptr && data_type->isChecked());
+    data_type->setChecked(false);
+    QVERIFY(doc.value("/workload/data_type") == nullptr);
+    // Errors land at the deepest field their pointer names, or at the section.
+    form.show_error(parse_error_line("partsim: error: x.json: /cluster/nodes: expected at least 1"));
+    QCOMPARE(form.error_at("/cluster/nodes"), QStringLiteral("expected at least 1"));
+    form.show_error(parse_error_line("partsim: error: x.json: /cluster/speed_changes/0/node: expected < 10"));
+    QVERIFY(form.error_at("/cluster/speed_changes").contains(QStringLiteral("/cluster/speed_changes/0/node")));
+    QVERIFY(form.error_at("/cluster/nodes").isEmpty());
+    form.show_error(parse_error_line("partsim: error: x.json: /cluster/network: required when nodes > 1"));
+    QVERIFY(form.error_at("/cluster").contains(QStringLiteral("required")));
+    // Unknown keys become JSON fields.
+    nlohmann::json with_new = doc.document();
+    with_new["workload"]["future_key"] = {1, 2};
+    doc.load_text(QByteArray::fromStdString(with_new.dump()), QStringLiteral("x.json"));
+    QVERIFY(qobject_cast<JsonEditor*>(form.editor("/workload/future_key")) != nullptr);
+  }
+
+  void imbalance_chart_holds_the_report_numbers() {
+    const RunReport r = *parse_report(samples::kReport);
+    ImbalanceChart chart;
+    chart.set_report(r);
+    QVERIFY(chart.bars() != nullptr);
+    const QList<QBarSet*> sets = chart.bars()->barSets();
+    QCOMPARE(sets.size(), 4);
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(sets[0]->at(i), r.ranks[std::size_t(i)].compute);
+      QCOMPARE(sets[1]->at(i), r.ranks[std::size_t(i)].communication);
+      QCOMPARE(sets[2]->at(i), r.ranks[std::size_t(i)].wait);
+      QCOMPARE(sets[3]->at(i), r.ranks[std::size_t(i)].tail_idle);
+    }
+    chart.set_order(ImbalanceChart::Order::Busiest);
+    QCOMPARE(chart.shown_ranks().front(), 0);
+    chart.set_pinned(r);
+    QVERIFY(chart.pinned_series() != nullptr);
+    QCOMPARE(chart.pinned_series()->count(), 3);
+
+    OverheadChart overhead;
+    overhead.set_report(r);
+    overhead.set_pinned(*parse_report(samples::kFutureReport));
+    QVERIFY(overhead.bars() != nullptr);
+    QCOMPARE(overhead.bars()->barSets().first()->at(0), 100.0 * r.time_shares()[0].share);
+    QCOMPARE(overhead.bars()->barSets().first()->count(), 2); // current and pinned
+  }
+
+  void speedup_chart_draws_measured_ideal_and_amdahl() {
+    SpeedupChart chart;
+    chart.set_result(parse_sweep_csv(samples::kSweepCsv));
+    QCOMPARE(chart.measured()->count(), 3);
+    QCOMPARE(chart.measured()->at(2), QPointF(16, 8));
+    QCOMPARE(chart.amdahl()->at(1), QPointF(4, 4));
+    QCOMPARE(chart.ideal()->at(1), QPointF(16, 16));
+  }
+
+  void timeline_zooms_pans_and_culls() {
+    auto trace = std::make_shared<Trace>(*parse_trace(samples::kTrace));
+    // One track with 200k tiny intervals: painting must not draw them all.
+    TraceTrack busy;
+    busy.name = QStringLiteral("busy");
+    busy.tid = 99;
+    for (int i = 0; i < 200000; ++i) busy.intervals.push_back({i * 2e-5, i * 2e-5 + 1e-5, std::uint8_t(i % 2)});
+    trace->tracks.push_back(busy);
+    TimelineView view;
+    view.resize(900, 300);
+    view.set_trace(trace);
+    TimelineCanvas* canvas = view.canvas();
+    QCOMPARE(canvas->view_begin(), 0.0);
+    QCOMPARE(canvas->view_end(), 4.0);
+    canvas->zoom(2, -1);
+    QCOMPARE(canvas->view_end() - canvas->view_begin(), 2.0);
+    canvas->pan(10); // clamped at the end
+    QCOMPARE(canvas->view_end(), 4.0);
+    canvas->reset_view();
+    view.show();
+    canvas->grab();
+    QVERIFY(canvas->last_painted_rectangles() > 0);
+    QVERIFY2(canvas->last_painted_rectangles() < 5000, qPrintable(QString::number(canvas->last_painted_rectangles())));
+  }
+};
+
+QTEST_MAIN(ModelTests)
+#include "model_tests.moc"
