@@ -35,7 +35,8 @@ inline void check(cublasStatus_t result, const char* call, const char* file, int
 
 } // namespace partsim::calibrate::cuda
 
-/** CUDA_CHECK(cudaMalloc(&p, n)); throws std::runtime_error "cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation: ..." */
+/** CUDA_CHECK(cudaMalloc(&p, n)); throws std::runtime_error "cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation: ..."
+ */
 #define CUDA_CHECK(call) ::partsim::calibrate::cuda::check((call), #call, __FILE__, __LINE__)
 /** CUPTI_CHECK(cuptiActivityEnable(kind)); the message carries cuptiGetResultString. */
 #define CUPTI_CHECK(call) ::partsim::calibrate::cuda::check((call), #call, __FILE__, __LINE__)

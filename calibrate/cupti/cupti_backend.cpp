@@ -79,7 +79,9 @@ class CuptiBackend final : public MeasurementBackend {
     return d;
   }
 
-  std::vector<std::string> gemm_data_types() override { return GemmRunner::data_types(props_.major, props_.minor); }
+  std::vector<std::string> gemm_data_types() override {
+    return GemmRunner::data_types(props_.major, props_.minor);
+  }
 
   std::vector<Sample> gemm(const GemmShape3& shape, const std::string& type, const Repeats& r) override {
     GemmRunner& runner = gemm_runner(std::max({shape.m, shape.n, shape.k}));
@@ -115,8 +117,8 @@ class CuptiBackend final : public MeasurementBackend {
     proto.data_type = "fp32";
     proto.bytes = bytes;
     return timed(proto, r, [&] {
-      CUDA_CHECK(kernels::axpb(static_cast<const float*>(x.get()), static_cast<float*>(y.get()), size / 4, 1.5f,
-                               0.25f, stream_->get()));
+      CUDA_CHECK(kernels::axpb(static_cast<const float*>(x.get()), static_cast<float*>(y.get()), size / 4, 1.5f, 0.25f,
+                               stream_->get()));
     });
   }
 
@@ -172,7 +174,9 @@ class CuptiBackend final : public MeasurementBackend {
     });
   }
 
-  int peer_devices() override { return device_count_; }
+  int peer_devices() override {
+    return device_count_;
+  }
 
   std::vector<Sample> peer_copy(int from, int to, std::int64_t bytes, const Repeats& r) override {
     const auto size = static_cast<std::size_t>(bytes);
@@ -189,9 +193,10 @@ class CuptiBackend final : public MeasurementBackend {
       proto.bytes = bytes;
       proto.device = from;
       proto.peer = to;
-      samples = timed(proto, r, [&] {
-        CUDA_CHECK(cudaMemcpyPeerAsync(destination.get(), to, source.get(), from, size, stream.get()));
-      }, &stream);
+      samples = timed(
+          proto, r,
+          [&] { CUDA_CHECK(cudaMemcpyPeerAsync(destination.get(), to, source.get(), from, size, stream.get())); },
+          &stream);
     }
     CUDA_CHECK(cudaSetDevice(device_));
     return samples;
@@ -350,8 +355,8 @@ std::unique_ptr<MeasurementBackend> make_cupti_backend(int device) {
 
 std::string cupti_backend_description() {
   const std::size_t lt = cublasLtGetVersion();
-  std::string text = fmt::format("CUPTI activity API {}, cuBLASLt {}.{}.{}", cupti_version(), lt / 10000,
-                                 lt / 100 % 100, lt % 100);
+  std::string text =
+      fmt::format("CUPTI activity API {}, cuBLASLt {}.{}.{}", cupti_version(), lt / 10000, lt / 100 % 100, lt % 100);
 #ifdef PARTSIM_CALIBRATE_HAVE_NCCL
   text += ", " + NcclCollectives::version();
 #endif

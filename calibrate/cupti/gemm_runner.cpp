@@ -90,8 +90,8 @@ void GemmRunner::prepare(std::int64_t m, std::int64_t n, std::int64_t k, const s
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   const cublasStatus_t status = [&] {
-    const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_, sizeof(workspace_bytes_));
+    const cublasStatus_t s = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                  &workspace_bytes_, sizeof(workspace_bytes_));
     if (s != CUBLAS_STATUS_SUCCESS) return s;
     return cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_layout_, b_layout_, d_layout_, d_layout_, preference, 1,
                                           &result, &found);
