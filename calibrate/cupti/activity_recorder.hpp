@@ -20,7 +20,8 @@ struct ActivityInterval {
 
 /** The process's CUPTI activity session (CUPTI allows one per process: do not create two).
  *
- * Enables CONCURRENT_KERNEL (does not serialise kernels), MEMCPY, MEMCPY2 (peer copies) and EXTERNAL_CORRELATION.
+ * Enables CONCURRENT_KERNEL (does not serialise kernels), MEMCPY, MEMCPY2 (peer copies), EXTERNAL_CORRELATION, and
+ * RUNTIME and DRIVER (the API records that external correlation records accompany).
  * Work issued between begin() and end() on this thread is tied to the id begin() returned. */
 class ActivityRecorder {
  public:
