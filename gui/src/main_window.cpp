@@ -82,6 +82,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   warnings_ = new QListWidget;
   warnings_->setMaximumHeight(110);
   auto* side = new QWidget;
+  side->setMinimumWidth(400);
   auto* side_layout = new QVBoxLayout(side);
   side_layout->setContentsMargins(0, 0, 0, 0);
   side_layout->addWidget(new QLabel(tr("<b>Summary</b>")));

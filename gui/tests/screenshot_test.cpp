@@ -15,13 +15,13 @@ class ScreenshotTest : public QObject {
     QProcess gui;
     gui.setProcessChannelMode(QProcess::MergedChannels);
     gui.start(QStringLiteral(PARTSIM_GUI_EXE),
-              {QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1200x800"),
+              {QStringLiteral("--screenshot"), out, QStringLiteral("--size"), QStringLiteral("1400x850"),
                QStringLiteral(PARTSIM_SOURCE_DIR "/scenarios/seed-1-skewed-partitions.json")});
     QVERIFY(gui.waitForFinished(90000));
     QVERIFY2(gui.exitCode() == 0, gui.readAll().constData());
     const QImage image(out);
     QVERIFY(!image.isNull());
-    QCOMPARE(image.size(), QSize(1200, 800));
+    QCOMPARE(image.size(), QSize(1400, 850));
     // Non-trivial: many distinct colours (text, bars, table), not a blank or single-colour window.
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 4)

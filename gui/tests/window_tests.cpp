@@ -81,6 +81,9 @@ class WindowTests : public QObject {
  private slots:
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("partsim-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("partsim-gui-tests"));
+    QSettings().clear();
     qRegisterMetaType<RunState>();
     QVERIFY2(QFileInfo(qEnvironmentVariable("PARTSIM_BIN")).isExecutable(), "PARTSIM_BIN must name partsim");
   }
@@ -183,13 +186,29 @@ class WindowTests : public QObject {
                              20000);
     const qint64 pid = w.runner()->process()->processId();
     QVERIFY(pid > 0);
-    QTest::qWait(300);
+    // partsim --progress reports every 0.5 s of wall time: the runner turns it into a fraction.
+    QSignalSpy progress(w.runner(), &SimulationRunner::progress);
+    QTRY_VERIFY_WITH_TIMEOUT(!progress.isEmpty() && progress.last().at(0).toDouble() > 0, 20000);
+    QVERIFY(progress.last().at(0).toDouble() < 1);
     QVERIFY(w.runner()->running()); // still going: the window stayed responsive meanwhile
     w.cancel();
     QCOMPARE(wait_run(runs), RunState::Cancelled);
     QVERIFY(!w.current_report().has_value());
     // The child is gone (killed and reaped): signal 0 finds no such process.
     QTRY_VERIFY_WITH_TIMEOUT(::kill(static_cast<pid_t>(pid), 0) != 0, 10000);
+  }
+
+  void opened_files_are_remembered() {
+    QSettings().remove(QStringLiteral("recent_files"));
+    MainWindow w;
+    w.set_auto_run(false);
+    QVERIFY(w.open_scenario(scenario("seed-6-amdahl.json")).isEmpty());
+    QVERIFY(w.open_scenario(scenario("seed-7-over-partitioning.json")).isEmpty());
+    QVERIFY(!w.open_scenario(scenario("no-such-file.json")).isEmpty()); // an error line, not remembered
+    const QStringList recent = QSettings().value(QStringLiteral("recent_files")).toStringList();
+    QCOMPARE(recent.size(), 2);
+    QVERIFY(recent[0].endsWith(QStringLiteral("seed-7-over-partitioning.json")));
+    QCOMPARE(w.document()->title(), QStringLiteral("seed-7-over-partitioning.json"));
   }
 
   void edits_rerun_automatically_once_debounced() {

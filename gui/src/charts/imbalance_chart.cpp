@@ -130,10 +130,14 @@ void ImbalanceChart::rebuild() {
     categories << (i == slowest ? QStringLiteral("▶%1").arg(r.rank) : QString::number(r.rank));
   }
   bars_ = new QStackedBarSeries;
+  const auto slowest_bar = std::find(shown_.begin(), shown_.end(), slowest);
   for (QBarSet* set : {compute, comm, hidden, wait, idle}) {
     if (set == nullptr) continue;
     set->setColor(kind_color(set->label()));
     set->setBorderColor(set->color().darker(120));
+    // The slowest rank's bar is drawn darker: it sets the makespan.
+    set->setSelectedColor(set->color().darker(150));
+    if (slowest_bar != shown_.end()) set->selectBar(static_cast<int>(slowest_bar - shown_.begin()));
     bars_->append(set);
   }
   bars_->setBarWidth(0.85);

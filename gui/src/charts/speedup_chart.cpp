@@ -58,6 +58,7 @@ SpeedupChart::SpeedupChart(QWidget* parent) : QWidget(parent) {
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
+  split->setSizes({560, 170});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
@@ -159,6 +160,7 @@ void SpeedupChart::rebuild() {
   auto* y = new QValueAxis;
   y->setTitleText(tr("speedup over one GPU"));
   y->setRange(0, std::min(max_gpus, max_speedup * 1.15) + 0.1);
+  y->applyNiceNumbers();
   y->setLabelFormat(QStringLiteral("%.3g"));
   chart_->addAxis(x, Qt::AlignBottom);
   chart_->addAxis(y, Qt::AlignLeft);

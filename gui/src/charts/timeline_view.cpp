@@ -173,10 +173,10 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   for (QWidget* w : std::initializer_list<QWidget*>{zoom_in, zoom_out, left, right, all}) bar->addWidget(w);
   bar->addWidget(legend_);
   bar->addStretch(1);
-  bar->addWidget(caption_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
+  layout->addWidget(caption_);
   layout->addWidget(scroll_, 1);
   set_trace(nullptr);
 }

@@ -19,7 +19,7 @@ class TimelineCanvas : public QWidget {
  public:
   static constexpr int kLabelWidth = 130;
   static constexpr int kHeaderHeight = 26;
-  static constexpr int kRowHeight = 16;
+  static constexpr int kRowHeight = 20;
 
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_trace(std::shared_ptr<const Trace> trace);

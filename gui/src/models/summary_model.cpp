@@ -118,16 +118,17 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
       return has_then ? format_figure(key, then) : QString();
     case Delta: {
       if (!has_delta) return QString();
-      const QString sign = delta > 0 ? QStringLiteral("+") : QString();
-      const QString relative =
-          then != 0 ? QStringLiteral(" (%1%2%)").arg(sign).arg(100.0 * delta / std::fabs(then), 0, 'f', 1) : QString();
-      return sign + format_figure(key, delta) + relative;
+      return (delta > 0 ? QStringLiteral("+") : QString()) + format_figure(key, delta);
     }
     default:
       return {};
     }
   }
   if (role == Qt::ToolTipRole && index.column() == Name) return QString::fromStdString(key);
+  if (role == Qt::ToolTipRole && index.column() == Delta && has_delta && then != 0)
+    return tr("%1%2% against the pinned run")
+        .arg(delta > 0 ? QStringLiteral("+") : QString())
+        .arg(100.0 * delta / std::fabs(then), 0, 'f', 1);
   if (role == Qt::TextAlignmentRole && index.column() != Name)
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ForegroundRole && index.column() == Delta && has_delta && std::fabs(delta) > 1e-12) {
