@@ -1,92 +1,653 @@
-// Collectives on SimGrid (engine-internal).
+// Collectives on SimGrid (engine-internal): ring, double binary tree, hierarchical, all-to-all and broadcast as
+// point-to-point messages (steps), as one flow per edge of the algorithm (flows), or as an alpha-beta sleep after a
+// rendezvous (analytic). See docs/collectives.md.
 #include "collectives.hpp"
 
 #include "partsim/error.hpp"
+#include "platform.hpp"
 
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
+
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <memory>
+#include <optional>
+#include <set>
+#include <utility>
 
 namespace sg4 = simgrid::s4u;
 
 namespace partsim::engine {
 
+/** Per group: who is where, the mailboxes of the step-level algorithms it uses (each with one sender and one
+ * receiver, except all-to-all's), the rendezvous of flows and analytic collectives, and the path figures. */
+struct RunContext::CollectiveGroups {
+  /** One flows or analytic collective: members block until the last one arrives. Two slots per group suffice: no
+   * member can start rendezvous r+2 before every member has left rendezvous r. */
+  struct Rendezvous {
+    int arrived = 0;
+    bool released = false;
+    double begin = 0.0; ///< when the last member arrived
+    double end = 0.0;   ///< when every member is done
+  };
+
+  struct Group {
+    int size = 0;
+    std::vector<int> ranks;                      ///< by position
+    std::vector<sg4::Host*> hosts;               ///< by position
+    std::vector<int> node;                       ///< by position: index of its node among the nodes the group spans
+    std::vector<int> local;                      ///< by position: index among its node's members
+    std::vector<std::vector<int>> members;       ///< by node index: positions, in position order
+    int per_node = 1;                            ///< most members on one node
+    bool even = true;                            ///< every node has per_node members
+    std::vector<std::uint64_t> a2a_begun;        ///< by position: all-to-alls begun (mailbox parity)
+    std::vector<std::uint64_t> rendezvous_begun; ///< by position
+    std::vector<sg4::Mailbox*> ring_in;          ///< by position: from its left neighbour (ring, broadcast chain)
+    std::array<std::vector<sg4::Mailbox*>, 2> tree_up;   ///< by tree and child position: child to parent
+    std::array<std::vector<sg4::Mailbox*>, 2> tree_down; ///< by tree and child position: parent to child
+    std::vector<sg4::Mailbox*> intra_in;                 ///< hierarchical: from the left neighbour in the node
+    std::vector<sg4::Mailbox*> inter_in;                 ///< hierarchical: from the same local index, previous node
+    std::array<std::vector<sg4::Mailbox*>, 2> a2a_in;    ///< by parity and position: from every peer
+    std::optional<DoubleBinaryTree> tree;
+    sg4::MutexPtr mutex;
+    sg4::ConditionVariablePtr released;
+    std::array<Rendezvous, 2> slots;
+    TwoLevelCost links; ///< slowest intra-node and inter-node paths between members, network ports per node
+    LinkCost slowest;   ///< the slower of the two (pipeline chunks, flow latencies)
+  };
+
+  std::vector<Group> groups;
+};
+
 namespace {
 
-/** Records [posted, end of both transfers] as communication while either transfer (begin, end) moves data, and as
- * wait otherwise. */
-void record_transfers(RankTimeline& timeline, double posted, std::pair<double, double> a, std::pair<double, double> b) {
-  if (b.first < a.first) std::swap(a, b);
-  timeline.record(IntervalKind::Wait, posted, a.first);
-  if (b.first <= a.second) {
-    timeline.record(IntervalKind::Communication, a.first, std::max(a.second, b.second));
-  } else {
-    timeline.record(IntervalKind::Communication, a.first, a.second);
-    timeline.record(IntervalKind::Wait, a.second, b.first);
-    timeline.record(IntervalKind::Communication, b.first, b.second);
+using Group = RunContext::CollectiveGroups::Group;
+
+int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
+/** Chunk i of `bytes` cut into n near-equal integer pieces that add up to `bytes`. */
+std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
+  const auto un = static_cast<std::uint64_t>(n);
+  return bytes / un + (static_cast<std::uint64_t>(i) < bytes % un ? 1 : 0);
+}
+
+/** The transfers a rank posts in one step of an algorithm, waited for together. Each message carries its size, so
+ * the receiver counts what arrived. Wait is the time with none of them moving; a transfer moves from its start
+ * (both sides posted: SimGrid's start time of a rendezvous comm) to its finish. */
+class StepTransfers {
+ public:
+  StepTransfers(RunContext& ctx, RankTimeline& timeline) : ctx_(ctx), timeline_(timeline) {}
+
+  void send(sg4::Mailbox* to, std::uint64_t bytes) {
+    mark_posted();
+    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(), bytes));
+    timeline_.bytes_sent += bytes;
+    ++timeline_.messages_sent;
+    ++ctx_.result.messages;
+    ctx_.event_done();
+  }
+
+  void receive(sg4::Mailbox* from) {
+    mark_posted();
+    received_.push_back(nullptr); // a deque: the address SimGrid writes to stays valid
+    comms_.push_back(from->get_async<std::uint64_t>(&received_.back()));
+  }
+
+  void wait() {
+    if (comms_.empty()) return;
+    sg4::Comm::wait_all(comms_);
+    spans_.clear();
+    for (const sg4::CommPtr& c : comms_) spans_.emplace_back(c->get_start_time(), c->get_finish_time());
+    std::sort(spans_.begin(), spans_.end());
+    double cursor = posted_;
+    for (const auto& [begin, end] : spans_) {
+      if (end <= cursor) continue;
+      const double from = std::max(begin, cursor);
+      timeline_.record(IntervalKind::Wait, cursor, from);
+      timeline_.record(IntervalKind::Communication, from, end);
+      cursor = end;
+    }
+    for (std::uint64_t* p : received_) {
+      const std::unique_ptr<std::uint64_t> arrived(p);
+      timeline_.bytes_received += *arrived;
+    }
+    comms_.clear();
+    received_.clear();
+    posted_ = -1.0;
+  }
+
+ private:
+  void mark_posted() {
+    if (posted_ < 0) posted_ = sg4::Engine::get_clock();
+  }
+
+  RunContext& ctx_;
+  RankTimeline& timeline_;
+  std::vector<sg4::CommPtr> comms_;
+  std::deque<std::uint64_t*> received_;
+  std::vector<std::pair<double, double>> spans_;
+  double posted_ = -1.0;
+};
+
+// ---- Steps: every message of the algorithm ----
+
+/** `steps` ring steps over a ring of n: in step s the rank at ring index `pos` sends chunk (pos + shift - s) of
+ * `bytes` cut in n to `out` and receives its left neighbour's from `in`. Reduce-scatter: shift 0; the all-gather
+ * that follows it: shift 1 (the rank then owns chunk pos + 1); a lone all-gather: shift 0. */
+void ring_phase(StepTransfers& x, sg4::Mailbox* out, sg4::Mailbox* in, int pos, int n, std::uint64_t bytes, int shift,
+                int steps) {
+  for (int s = 0; s < steps; ++s) {
+    x.send(out, chunk(bytes, n, mod(pos + shift - s, n)));
+    x.receive(in);
+    x.wait();
   }
 }
 
-/** Ring all-reduce: n-1 reduce-scatter then n-1 all-gather steps; in each step every rank sends one chunk to its
- * right neighbour and receives one from its left. Chunks are the gradient cut into n near-equal integer sizes. */
-void run_ring_allreduce(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
-  const auto& group = ctx.plan.groups[static_cast<std::size_t>(step.group)];
-  const auto n = static_cast<int>(group.size());
-  const int pos = ctx.positions[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
-  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
-  if (n < 2) return;
-  const int right = group[static_cast<std::size_t>((pos + 1) % n)];
-  const int left = group[static_cast<std::size_t>((pos - 1 + n) % n)];
-  auto& posted_at = ctx.ring_posted[static_cast<std::size_t>(step.group)];
-  std::uint64_t& steps_begun = ctx.ring_steps[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
-  sg4::Mailbox* outbox = ctx.mailboxes[static_cast<std::size_t>(right)];
-  sg4::Mailbox* inbox = ctx.mailboxes[static_cast<std::size_t>(rank)];
-
-  const std::uint64_t base = step.bytes / static_cast<std::uint64_t>(n);
-  const std::uint64_t extra = step.bytes % static_cast<std::uint64_t>(n);
-  auto chunk_size = [&](int chunk) { return base + (static_cast<std::uint64_t>(chunk) < extra ? 1 : 0); };
-
-  for (int s = 0; s < 2 * (n - 1); ++s) {
-    // Reduce-scatter step s sends chunk (pos - s); all-gather step s' = s - (n - 1) sends chunk (pos - s' + 1).
-    const int offset = s < n - 1 ? s : s - (n - 1) - 1;
-    const int send_chunk = ((pos - offset) % n + n) % n;
-    // The chunk's size travels as the message's content, owned by the message: the receiver counts what arrived.
-    const std::uint64_t size = chunk_size(send_chunk);
-    const double posted = sg4::Engine::get_clock();
-    const std::size_t slot = steps_begun++ & 1;
-    posted_at[static_cast<std::size_t>(rank)][slot] = posted;
-    sg4::CommPtr put = outbox->put_async(std::make_unique<std::uint64_t>(size).release(), size);
-    std::uint64_t* received = nullptr;
-    sg4::CommPtr get = inbox->get_async<std::uint64_t>(&received);
-    put->wait();
-    get->wait();
-    const double put_done = put->get_finish_time();
-    const double get_done = get->get_finish_time();
-    // A transfer moves data once the neighbour is there too: the put when the right one posts its receive, the get
-    // when the left one posts its send. Time with neither transfer moving is waiting.
-    const double put_moving = std::max(posted, posted_at[static_cast<std::size_t>(right)][slot]);
-    const double get_moving = std::max(posted, posted_at[static_cast<std::size_t>(left)][slot]);
-    record_transfers(timeline, posted, {put_moving, put_done}, {get_moving, get_done});
-    const std::unique_ptr<std::uint64_t> arrived(received);
-    timeline.bytes_sent += size;
-    timeline.bytes_received += *arrived;
-    ++timeline.messages_sent;
-    ++ctx.result.messages;
-    ctx.event_done();
+void ring_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const int n = g.size;
+  sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
+  sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
+  switch (step.op) {
+  case CollectiveOp::AllReduce:
+    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
+    ring_phase(x, out, in, pos, n, step.bytes, 1, n - 1);
+    break;
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::AllGather:
+    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
+    break;
+  default:
+    PARTSIM_CHECK(false) << to_string(step.op) << " has no ring steps";
   }
+}
+
+/** Pipelined chain from the root: k chunks; the rank at chain index d receives chunk s-d+1 and forwards chunk s-d
+ * in step s, so the last chunk reaches the end after n+k-2 steps. */
+void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const int n = g.size;
+  const int d = mod(pos - step.root, n);
+  const auto k =
+      static_cast<int>(pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), g.slowest));
+  sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
+  sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
+  for (int s = 0; s < n + k - 2; ++s) {
+    if (d > 0 && s - d + 1 >= 0 && s - d + 1 < k) x.receive(in);
+    if (d < n - 1 && s - d >= 0 && s - d < k) x.send(out, chunk(step.bytes, k, s - d));
+    x.wait();
+  }
+}
+
+/** Double binary tree, both trees at once, each on half the data in k chunks. With D the deeper tree's depth and d
+ * the rank's depth in a tree, in step s it receives chunk s-(D-d-1) from each child and sends chunk s-(D-d) to its
+ * parent (reduce), receives chunk s-(D+d-1) from its parent and sends chunk s-(D+d) to its children (broadcast):
+ * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
+void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const DoubleBinaryTree& tree = *g.tree;
+  const int n = g.size;
+  const auto k =
+      static_cast<int>(pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), g.slowest));
+  const int depth = tree.max_depth;
+  const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
+  const auto p = static_cast<std::size_t>(pos);
+  auto in_range = [k](int j) { return j >= 0 && j < k; };
+  for (int s = 0; s < k + 2 * depth - 1; ++s) {
+    for (std::size_t t = 0; t < 2; ++t) {
+      const int d = tree.depth[t][p];
+      const int parent = tree.parent[t][p];
+      for (int c : tree.children[t][p])
+        if (c >= 0 && in_range(s - (depth - d - 1))) x.receive(g.tree_up[t][static_cast<std::size_t>(c)]);
+      if (parent >= 0 && in_range(s - (depth - d))) x.send(g.tree_up[t][p], chunk(half[t], k, s - (depth - d)));
+      if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(g.tree_down[t][p]);
+      for (int c : tree.children[t][p])
+        if (c >= 0 && in_range(s - (depth + d)))
+          x.send(g.tree_down[t][static_cast<std::size_t>(c)], chunk(half[t], k, s - (depth + d)));
+    }
+    x.wait();
+  }
+}
+
+/** Intra-node ring reduce-scatter (g-1 steps), ring all-reduce of the owned 1/g between the members of the same local
+ * index on the m nodes (2(m-1) steps), intra-node ring all-gather (g-1 steps). */
+void hierarchical_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const int node = g.node[p];
+  const int local = g.local[p];
+  const int per_node = g.per_node;
+  const auto m = static_cast<int>(g.members.size());
+  const auto& mine = g.members[static_cast<std::size_t>(node)];
+  sg4::Mailbox* intra_out =
+      g.intra_in[static_cast<std::size_t>(mine[static_cast<std::size_t>((local + 1) % per_node)])];
+  if (per_node > 1) ring_phase(x, intra_out, g.intra_in[p], local, per_node, step.bytes, 0, per_node - 1);
+  const std::uint64_t part = per_node > 1 ? chunk(step.bytes, per_node, (local + 1) % per_node) : step.bytes;
+  if (m > 1) {
+    const int right = g.members[static_cast<std::size_t>((node + 1) % m)][static_cast<std::size_t>(local)];
+    sg4::Mailbox* out = g.inter_in[static_cast<std::size_t>(right)];
+    ring_phase(x, out, g.inter_in[p], node, m, part, 0, m - 1);
+    ring_phase(x, out, g.inter_in[p], node, m, part, 1, m - 1);
+  }
+  if (per_node > 1) ring_phase(x, intra_out, g.intra_in[p], local, per_node, step.bytes, 1, per_node - 1);
+}
+
+/** Every rank sends chunk q of its input to rank q and receives its chunk from every peer, all at once. Peers are at
+ * most one all-to-all apart, so a mailbox per receiver and parity keeps the rounds apart. */
+void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const std::size_t parity = g.a2a_begun[p]++ & 1;
+  for (int i = 1; i < g.size; ++i) {
+    const int q = (pos + i) % g.size; // staggered, so no rank is everyone's first target
+    x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], chunk(step.bytes, g.size, q));
+    x.receive(g.a2a_in[parity][p]);
+  }
+  x.wait();
+}
+
+// ---- Flows: one flow per edge of the algorithm; Analytic: the closed form ----
+
+struct FlowEdge {
+  int from = 0;
+  int to = 0;
+  std::uint64_t bytes = 0;
+};
+
+/** Flows that run at once, then `extra` seconds for what the flows do not pay themselves: the latencies of the steps
+ * after the first and the pipeline's fill and drain. */
+struct FlowPhase {
+  std::vector<FlowEdge> edges;
+  double extra = 0.0;
+};
+
+/** What one member sends and receives in a flows or analytic collective, and how many flows it starts. */
+struct Share {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  std::uint64_t flows = 0;
+};
+
+/** Bytes a ring edge carries over a whole ring collective: 2(n-1)/n S for all-reduce, (n-1)/n S otherwise. */
+std::uint64_t ring_edge_bytes(CollectiveOp op, std::uint64_t bytes, int n) {
+  const std::uint64_t once = bytes - bytes / static_cast<std::uint64_t>(n);
+  return op == CollectiveOp::AllReduce ? 2 * once : once;
+}
+
+std::uint64_t hierarchical_part(const Group& g, std::uint64_t bytes) {
+  return bytes / static_cast<std::uint64_t>(g.per_node);
+}
+
+Share flow_share(const Group& g, const CollectiveStep& step, int pos) {
+  const int n = g.size;
+  const auto p = static_cast<std::size_t>(pos);
+  Share s;
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (step.op == CollectiveOp::Broadcast) {
+      const int d = mod(pos - step.root, n);
+      s.sent = d < n - 1 ? step.bytes : 0;
+      s.received = d > 0 ? step.bytes : 0;
+      s.flows = d < n - 1 ? 1 : 0;
+    } else {
+      s.sent = s.received = ring_edge_bytes(step.op, step.bytes, n);
+      s.flows = 1;
+    }
+    break;
+  case CollectiveAlgorithm::Tree:
+    for (std::size_t t = 0; t < 2; ++t) {
+      const std::uint64_t half = t == 0 ? step.bytes / 2 : step.bytes - step.bytes / 2;
+      std::uint64_t degree = g.tree->parent[t][p] >= 0 ? 1 : 0;
+      for (int c : g.tree->children[t][p]) degree += c >= 0 ? 1 : 0;
+      s.sent += degree * half;
+      s.flows += degree;
+    }
+    s.received = s.sent;
+    break;
+  case CollectiveAlgorithm::Hierarchical: {
+    const auto m = static_cast<int>(g.members.size());
+    if (g.per_node > 1) {
+      s.sent += 2 * ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, g.per_node);
+      s.flows += 2;
+    }
+    if (m > 1) {
+      s.sent += ring_edge_bytes(CollectiveOp::AllReduce, hierarchical_part(g, step.bytes), m);
+      s.flows += 1;
+    }
+    s.received = s.sent;
+    break;
+  }
+  case CollectiveAlgorithm::Direct:
+    s.sent = step.bytes - chunk(step.bytes, n, pos);
+    s.received = static_cast<std::uint64_t>(n - 1) * chunk(step.bytes, n, pos);
+    s.flows = static_cast<std::uint64_t>(n - 1);
+    break;
+  }
+  return s;
+}
+
+std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
+  const int n = g.size;
+  const double alpha = g.slowest.latency;
+  const double beta = g.slowest.bandwidth;
+  const auto bytes = static_cast<double>(step.bytes);
+  std::vector<FlowPhase> phases;
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring: {
+    FlowPhase ring;
+    if (step.op == CollectiveOp::Broadcast) {
+      const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
+      for (int d = 0; d + 1 < n; ++d) ring.edges.push_back({(step.root + d) % n, (step.root + d + 1) % n, step.bytes});
+      ring.extra = (n + k - 3) * alpha + (n - 2) * bytes / k / beta;
+    } else {
+      const std::uint64_t b = ring_edge_bytes(step.op, step.bytes, n);
+      for (int i = 0; i < n; ++i) ring.edges.push_back({i, (i + 1) % n, b});
+      const int steps = step.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+      ring.extra = (steps - 1) * alpha;
+    }
+    phases.push_back(std::move(ring));
+    break;
+  }
+  case CollectiveAlgorithm::Tree: {
+    const DoubleBinaryTree& tree = *g.tree;
+    FlowPhase both;
+    for (std::size_t t = 0; t < 2; ++t) {
+      const std::uint64_t half = t == 0 ? step.bytes / 2 : step.bytes - step.bytes / 2;
+      for (int r = 0; r < n; ++r) {
+        const int parent = tree.parent[t][static_cast<std::size_t>(r)];
+        if (parent < 0) continue;
+        both.edges.push_back({r, parent, half});
+        both.edges.push_back({parent, r, half});
+      }
+    }
+    const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
+    const double depth = tree.max_depth;
+    both.extra = (k + 2 * depth - 2) * alpha + (2 * depth - 1) * tree.max_degree * bytes / (2 * k) / beta;
+    phases.push_back(std::move(both));
+    break;
+  }
+  case CollectiveAlgorithm::Hierarchical: {
+    const auto m = static_cast<int>(g.members.size());
+    const int per_node = g.per_node;
+    FlowPhase intra;
+    if (per_node > 1) {
+      const std::uint64_t b = ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, per_node);
+      for (const auto& mine : g.members)
+        for (int i = 0; i < per_node; ++i)
+          intra.edges.push_back(
+              {mine[static_cast<std::size_t>(i)], mine[static_cast<std::size_t>((i + 1) % per_node)], b});
+      intra.extra = (per_node - 2) * g.links.intra.latency;
+      phases.push_back(intra);
+    }
+    if (m > 1) {
+      FlowPhase inter;
+      const std::uint64_t b = ring_edge_bytes(CollectiveOp::AllReduce, hierarchical_part(g, step.bytes), m);
+      for (int node = 0; node < m; ++node)
+        for (int i = 0; i < per_node; ++i)
+          inter.edges.push_back({g.members[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)],
+                                 g.members[static_cast<std::size_t>((node + 1) % m)][static_cast<std::size_t>(i)], b});
+      inter.extra = (2 * (m - 1) - 1) * g.links.inter.latency;
+      phases.push_back(std::move(inter));
+    }
+    if (per_node > 1) phases.push_back(std::move(intra));
+    break;
+  }
+  case CollectiveAlgorithm::Direct: {
+    FlowPhase all;
+    for (int from = 0; from < n; ++from)
+      for (int to = 0; to < n; ++to)
+        if (from != to) all.edges.push_back({from, to, chunk(step.bytes, n, to)});
+    phases.push_back(std::move(all));
+    break;
+  }
+  }
+  return phases;
+}
+
+/** Runs the flows of every phase in turn from the calling actor (the last member to arrive). */
+void run_flows(const Group& g, const CollectiveStep& step) {
+  for (const FlowPhase& phase : flow_phases(g, step)) {
+    std::vector<sg4::CommPtr> comms;
+    comms.reserve(phase.edges.size());
+    for (const FlowEdge& e : phase.edges)
+      comms.push_back(sg4::Comm::sendto_async(g.hosts[static_cast<std::size_t>(e.from)],
+                                              g.hosts[static_cast<std::size_t>(e.to)], e.bytes));
+    sg4::Comm::wait_all(comms);
+    if (phase.extra > 0) sg4::this_actor::sleep_for(phase.extra);
+  }
+}
+
+double analytic_time(const Group& g, const CollectiveStep& step) {
+  return collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size, g.per_node,
+                         static_cast<int>(g.members.size()), g.links);
+}
+
+/** Flows and analytic: every member waits for the last one (Wait); that one runs the flows, or computes the closed
+ * form; everyone is done when all flows are (Communication). */
+void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
+  const double arrived = sg4::Engine::get_clock();
+  auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
+  std::unique_lock lock(*g.mutex);
+  if (slot.arrived == 0) slot.released = false;
+  if (++slot.arrived == g.size) {
+    slot.arrived = 0;
+    slot.begin = sg4::Engine::get_clock();
+    if (step.fidelity == Fidelity::Analytic) {
+      slot.end = slot.begin + analytic_time(g, step);
+    } else {
+      lock.unlock();
+      run_flows(g, step);
+      lock.lock();
+      slot.end = sg4::Engine::get_clock();
+    }
+    slot.released = true;
+    g.released->notify_all();
+  } else {
+    while (!slot.released) g.released->wait(lock);
+  }
+  const double begin = slot.begin;
+  const double end = slot.end;
+  lock.unlock();
+  const double now = sg4::Engine::get_clock();
+  if (end > now) sg4::this_actor::sleep_for(end - now);
+  timeline.record(IntervalKind::Wait, arrived, begin);
+  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+
+  const Share share = flow_share(g, step, pos);
+  timeline.bytes_sent += share.sent;
+  timeline.bytes_received += share.received;
+  if (step.fidelity == Fidelity::Flows) {
+    timeline.messages_sent += share.flows;
+    ctx.result.messages += share.flows;
+    for (std::uint64_t i = 0; i < share.flows; ++i) ctx.event_done();
+  }
+}
+
+// ---- Set-up ----
+
+LinkCost path(sg4::Host* from, sg4::Host* to) {
+  std::vector<sg4::Link*> links;
+  double latency = 0.0;
+  from->route_to(to, links, &latency);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* l : links) bandwidth = std::min(bandwidth, l->get_bandwidth());
+  return {latency, bandwidth};
+}
+
+/** The slowest intra-node and inter-node paths over the edges the algorithms use (ring neighbours, neighbours in a
+ * node, same local index on neighbouring nodes), and the network ports of the first node: the distinct first links of
+ * its members' paths to the next node. */
+void measure_paths(Group& g) {
+  LinkCost intra{0.0, std::numeric_limits<double>::infinity()};
+  LinkCost inter = intra;
+  bool has_intra = false;
+  bool has_inter = false;
+  auto add = [&](int a, int b) {
+    if (a == b) return;
+    const LinkCost c = path(g.hosts[static_cast<std::size_t>(a)], g.hosts[static_cast<std::size_t>(b)]);
+    const bool same = g.node[static_cast<std::size_t>(a)] == g.node[static_cast<std::size_t>(b)];
+    LinkCost& into = same ? intra : inter;
+    (same ? has_intra : has_inter) = true;
+    into.latency = std::max(into.latency, c.latency);
+    into.bandwidth = std::min(into.bandwidth, c.bandwidth);
+  };
+  for (int i = 0; i < g.size; ++i) add(i, (i + 1) % g.size);
+  const auto m = g.members.size();
+  for (std::size_t node = 0; node < m; ++node) {
+    const auto& mine = g.members[node];
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      add(mine[i], mine[(i + 1) % mine.size()]);
+      const auto& next = g.members[(node + 1) % m];
+      if (i < next.size()) add(mine[i], next[i]);
+    }
+  }
+  if (!has_intra) intra = inter;
+  if (!has_inter) inter = intra;
+  g.links.intra = intra;
+  g.links.inter = inter;
+  g.links.ports_per_node = 1;
+  if (m > 1) {
+    std::set<const sg4::Link*> first;
+    const sg4::Host* target = g.hosts[static_cast<std::size_t>(g.members[1].front())];
+    for (int member : g.members.front()) {
+      std::vector<sg4::Link*> links;
+      double latency = 0.0;
+      g.hosts[static_cast<std::size_t>(member)]->route_to(target, links, &latency);
+      if (!links.empty()) first.insert(links.front());
+    }
+    g.links.ports_per_node = std::max<int>(1, static_cast<int>(first.size()));
+  }
+  g.slowest = slowest_link(g.links, g.per_node, static_cast<int>(m));
+}
+
+std::vector<sg4::Mailbox*> mailboxes(std::size_t group, const char* kind, int n) {
+  std::vector<sg4::Mailbox*> boxes;
+  boxes.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) boxes.push_back(sg4::Mailbox::by_name(fmt::format("coll-{}-{}-{}", group, kind, i)));
+  return boxes;
 }
 
 } // namespace
 
+void prepare_collectives(RunContext& ctx) {
+  auto state = std::make_shared<RunContext::CollectiveGroups>();
+  const std::size_t count = ctx.plan.groups.size();
+  struct Needs {
+    bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, rendezvous = false;
+  };
+  std::vector<Needs> needs(count);
+  for (const RankProgram& program : ctx.plan.ranks)
+    for (const Step& s : program.steps) {
+      const auto* step = std::get_if<CollectiveStep>(&s);
+      if (step == nullptr) continue;
+      PARTSIM_CHECK(step->group >= 0 && static_cast<std::size_t>(step->group) < count)
+          << "collective on group " << step->group << " of " << count;
+      PARTSIM_CHECK(is_supported(step->op, step->algorithm))
+          << to_string(step->op) << " has no " << to_string(step->algorithm) << " algorithm";
+      Needs& n = needs[static_cast<std::size_t>(step->group)];
+      n.used = true;
+      n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
+      n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
+      if (step->fidelity != Fidelity::Steps) {
+        n.rendezvous = true;
+      } else {
+        n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
+        n.a2a |= step->algorithm == CollectiveAlgorithm::Direct;
+      }
+    }
+
+  state->groups.resize(count);
+  for (std::size_t gi = 0; gi < count; ++gi) {
+    if (!needs[gi].used) continue;
+    Group& g = state->groups[gi];
+    const auto& ranks = ctx.plan.groups[gi];
+    g.size = static_cast<int>(ranks.size());
+    g.ranks = ranks;
+    std::vector<int> node_index(static_cast<std::size_t>(ctx.cluster.nodes), -1);
+    for (int pos = 0; pos < g.size; ++pos) {
+      const int gpu = ctx.plan.ranks[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].gpu;
+      g.hosts.push_back(ctx.platform.gpus.at(static_cast<std::size_t>(gpu)));
+      int& index = node_index.at(static_cast<std::size_t>(gpu / ctx.cluster.gpus_per_node));
+      if (index < 0) {
+        index = static_cast<int>(g.members.size());
+        g.members.emplace_back();
+      }
+      g.node.push_back(index);
+      g.local.push_back(static_cast<int>(g.members[static_cast<std::size_t>(index)].size()));
+      g.members[static_cast<std::size_t>(index)].push_back(pos);
+    }
+    for (const auto& mine : g.members) {
+      g.per_node = std::max(g.per_node, static_cast<int>(mine.size()));
+      g.even = g.even && mine.size() == g.members.front().size();
+    }
+    if (needs[gi].hierarchical && !g.even)
+      throw InputError("plan", fmt::format("/groups/{}", gi),
+                       fmt::format("a hierarchical all-reduce needs the same number of members on every node; group {} "
+                                   "has between {} and {} per node on {} nodes: use ring or tree",
+                                   gi,
+                                   std::min_element(g.members.begin(), g.members.end(),
+                                                    [](auto& a, auto& b) { return a.size() < b.size(); })
+                                       ->size(),
+                                   g.per_node, g.members.size()));
+    measure_paths(g);
+    if (needs[gi].tree) g.tree = double_binary_tree(g.size);
+    const auto steps_needed = [&](bool flag) { return flag && g.size > 1; };
+    if (steps_needed(needs[gi].ring)) g.ring_in = mailboxes(gi, "ring", g.size);
+    if (steps_needed(needs[gi].tree))
+      for (std::size_t t = 0; t < 2; ++t) {
+        g.tree_up[t] = mailboxes(gi, t == 0 ? "up0" : "up1", g.size);
+        g.tree_down[t] = mailboxes(gi, t == 0 ? "down0" : "down1", g.size);
+      }
+    if (steps_needed(needs[gi].hierarchical)) {
+      g.intra_in = mailboxes(gi, "intra", g.size);
+      g.inter_in = mailboxes(gi, "inter", g.size);
+    }
+    if (steps_needed(needs[gi].a2a)) {
+      g.a2a_in[0] = mailboxes(gi, "a2a0", g.size);
+      g.a2a_in[1] = mailboxes(gi, "a2a1", g.size);
+    }
+    g.a2a_begun.assign(static_cast<std::size_t>(g.size), 0);
+    g.rendezvous_begun.assign(static_cast<std::size_t>(g.size), 0);
+    if (needs[gi].rendezvous) {
+      g.mutex = sg4::Mutex::create();
+      g.released = sg4::ConditionVariable::create();
+    }
+  }
+  ctx.collectives = std::move(state);
+}
+
 void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
-  PARTSIM_CHECK(step.op == CollectiveOp::AllReduce && step.algorithm == CollectiveAlgorithm::Ring &&
-                step.fidelity == Fidelity::Steps)
-      << to_string(step.op) << " " << to_string(step.algorithm) << " at fidelity " << to_string(step.fidelity)
-      << " is not implemented";
-  run_ring_allreduce(ctx, rank, timeline, step);
+  PARTSIM_CHECK(ctx.collectives) << "prepare_collectives() was not called";
+  Group& g = ctx.collectives->groups[static_cast<std::size_t>(step.group)];
+  const int pos = ctx.positions[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
+  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
+  if (g.size < 2) return;
+  if (step.fidelity != Fidelity::Steps) {
+    rendezvous(ctx, timeline, step, g, pos);
+    return;
+  }
+  StepTransfers x(ctx, timeline);
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    step.op == CollectiveOp::Broadcast ? broadcast_steps(x, g, step, pos) : ring_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Tree:
+    tree_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Hierarchical:
+    hierarchical_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Direct:
+    all_to_all_steps(x, g, step, pos);
+    break;
+  }
 }
 
 } // namespace partsim::engine

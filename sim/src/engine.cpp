@@ -1,6 +1,7 @@
 // SimGrid S4U engine: one actor per rank executing its program; collectives as point-to-point messages.
 #include "partsim/engine.hpp"
 
+#include "collectives.hpp"
 #include "coordinator.hpp"
 #include "dispatch.hpp"
 #include "partsim/error.hpp"
@@ -96,6 +97,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
       ctx.positions[g][static_cast<std::size_t>(plan.groups[g][i])] = static_cast<int>(i);
   ctx.ring_posted.assign(plan.groups.size(), std::vector<std::array<double, 2>>(ranks, {0.0, 0.0}));
   ctx.ring_steps.assign(plan.groups.size(), std::vector<std::uint64_t>(ranks, 0));
+  engine::prepare_collectives(ctx);
 
   if (plan.dynamic) {
     engine::start_balancing(ctx, platform);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -61,6 +62,12 @@ struct RunContext {
       options.progress(events_done, events_planned);
     }
   }
+
+  // ---- Collectives (owned by sim/src/collectives.cpp) ----
+  /** Per-group mailboxes, rendezvous and path figures, built once by prepare_collectives(); defined in
+   * collectives.cpp (a shared_ptr, so the type may stay incomplete here). */
+  struct CollectiveGroups;
+  std::shared_ptr<CollectiveGroups> collectives;
 };
 
 } // namespace partsim::engine

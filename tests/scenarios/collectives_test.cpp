@@ -1,0 +1,287 @@
+// Collectives on the simulated platform: every algorithm against its alpha-beta closed form, hierarchical against a
+// flat ring on a slow network, the three fidelity levels against each other (uncontended and contended), groups that
+// share ranks, and the bytes invariant. Plans are built by hand: one collective per rank, no compute.
+// Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
+#include "test_support.hpp"
+
+#include "partsim/collective.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <string>
+
+namespace partsim::test {
+namespace {
+
+constexpr LinkCost kNet{2e-6, 25e9};     // base_scenario(): network
+constexpr LinkCost kNvlink{1e-6, 300e9}; // base_scenario(): intra-node link
+constexpr std::uint64_t kBytes = 1'000'000'000;
+
+Plan plan_for(int ranks, std::vector<std::vector<int>> groups) {
+  Plan plan;
+  plan.ranks.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+  plan.groups = std::move(groups);
+  return plan;
+}
+
+CollectiveStep collective(int group, CollectiveOp op, CollectiveAlgorithm algorithm, Fidelity fidelity,
+                          std::uint64_t bytes = kBytes) {
+  CollectiveStep step;
+  step.group = group;
+  step.op = op;
+  step.algorithm = algorithm;
+  step.fidelity = fidelity;
+  step.bytes = bytes;
+  return step;
+}
+
+/** Bytes sent by all ranks (and their communication streams) equal the bytes received. */
+void expect_bytes_balance(const RunResult& result) {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const auto* timelines : {&result.ranks, &result.streams})
+    for (const RankTimeline& t : *timelines) {
+      sent += t.bytes_sent;
+      received += t.bytes_received;
+    }
+  EXPECT_EQ(sent, received);
+  EXPECT_GT(sent, 0u);
+}
+
+/** When the last member of `group` finished. */
+double group_finish(const RunResult& result, const std::vector<int>& group) {
+  double finish = 0.0;
+  for (int r : group) finish = std::max(finish, result.ranks[static_cast<std::size_t>(r)].finish);
+  return finish;
+}
+
+std::vector<int> iota(int from, int count, int stride = 1) {
+  std::vector<int> v;
+  for (int i = 0; i < count; ++i) v.push_back(from + i * stride);
+  return v;
+}
+
+struct Algo {
+  CollectiveOp op;
+  CollectiveAlgorithm algorithm;
+};
+
+std::string name_of(const Algo& a) {
+  return to_string(a.op) + "_" + to_string(a.algorithm);
+}
+
+const Algo kAlgorithms[] = {
+    {CollectiveOp::AllReduce, CollectiveAlgorithm::Ring},
+    {CollectiveOp::AllReduce, CollectiveAlgorithm::Tree},
+    {CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical},
+    {CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring},
+    {CollectiveOp::AllGather, CollectiveAlgorithm::Ring},
+    {CollectiveOp::AllToAll, CollectiveAlgorithm::Direct},
+    {CollectiveOp::Broadcast, CollectiveAlgorithm::Ring},
+};
+
+// ---- Each algorithm at step level against its closed form: n nodes of one GPU, uniform links ----
+
+class ClosedForm : public ::testing::TestWithParam<std::tuple<Algo, int>> {};
+
+TEST_P(ClosedForm, StepsMatchAlphaBetaWithin5Percent) {
+  const auto [algo, n] = GetParam();
+  const Scenario scenario = parse(base_scenario(n, 1));
+  Plan plan = plan_for(n, {iota(0, n)});
+  CollectiveStep step = collective(0, algo.op, algo.algorithm, Fidelity::Steps);
+  step.root = n / 2;
+  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  const double expected = collective_time(algo.op, algo.algorithm, static_cast<double>(kBytes), n, kNet);
+  std::printf("%s n=%d: simulated %.6f s, closed form %.6f s (%+.2f%%)\n", name_of(algo).c_str(), n, result.makespan,
+              expected, 100 * (result.makespan / expected - 1));
+  EXPECT_NEAR(result.makespan, expected, 0.05 * expected);
+  EXPECT_EQ(result.messages, planned_messages(step, n, n, kNet));
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(Uniform, ClosedForm,
+                         ::testing::Combine(::testing::ValuesIn(kAlgorithms), ::testing::Values(2, 3, 8, 13)),
+                         [](const auto& info) {
+                           return name_of(std::get<0>(info.param)) + "_n" + std::to_string(std::get<1>(info.param));
+                         });
+
+// ---- Two levels: hierarchical against a flat ring, both against their two-level closed forms ----
+
+TEST(Collectives, HierarchicalBeatsFlatRingWhenTheNetworkIsMuchSlower) {
+  // 8 nodes x 4 GPUs, network 5 GB/s vs 300 GB/s NVLink (ratio 60 > 4 nodes per group). Nodes 0-3 run a flat ring,
+  // nodes 4-7 the hierarchical all-reduce, at once: the groups share no link.
+  auto doc = base_scenario(8, 4);
+  doc["cluster"]["network"]["bandwidth"] = "5GBps";
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(32, {iota(0, 16), iota(16, 16)});
+  for (int r = 0; r < 32; ++r)
+    plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+        collective(r < 16 ? 0 : 1, CollectiveOp::AllReduce,
+                   r < 16 ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::Hierarchical, Fidelity::Steps));
+  const RunResult result = simulate(scenario, plan);
+  const TwoLevelCost links{kNvlink, {2e-6, 5e9}, 1};
+  const double ring = group_finish(result, plan.groups[0]);
+  const double hier = group_finish(result, plan.groups[1]);
+  const double ring_expected = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, 4, links);
+  const double hier_expected =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, 4, 4, links);
+  std::printf("flat ring %.6f s (closed form %.6f), hierarchical %.6f s (closed form %.6f)\n", ring, ring_expected,
+              hier, hier_expected);
+  EXPECT_NEAR(ring, ring_expected, 0.05 * ring_expected);
+  EXPECT_NEAR(hier, hier_expected, 0.05 * hier_expected);
+  EXPECT_LT(hier, 0.9 * ring);
+  expect_bytes_balance(result);
+}
+
+// ---- Fidelity levels against each other, uncontended: three disjoint groups, one per fidelity, at once ----
+
+class Fidelities : public ::testing::TestWithParam<std::tuple<Algo, int>> {};
+
+TEST_P(Fidelities, FlowsAndAnalyticWithin10PercentOfSteps) {
+  const auto [algo, gpus_per_node] = GetParam();
+  const int nodes_per_group = gpus_per_node == 1 ? 8 : 3;
+  const int size = nodes_per_group * gpus_per_node;
+  const Scenario scenario = parse(base_scenario(3 * nodes_per_group, gpus_per_node));
+  Plan plan = plan_for(3 * size, {iota(0, size), iota(size, size), iota(2 * size, size)});
+  const Fidelity levels[] = {Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic};
+  for (int g = 0; g < 3; ++g)
+    for (int r : plan.groups[static_cast<std::size_t>(g)])
+      plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(collective(g, algo.op, algo.algorithm, levels[g]));
+  const RunResult result = simulate(scenario, plan);
+  const double steps = group_finish(result, plan.groups[0]);
+  const double flows = group_finish(result, plan.groups[1]);
+  const double analytic = group_finish(result, plan.groups[2]);
+  std::printf("%s %d x %d: steps %.6f s, flows %.6f s (%+.2f%%), analytic %.6f s (%+.2f%%)\n", name_of(algo).c_str(),
+              nodes_per_group, gpus_per_node, steps, flows, 100 * (flows / steps - 1), analytic,
+              100 * (analytic / steps - 1));
+  EXPECT_NEAR(flows, steps, 0.10 * steps);
+  EXPECT_NEAR(analytic, steps, 0.10 * steps);
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Uncontended, Fidelities,
+    ::testing::Values(std::tuple{kAlgorithms[0], 1}, std::tuple{kAlgorithms[1], 1}, std::tuple{kAlgorithms[3], 1},
+                      std::tuple{kAlgorithms[4], 1}, std::tuple{kAlgorithms[5], 1}, std::tuple{kAlgorithms[6], 1},
+                      std::tuple{kAlgorithms[0], 4}, std::tuple{kAlgorithms[2], 4}, std::tuple{kAlgorithms[5], 4}),
+    [](const auto& info) {
+      return name_of(std::get<0>(info.param)) + "_" + std::to_string(std::get<1>(info.param)) + "gpus";
+    });
+
+// ---- Contended: two groups whose collectives share NICs, at each fidelity ----
+
+/** 4 nodes x 2 GPUs. Case 0: two ring all-reduces, GPU 0s and GPU 1s of the 4 nodes: every NIC carries both rings.
+ * Case 1: the GPU 0 ring over 4 nodes and a 2-rank ring of GPU 1s on nodes 0 and 1 only: half the NICs shared, for
+ * part of the time. */
+class Contended : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
+
+TEST_P(Contended, SharedNicsSlowBothGroups) {
+  const auto [scenario_case, fidelity] = GetParam();
+  const Scenario scenario = parse(base_scenario(4, 2));
+  Plan plan = plan_for(8, {iota(0, 4, 2), scenario_case == 0 ? iota(1, 4, 2) : iota(1, 2, 2)});
+  for (int g = 0; g < 2; ++g)
+    for (int r : plan.groups[static_cast<std::size_t>(g)])
+      plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+          collective(g, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity));
+  const RunResult result = simulate(scenario, plan);
+  const double a = group_finish(result, plan.groups[0]);
+  const double b = group_finish(result, plan.groups[1]);
+  const double alone = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, kNet);
+  std::printf("case %d %s: group A %.6f s, group B %.6f s (A alone %.6f s)\n", scenario_case,
+              to_string(fidelity).c_str(), a, b, alone);
+  if (fidelity == Fidelity::Analytic) {
+    EXPECT_NEAR(a, alone, 1e-9 * alone) << "analytic ignores contention";
+  } else if (scenario_case == 0) {
+    // Both rings share every NIC: each gets half its bandwidth.
+    const double shared =
+        collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, {kNet.latency, kNet.bandwidth / 2});
+    EXPECT_NEAR(a, shared, 0.05 * shared);
+    EXPECT_NEAR(b, shared, 0.05 * shared);
+  } else {
+    EXPECT_GT(a, 1.05 * alone);
+  }
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoGroups, Contended,
+                         ::testing::Combine(::testing::Values(0, 1),
+                                            ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
+                         [](const auto& info) {
+                           return "case" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  to_string(std::get<1>(info.param));
+                         });
+
+// ---- Groups sharing ranks: one collective on the communication stream, another on the program ----
+
+class SharedRanks : public ::testing::TestWithParam<Fidelity> {};
+
+TEST_P(SharedRanks, CollectivesOfDifferentGroupsOverlapWithoutMixingMessages) {
+  const Fidelity fidelity = GetParam();
+  const Scenario scenario = parse(base_scenario(4, 1));
+  // Group 1 is group 0 in reverse ring order, so its messages run the other way round.
+  Plan plan = plan_for(4, {{0, 1, 2, 3}, {3, 2, 1, 0}});
+  for (auto& rank : plan.ranks) {
+    CollectiveStep overlapped = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity);
+    overlapped.stream = 1;
+    rank.steps.emplace_back(overlapped);
+    rank.steps.emplace_back(collective(1, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, fidelity, kBytes / 2));
+    rank.steps.emplace_back(StreamSyncStep{});
+    rank.steps.emplace_back(collective(1, CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, fidelity, kBytes / 4));
+  }
+  plan.iterations = 2;
+  const RunResult result = simulate(scenario, plan);
+  expect_bytes_balance(result);
+  const double ring = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, kNet);
+  EXPECT_GT(result.makespan, 2 * ring);
+  EXPECT_LT(result.makespan, 2 * 3 * ring);
+  if (fidelity == Fidelity::Steps) {
+    std::uint64_t messages = 0;
+    for (const auto* timelines : {&result.ranks, &result.streams})
+      for (const RankTimeline& t : *timelines) messages += t.messages_sent;
+    EXPECT_EQ(messages, result.messages);
+    EXPECT_EQ(result.messages, 2 * (planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[0]), 4, 4, kNet) +
+                                    planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[1]), 4, 4, kNet) +
+                                    planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[3]), 4, 4, kNet)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, SharedRanks, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
+                         [](const auto& info) { return to_string(info.param); });
+
+// ---- Wait versus communication ----
+
+TEST(Collectives, LateMemberMakesTheOthersWait) {
+  const Scenario scenario = parse(base_scenario(4, 1));
+  Plan plan = plan_for(4, {{0, 1, 2, 3}});
+  for (int r = 0; r < 4; ++r) {
+    // Rank 3 computes 1 ms (1e11 flop at 100 TFLOP/s) before the all-reduce; the others go straight in.
+    if (r == 3) plan.ranks[3].steps.emplace_back(ComputeStep{1e11, 0});
+    plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+        collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Flows));
+  }
+  const RunResult result = simulate(scenario, plan);
+  const double ring = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, kNet);
+  EXPECT_NEAR(result.makespan, 1e-3 + ring, 1e-9);
+  EXPECT_NEAR(result.ranks[0].total(IntervalKind::Wait), 1e-3, 1e-9);
+  EXPECT_NEAR(result.ranks[0].total(IntervalKind::Communication), ring, 1e-9);
+  EXPECT_NEAR(result.ranks[3].total(IntervalKind::Wait), 0.0, 1e-12);
+  EXPECT_EQ(result.messages, 4u);
+}
+
+TEST(Collectives, HierarchicalOnUnevenGroupIsRefused) {
+  const Scenario scenario = parse(base_scenario(2, 2));
+  Plan plan = plan_for(4, {{0, 1, 2}});
+  for (int r = 0; r < 3; ++r)
+    plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+        collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, Fidelity::Steps));
+  const InputError e = input_error([&] { simulate(scenario, plan); });
+  EXPECT_NE(e.detail().find("same number of members on every node"), std::string::npos) << e.what();
+}
+
+} // namespace
+} // namespace partsim::test

@@ -1,0 +1,236 @@
+// Collective model: nccl-tests bandwidths, NCCL's double binary tree, pipeline chunks, alpha-beta closed forms on
+// uniform and two-level settings, message counts and the `auto` choices of algorithm and fidelity.
+#include "partsim/collective.hpp"
+#include "partsim/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+namespace partsim {
+namespace {
+
+constexpr LinkCost kNet{2e-6, 25e9};
+constexpr LinkCost kNvlink{1e-6, 300e9};
+
+TEST(CollectiveModel, BusBandwidthFollowsNcclTests) {
+  EXPECT_DOUBLE_EQ(algorithm_bandwidth(CollectiveOp::AllReduce, 1e9, 0.1), 1e10);
+  EXPECT_DOUBLE_EQ(algorithm_bandwidth(CollectiveOp::AllReduce, 1e9, 0.0), 0.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(CollectiveOp::AllReduce, 8, 1e10), 1e10 * 2 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(CollectiveOp::ReduceScatter, 8, 1e10), 1e10 * 7 / 8);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(CollectiveOp::AllGather, 4, 1e10), 1e10 * 3 / 4);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(CollectiveOp::AllToAll, 2, 1e10), 1e10 / 2);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(CollectiveOp::Broadcast, 16, 1e10), 1e10);
+}
+
+TEST(CollectiveModel, RingBusBandwidthIsTheLinkBandwidthWithoutLatency) {
+  // nccl-tests' point: busbw of a bandwidth-bound ring equals the link speed, whatever n.
+  for (int n : {2, 4, 64}) {
+    const LinkCost link{0.0, 25e9};
+    const double t = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, n, link);
+    EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, n, algorithm_bandwidth(CollectiveOp::AllReduce, 1e9, t)), 25e9,
+                1.0);
+    const double rs = collective_time(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 1e9, n, link);
+    EXPECT_NEAR(
+        bus_bandwidth(CollectiveOp::ReduceScatter, n, algorithm_bandwidth(CollectiveOp::ReduceScatter, 1e9, rs)), 25e9,
+        1.0);
+    const double a2a = collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, 1e9, n, link);
+    EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllToAll, n, algorithm_bandwidth(CollectiveOp::AllToAll, 1e9, a2a)), 25e9,
+                1.0);
+  }
+}
+
+TEST(CollectiveModel, DoubleBinaryTreeMatchesNccl) {
+  const DoubleBinaryTree t = double_binary_tree(8);
+  // ncclGetBtree(8): 0 -> 4; 4 -> 2, 6; 2 -> 1, 3; 6 -> 5, 7.
+  EXPECT_EQ(t.parent[0], (std::vector<int>{-1, 2, 4, 2, 0, 6, 4, 6}));
+  EXPECT_EQ(t.children[0][4], (std::array<int, 2>{2, 6}));
+  EXPECT_EQ(t.children[0][0], (std::array<int, 2>{-1, 4}));
+  // Mirror: rank r plays 7 - r.
+  for (int r = 0; r < 8; ++r) {
+    const int mirrored = t.parent[0][static_cast<std::size_t>(7 - r)];
+    EXPECT_EQ(t.parent[1][static_cast<std::size_t>(r)], mirrored < 0 ? -1 : 7 - mirrored);
+  }
+  EXPECT_EQ(t.max_depth, 3);
+  EXPECT_EQ(t.max_degree, 4);
+}
+
+TEST(CollectiveModel, DoubleBinaryTreesAreTreesWithEachRankInnerAtMostOnce) {
+  for (int n = 1; n <= 70; ++n) {
+    const DoubleBinaryTree t = double_binary_tree(n);
+    for (std::size_t tree = 0; tree < 2; ++tree) {
+      int roots = 0;
+      std::multiset<int> child_of;
+      for (int r = 0; r < n; ++r) {
+        const int p = t.parent[tree][static_cast<std::size_t>(r)];
+        if (p < 0) {
+          ++roots;
+          continue;
+        }
+        const auto& c = t.children[tree][static_cast<std::size_t>(p)];
+        EXPECT_TRUE(c[0] == r || c[1] == r) << "n " << n << " tree " << tree << " rank " << r;
+        EXPECT_LE(t.depth[tree][static_cast<std::size_t>(r)], t.max_depth);
+        child_of.insert(r);
+      }
+      EXPECT_EQ(roots, 1) << "n " << n;
+      EXPECT_EQ(child_of.size(), static_cast<std::size_t>(n - 1));
+    }
+    for (int r = 0; r < n; ++r) {
+      auto inner = [&](std::size_t tree) {
+        const auto& c = t.children[tree][static_cast<std::size_t>(r)];
+        return c[0] >= 0 || c[1] >= 0;
+      };
+      // As in NCCL, for odd n the shifted tree makes rank 0 (root of tree 0, one child) inner in both.
+      if (n > 2 && !(n % 2 == 1 && r == 0)) {
+        EXPECT_FALSE(inner(0) && inner(1)) << "n " << n << " rank " << r;
+      }
+    }
+    EXPECT_LE(t.max_depth, static_cast<int>(std::ceil(std::log2(std::max(n, 2)))) + 1) << "n " << n;
+    if (n >= 4) {
+      EXPECT_EQ(t.max_degree, 4) << "n " << n;
+    }
+  }
+}
+
+TEST(CollectiveModel, PipelineChunksMinimiseTheClosedForm) {
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 1e9, kNet), 1u);
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 2, 1e9, kNet), 1u);
+  // (n-2) S / (alpha B) = 6e9 / 5e4: k = 346.
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e9, kNet), 346u);
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e12, kNet), kMaxPipelineChunks);
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 10, kNet), 1u);
+  // Neighbours of the chosen k are no faster.
+  const auto k = pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 16, 1e8, kNet);
+  const DoubleBinaryTree t = double_binary_tree(16);
+  auto tree_time = [&](double chunks) {
+    return (chunks + 2 * t.max_depth - 1) * (kNet.latency + t.max_degree * 1e8 / (2 * chunks * kNet.bandwidth));
+  };
+  const double chosen = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 1e8, 16, kNet);
+  EXPECT_NEAR(chosen, tree_time(static_cast<double>(k)), 1e-15);
+  EXPECT_LE(chosen, tree_time(static_cast<double>(k) + 1) + 1e-15);
+  EXPECT_LE(chosen, tree_time(static_cast<double>(k) - 1) + 1e-15);
+}
+
+TEST(CollectiveModel, UniformClosedForms) {
+  const double s = 1e9;
+  const double a = kNet.latency;
+  const double b = kNet.bandwidth;
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, kNet),
+                   14 * (a + s / 8 / b));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, s, 8, kNet),
+                   7 * (a + s / 8 / b));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, s, 8, kNet),
+                   7 * (a + s / 8 / b));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, s, 8, kNet), a + 7 * s / 8 / b);
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, s, 8, kNet),
+                   (8 + 346 - 2) * (a + s / 346 / b));
+  // Hierarchical with one GPU per node is the ring.
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, s, 8, kNet),
+                   collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, kNet));
+  // The tree tends to 2 S / B for large buffers: within 10% at 1 GB on 64 ranks.
+  const double tree = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, s, 64, kNet);
+  EXPECT_GT(tree, 2 * s / b);
+  EXPECT_LT(tree, 1.1 * 2 * s / b);
+  EXPECT_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, s, 1, kNet), 0.0);
+}
+
+TEST(CollectiveModel, TwoLevelClosedForms) {
+  const TwoLevelCost links{kNvlink, kNet, 1};
+  const double s = 1e9;
+  // 4 nodes x 8 GPUs, node-major ring: every step paced by the network hop.
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, 4, links),
+                   62 * (kNet.latency + s / 32 / kNet.bandwidth));
+  // Hierarchical: 2(g-1) intra steps on S/g, 2(m-1) network steps on S/(g m) with g rings sharing one NIC.
+  const double hier = 14 * (kNvlink.latency + s / 8 / kNvlink.bandwidth) + 6 * (kNet.latency + s / 4 / kNet.bandwidth);
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, s, 8, 4, links), hier);
+  // One NIC per GPU (rail): the 8 inter-node rings no longer share.
+  const TwoLevelCost rails{kNvlink, kNet, 8};
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, s, 8, 4, rails),
+                   14 * (kNvlink.latency + s / 8 / kNvlink.bandwidth) + 6 * (kNet.latency + s / 32 / kNet.bandwidth));
+  // One node: everything on NVLink.
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, 1, links),
+                   collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, kNvlink));
+  // All-to-all: the NIC carries g (N - g) chunks.
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, s, 8, 4, links),
+                   kNet.latency + 8.0 * 24 * (s / 32) / kNet.bandwidth);
+  // Uniform = two-level with one GPU per node.
+  for (auto [op, algorithm] : {std::pair{CollectiveOp::AllReduce, CollectiveAlgorithm::Tree},
+                               std::pair{CollectiveOp::Broadcast, CollectiveAlgorithm::Ring},
+                               std::pair{CollectiveOp::AllGather, CollectiveAlgorithm::Ring}})
+    EXPECT_DOUBLE_EQ(collective_time(op, algorithm, s, 1, 16, links), collective_time(op, algorithm, s, 16, kNet));
+}
+
+TEST(CollectiveModel, HierarchicalWinsWhenTheNetworkIsMuchSlowerThanNvlink) {
+  // Bandwidth terms: flat 2(N-1)/N S/B2, hierarchical 2(g-1)/g S/B1 + 2(m-1)/m S/B2: it wins when B1/B2 > m.
+  const TwoLevelCost slow{kNvlink, {2e-6, 5e9}, 1};
+  EXPECT_LT(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, 8, 4, slow),
+            collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 4, slow));
+  const TwoLevelCost fast{{1e-6, 50e9}, {2e-6, 50e9}, 1};
+  EXPECT_GT(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 1e9, 8, 4, fast),
+            collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 4, fast));
+}
+
+TEST(CollectiveModel, SupportedAlgorithms) {
+  EXPECT_TRUE(is_supported(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree));
+  EXPECT_TRUE(is_supported(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical));
+  EXPECT_FALSE(is_supported(CollectiveOp::AllReduce, CollectiveAlgorithm::Direct));
+  EXPECT_TRUE(is_supported(CollectiveOp::AllGather, CollectiveAlgorithm::Ring));
+  EXPECT_FALSE(is_supported(CollectiveOp::AllGather, CollectiveAlgorithm::Tree));
+  EXPECT_TRUE(is_supported(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct));
+  EXPECT_FALSE(is_supported(CollectiveOp::AllToAll, CollectiveAlgorithm::Ring));
+  EXPECT_TRUE(is_supported(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring));
+}
+
+TEST(CollectiveModel, AutoAlgorithmTakesTheFastestClosedForm) {
+  const TwoLevelCost links{kNvlink, kNet, 1};
+  // Large buffers on one level: the ring (bandwidth-optimal, no pipeline fill).
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 16, 16, 1e9, {kNet, kNet, 1}), CollectiveAlgorithm::Ring);
+  // Small buffers over many ranks: the tree's log-depth latency wins over 2(n-1) ring latencies.
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 1024, 1024, 1e4, {kNet, kNet, 1}), CollectiveAlgorithm::Tree);
+  // Several nodes of several GPUs on a slow network: hierarchical.
+  const TwoLevelCost slow{kNvlink, {2e-6, 5e9}, 1};
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 32, 4, 1e9, slow), CollectiveAlgorithm::Hierarchical);
+  // ... but never on uneven groups.
+  EXPECT_NE(choose_algorithm(CollectiveOp::AllReduce, 30, 4, 1e9, slow), CollectiveAlgorithm::Hierarchical);
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllToAll, 32, 4, 1e9, links), CollectiveAlgorithm::Direct);
+  EXPECT_EQ(choose_algorithm(CollectiveOp::ReduceScatter, 32, 4, 1e9, links), CollectiveAlgorithm::Ring);
+  EXPECT_EQ(choose_algorithm(CollectiveOp::Broadcast, 32, 4, 1e9, links), CollectiveAlgorithm::Ring);
+}
+
+TEST(CollectiveModel, AutoFidelityByMessageBudget) {
+  EXPECT_EQ(choose_fidelity(523'264, 512), Fidelity::Steps);     // ring all-reduce, 512 ranks
+  EXPECT_EQ(choose_fidelity(33'529'856, 4096), Fidelity::Flows); // 4096 ranks
+  EXPECT_EQ(choose_fidelity(kMaxStepMessages + 1, kMaxFlowMessages + 1), Fidelity::Analytic);
+}
+
+TEST(CollectiveModel, PlannedMessages) {
+  CollectiveStep step;
+  step.bytes = 1'000'000'000;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 2u * 7 * 8);
+  step.op = CollectiveOp::ReduceScatter;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 7u * 8);
+  step.op = CollectiveOp::Broadcast;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 7u * 346);
+  step.op = CollectiveOp::AllToAll;
+  step.algorithm = CollectiveAlgorithm::Direct;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 56u);
+  step.op = CollectiveOp::AllReduce;
+  step.algorithm = CollectiveAlgorithm::Hierarchical;
+  EXPECT_EQ(planned_messages(step, 32, 4, kNet), 2u * 4 * 8 * 7 + 2u * 8 * 4 * 3);
+  step.algorithm = CollectiveAlgorithm::Tree;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet),
+            4u * 7 * pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 8, 1e9, kNet));
+  step.fidelity = Fidelity::Flows;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 28u);
+  step.algorithm = CollectiveAlgorithm::Ring;
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 8u);
+  step.algorithm = CollectiveAlgorithm::Hierarchical;
+  EXPECT_EQ(planned_messages(step, 32, 4, kNet), 96u);
+  step.fidelity = Fidelity::Analytic;
+  EXPECT_EQ(planned_messages(step, 32, 4, kNet), 0u);
+  EXPECT_EQ(planned_messages(step, 1, 1, kNet), 0u);
+}
+
+} // namespace
+} // namespace partsim
