@@ -12,6 +12,9 @@ namespace partsim::cli {
 /** A subcommand's action; returns the process exit code. */
 using Action = std::function<int()>;
 
+/** Exit code of `partsim run` when the scenario does not fit in GPU memory (reported, not simulated). */
+inline constexpr int kExitOutOfMemory = 3;
+
 Action add_run_command(CLI::App& app);
 Action add_validate_command(CLI::App& app);
 Action add_list_command(CLI::App& app);

@@ -69,9 +69,34 @@ struct RunOptions {
   bool no_progress = false;
 };
 
+std::filesystem::path output_dir(const RunOptions& options, const Scenario& scenario) {
+  return options.out_dir.empty() ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
+                                 : std::filesystem::path(options.out_dir);
+}
+
+/** A plan that does not fit in GPU memory is reported, not simulated as if it fit: exit code 3. */
+int report_out_of_memory(const RunOptions& options, const Scenario& scenario, const Plan& plan) {
+  const Report report = make_out_of_memory_report(scenario, plan);
+  const std::string text = report_to_json(report, scenario).dump(2) + '\n';
+  if (options.json)
+    std::cout << text;
+  else
+    std::cout << format_table(report);
+  if (!options.no_files && scenario.run.outputs.report_json) {
+    const std::filesystem::path dir = output_dir(options, scenario);
+    std::filesystem::create_directories(dir);
+    write_file(dir / "report.json", [&](std::ostream& o) { o << text; });
+  }
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  std::cerr << fmt::format("partsim: {}: out of memory: needs {:.2f} GiB per GPU, the GPU has {:.1f} GiB\n",
+                           scenario.name, plan.memory->total() / gib, plan.memory->capacity / gib);
+  return kExitOutOfMemory;
+}
+
 int run(const RunOptions& options) {
   const Scenario scenario = load(options.scenario);
   const Plan plan = build_plan(scenario);
+  if (plan.memory && !plan.memory->fits()) return report_out_of_memory(options, scenario, plan);
 
   EngineOptions engine_options;
   engine_options.record_all_intervals = scenario.run.outputs.trace && !options.no_files;
@@ -101,9 +126,7 @@ int run(const RunOptions& options) {
 
   if (!options.no_files) {
     const OutputSelection& out = scenario.run.outputs;
-    const std::filesystem::path dir = options.out_dir.empty()
-                                          ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
-                                          : std::filesystem::path(options.out_dir);
+    const std::filesystem::path dir = output_dir(options, scenario);
     std::filesystem::create_directories(dir);
     std::vector<std::string> written;
     if (out.report_json) {

@@ -77,9 +77,8 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
   sg4::Engine::set_config("contexts/stack-size:128");
 
-  const auto& job = std::get<DataJob>(scenario.workload);
   const engine::Platform platform =
-      engine::build_platform(scenario.cluster, job.data_type,
+      engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
                              /*with_coordinator=*/plan.dynamic.has_value() || plan.coordinated.has_value());
 
   const std::size_t ranks = plan.ranks.size();

@@ -94,6 +94,18 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     m.bytes_sent = t.bytes_sent;
     m.bytes_received = t.bytes_received;
     m.messages_sent = t.messages_sent;
+    m.stream_wait = t.stream_wait;
+    if (i < result.streams.size()) {
+      const RankTimeline& stream = result.streams[i];
+      const double on_stream = stream.total(IntervalKind::Communication) + stream.total(IntervalKind::Wait);
+      m.overlapped = std::max(0.0, on_stream - t.stream_wait);
+      m.bytes_sent += stream.bytes_sent;
+      m.bytes_received += stream.bytes_received;
+      m.messages_sent += stream.messages_sent;
+      r.bytes_sent += stream.bytes_sent;
+      r.bytes_received += stream.bytes_received;
+    }
+    r.overlapped_communication += m.overlapped;
     r.bytes_sent += t.bytes_sent;
     r.bytes_received += t.bytes_received;
     r.ranks.push_back(m);
@@ -127,7 +139,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.communication_overhead = gpu_seconds > 0 ? comm_sum / gpu_seconds : 0.0;
   r.idle_share = gpu_seconds > 0 ? idle_sum / gpu_seconds : 0.0;
   r.time_lost_waiting = idle_sum;
-  r.slowest_rank_excess = r.makespan - finish_sum / n;
+  r.slowest_rank_excess = std::max(0.0, r.makespan - finish_sum / n); // never negative by rounding
 
   // The serial part runs on the coordinator: it belongs in the concurrency profile.
   r.parallel_fraction =
@@ -136,6 +148,38 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.amdahl_limit =
       r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction) : std::numeric_limits<double>::infinity();
   r.karp_flatt = karp_flatt(r.speedup, n);
+
+  r.memory = plan.memory;
+  r.model_flops_per_iteration = plan.model_flops_per_iteration;
+  if (r.makespan > 0 && plan.model_flops_per_iteration > 0) {
+    const double peak = scenario.cluster.gpu.peak(workload_data_type(scenario.workload));
+    const double iterations = static_cast<double>(plan.iterations);
+    r.mfu = plan.model_flops_per_iteration * iterations / r.makespan / (n * peak);
+    r.hfu = plan.hardware_flops_per_iteration * iterations / r.makespan / (n * peak);
+    r.tokens_per_second = plan.tokens_per_iteration * iterations / r.makespan;
+  }
+  for (const CollectiveStats& c : result.collectives) {
+    Report::Collective out;
+    out.stats = c;
+    out.mean_time = c.count > 0 ? c.total_time / static_cast<double>(c.count) : 0.0;
+    out.algbw = algorithm_bandwidth(c.op, static_cast<double>(c.bytes), out.mean_time);
+    out.busbw = bus_bandwidth(c.op, c.ranks, out.algbw);
+    r.collectives.push_back(out);
+  }
+  return r;
+}
+
+Report make_out_of_memory_report(const Scenario& scenario, const Plan& plan) {
+  Report r;
+  r.scenario_name = scenario.name;
+  r.scenario_description = scenario.description;
+  r.strategy_summary = plan.summary;
+  r.seed = scenario.run.seed;
+  r.gpus = scenario.cluster.gpu_count();
+  r.iterations = plan.iterations;
+  r.memory = plan.memory;
+  r.out_of_memory = true;
+  r.model_flops_per_iteration = plan.model_flops_per_iteration;
   return r;
 }
 

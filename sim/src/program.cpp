@@ -30,6 +30,42 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   ctx.event_done();
 }
 
+/** Runs a collective and times its instance across the group: from the last arrival to the last completion. */
+void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
+  const auto group = static_cast<std::size_t>(step.group);
+  if (ctx.open_collectives.empty()) {
+    ctx.open_collectives.resize(ctx.plan.groups.size());
+    ctx.collectives_begun.resize(ctx.plan.groups.size());
+  }
+  auto& begun = ctx.collectives_begun[group];
+  if (begun.empty()) begun.assign(ctx.plan.ranks.size(), 0);
+  const std::uint64_t instance = begun[static_cast<std::size_t>(rank)]++;
+  const double begin = sg4::Engine::get_clock();
+  run_collective(ctx, rank, timeline, step);
+  const double end = sg4::Engine::get_clock();
+  auto& open = ctx.open_collectives[group];
+  RunContext::CollectiveInstance& times = open[instance];
+  times.last_arrival = std::max(times.last_arrival, begin);
+  times.last_end = std::max(times.last_end, end);
+  const auto members = static_cast<int>(ctx.plan.groups[group].size());
+  if (++times.done < members) return;
+  const double duration = times.last_end - times.last_arrival;
+  open.erase(instance);
+  auto& all = ctx.result.collectives;
+  auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
+    return c.op == step.op && c.algorithm == step.algorithm && c.fidelity == step.fidelity && c.kind == step.kind &&
+           c.ranks == members && c.bytes == step.bytes;
+  });
+  if (it == all.end()) {
+    all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
+    it = all.end() - 1;
+  }
+  ++it->count;
+  it->total_time += duration;
+  it->min_time = std::min(it->min_time, duration);
+  it->max_time = std::max(it->max_time, duration);
+}
+
 } // namespace
 
 void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
@@ -48,7 +84,7 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
                            const CollectiveStep* next = stream.queue.front();
                            stream.queue.pop_front();
                            lock.unlock();
-                           run_collective(ctx, rank, overlapped, *next);
+                           timed_collective(ctx, rank, overlapped, *next);
                            lock.lock();
                            --stream.pending;
                            stream.changed->notify_all();
@@ -68,7 +104,9 @@ void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   const double begin = sg4::Engine::get_clock();
   std::unique_lock lock(*stream.mutex);
   while (stream.pending > 0) stream.changed->wait(lock);
-  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+  const double end = sg4::Engine::get_clock();
+  timeline.record(IntervalKind::Communication, begin, end);
+  timeline.stream_wait += end - begin;
 }
 
 void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
@@ -107,7 +145,7 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
   if (const auto* compute = std::get_if<ComputeStep>(&step))
     run_compute(ctx, timeline, *compute);
   else if (const auto* collective = std::get_if<CollectiveStep>(&step))
-    collective->stream == 0 ? run_collective(ctx, rank, timeline, *collective)
+    collective->stream == 0 ? timed_collective(ctx, rank, timeline, *collective)
                             : enqueue_on_stream(ctx, rank, *collective);
   else if (std::holds_alternative<StreamSyncStep>(step))
     sync_stream(ctx, rank, timeline);

@@ -83,6 +83,29 @@ nlohmann::json class_split_json(const ClassSplit& split, const Report& r) {
   return out;
 }
 
+namespace {
+
+double exposed_communication(const Report& r) {
+  double sum = 0.0;
+  for (const RankMetrics& m : r.ranks) sum += m.communication + m.wait;
+  return sum;
+}
+
+nlohmann::json memory_json(const MemoryBreakdown& m) {
+  nlohmann::json out;
+  out["parameters_bytes"] = m.parameters;
+  out["gradients_bytes"] = m.gradients;
+  out["optimizer_states_bytes"] = m.optimizer_states;
+  out["activations_bytes"] = m.activations;
+  out["workspace_bytes"] = m.workspace;
+  out["total_bytes"] = m.total();
+  out["capacity_bytes"] = m.capacity;
+  out["fits"] = m.fits();
+  return out;
+}
+
+} // namespace
+
 nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   // Built key by key: GCC 12 warns falsely (-Warray-bounds) on large nested initializer lists of nlohmann::json.
   nlohmann::json ranks = nlohmann::json::array();
@@ -102,6 +125,8 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
     row["bytes_sent"] = m.bytes_sent;
     row["bytes_received"] = m.bytes_received;
     row["messages_sent"] = m.messages_sent;
+    row["overlapped_communication_s"] = m.overlapped;
+    row["stream_wait_s"] = m.stream_wait;
     ranks.push_back(std::move(row));
   }
 
@@ -135,6 +160,14 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   summary["karp_flatt_serial_fraction"] = r.karp_flatt;
   summary["bytes_sent"] = r.bytes_sent;
   summary["bytes_received"] = r.bytes_received;
+  summary["exposed_communication_gpu_s"] = exposed_communication(r);
+  summary["overlapped_communication_gpu_s"] = r.overlapped_communication;
+  if (r.model_flops_per_iteration > 0) {
+    summary["mfu"] = r.mfu;
+    summary["hfu"] = r.hfu;
+    summary["tokens_per_s"] = r.tokens_per_second;
+    summary["model_flops_per_iteration"] = r.model_flops_per_iteration;
+  }
 
   nlohmann::json scenario_json;
   scenario_json["name"] = r.scenario_name;
@@ -149,7 +182,29 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   report["engine"] = std::move(engine);
   report["strategy"] = r.strategy_summary;
   report["gpu_profile"] = to_json(scenario.cluster.gpu);
-  report["summary"] = std::move(summary);
+  report["verdict"] = r.out_of_memory ? "out_of_memory" : "simulated";
+  if (!r.out_of_memory) report["summary"] = std::move(summary);
+  if (r.memory) report["memory_per_gpu"] = memory_json(*r.memory);
+  if (!r.collectives.empty()) {
+    nlohmann::json collectives = nlohmann::json::array();
+    for (const Report::Collective& c : r.collectives) {
+      nlohmann::json row;
+      row["operation"] = to_string(c.stats.op);
+      row["algorithm"] = to_string(c.stats.algorithm);
+      row["fidelity"] = to_string(c.stats.fidelity);
+      row["kind"] = to_string(c.stats.kind);
+      row["ranks"] = c.stats.ranks;
+      row["bytes"] = c.stats.bytes;
+      row["count"] = c.stats.count;
+      row["mean_time_s"] = c.mean_time;
+      row["min_time_s"] = c.stats.min_time;
+      row["max_time_s"] = c.stats.max_time;
+      row["algbw_bytes_per_s"] = c.algbw;
+      row["busbw_bytes_per_s"] = c.busbw;
+      collectives.push_back(std::move(row));
+    }
+    report["collectives"] = std::move(collectives);
+  }
   if (r.class_split) report["class_split"] = class_split_json(*r.class_split, r);
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0) {
     nlohmann::json coordinator;
@@ -174,11 +229,11 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
 
 void write_ranks_csv(std::ostream& out, const Report& r) {
   out << "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s,"
-         "bytes_sent,bytes_received,messages_sent\n";
+         "bytes_sent,bytes_received,messages_sent,overlapped_communication_s\n";
   for (const RankMetrics& m : r.ranks)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.rank, m.node, m.local_gpu, m.samples, m.compute,
-                       m.communication, m.wait, m.tail_idle, m.busy(), m.idle(), m.finish, m.bytes_sent,
-                       m.bytes_received, m.messages_sent);
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.rank, m.node, m.local_gpu, m.samples,
+                       m.compute, m.communication, m.wait, m.tail_idle, m.busy(), m.idle(), m.finish, m.bytes_sent,
+                       m.bytes_received, m.messages_sent, m.overlapped);
 }
 
 void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan& plan, const RunResult& result) {
@@ -209,6 +264,12 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
   for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
     const int gpu = plan.ranks[rank].gpu;
     track(gpu / per_node, rank, fmt::format("rank {} (gpu {})", rank, gpu), result.ranks[rank]);
+  }
+  // Communication streams get their own tracks after the ranks, in the rank's node.
+  for (std::size_t rank = 0; rank < result.streams.size(); ++rank) {
+    if (result.streams[rank].intervals.empty()) continue;
+    const int gpu = plan.ranks[rank].gpu;
+    track(gpu / per_node, result.ranks.size() + 1 + rank, fmt::format("rank {} stream", rank), result.streams[rank]);
   }
   if (result.coordinator) {
     // The coordinator gets its own process after the nodes: its compute is the serial part.
@@ -254,6 +315,19 @@ std::string format_table(const Report& r) {
   out += fmt::format("  SimGrid {}, network model {} ({})\n\n", r.network.simgrid_version, r.network.model,
                      r.network.note);
 
+  if (r.memory) {
+    const MemoryBreakdown& m = *r.memory;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    line("memory per GPU",
+         fmt::format("{:.2f} of {:.1f} GiB{}", m.total() / gib, m.capacity / gib, m.fits() ? "" : ": OUT OF MEMORY"));
+    line("  weights / gradients / optimizer",
+         fmt::format("{:.2f} / {:.2f} / {:.2f} GiB", m.parameters / gib, m.gradients / gib, m.optimizer_states / gib));
+    line("  activations / workspace", fmt::format("{:.2f} / {:.2f} GiB", m.activations / gib, m.workspace / gib));
+  }
+  if (r.out_of_memory) {
+    out += "\n  out of memory: this configuration does not fit on the GPU, so it was not simulated\n";
+    return out;
+  }
   line("makespan", human_seconds(r.makespan));
   line("throughput", fmt::format("{:.6g} samples/s", r.throughput));
   line("same work on one GPU", human_seconds(r.baseline_time));
@@ -262,6 +336,12 @@ std::string format_table(const Report& r) {
   line("load imbalance (compute max/mean)",
        fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
   line("communication overhead", percent(r.communication_overhead) + " of GPU time");
+  if (r.overlapped_communication > 0)
+    line("communication overlapped", fmt::format("{:.4g} GPU-seconds hidden behind compute; {:.4g} exposed",
+                                                 r.overlapped_communication, exposed_communication(r)));
+  if (r.model_flops_per_iteration > 0)
+    line("MFU / HFU / tokens per second",
+         fmt::format("{} / {} / {:.6g}", percent(r.mfu), percent(r.hfu), r.tokens_per_second));
   line("idle",
        fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
   line("slowest rank vs mean finish", fmt::format("+{}", human_seconds(r.slowest_rank_excess)));
@@ -292,6 +372,11 @@ std::string format_table(const Report& r) {
     line("run-time balancing",
          fmt::format("{}: {} dispatches, {} steals, coordinator busy {}", r.balancing->policy, r.balancing->dispatches,
                      r.balancing->steals, human_seconds(r.balancing->coordinator_busy)));
+  for (const Report::Collective& c : r.collectives)
+    line(fmt::format("{} {} ({})", to_string(c.stats.op), to_string(c.stats.algorithm), to_string(c.stats.fidelity)),
+         fmt::format("{} x {} B on {} ranks: {} each, algbw {}/s, busbw {}/s", c.stats.count, c.stats.bytes,
+                     c.stats.ranks, human_seconds(c.mean_time),
+                     human_bytes(c.algbw), human_bytes(c.busbw)));
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
                                             human_bytes(static_cast<double>(r.bytes_received))));
 

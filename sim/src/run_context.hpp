@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -42,8 +43,16 @@ struct RunContext {
   const ClusterSpec& cluster;
   const Platform& platform;
   std::vector<CommStream> streams; ///< per rank; used by ranks whose program queues collectives on stream 1
-  std::vector<simgrid::s4u::Mailbox*> mailboxes; ///< one per rank
-  std::vector<std::vector<int>> positions;       ///< positions[group][rank], -1 when absent
+  /** Collective instances not yet finished by every member, per group, by instance number. */
+  struct CollectiveInstance {
+    double last_arrival = 0.0;
+    double last_end = 0.0;
+    int done = 0;
+  };
+  std::vector<std::map<std::uint64_t, CollectiveInstance>> open_collectives; ///< per group
+  std::vector<std::vector<std::uint64_t>> collectives_begun;                 ///< per group, per rank
+  std::vector<simgrid::s4u::Mailbox*> mailboxes;                             ///< one per rank
+  std::vector<std::vector<int>> positions;                                   ///< positions[group][rank], -1 when absent
   /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most
    * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
   std::vector<std::vector<std::array<double, 2>>> ring_posted;

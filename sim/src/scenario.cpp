@@ -152,18 +152,120 @@ DataJob parse_data_job(JsonReader& reader) {
   return job;
 }
 
-Workload parse_workload(JsonReader reader, const ClusterSpec& cluster) {
-  const std::string kind = reader.choice("kind", {"data_job"});
-  DataJob job = parse_data_job(reader);
-  reader.finish();
-  if (!cluster.gpu.peak_flops.contains(job.data_type)) {
-    std::vector<std::string> have;
-    for (const auto& [type, _] : cluster.gpu.peak_flops) have.push_back(type);
-    throw InputError(reader.source(), reader.pointer() + "/data_type",
-                     fmt::format("GPU profile \"{}\" has no peak rate for {}; expected one of {}", cluster.gpu.name,
-                                 job.data_type, fmt::join(have, ", ")));
+Recomputation parse_recomputation(const std::string& text) {
+  return text == "none" ? Recomputation::None : text == "selective" ? Recomputation::Selective : Recomputation::Full;
+}
+
+ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::path& data_dir) {
+  ModelTraining t;
+  JsonReader model = reader.child("model");
+  if (model.value().is_string()) {
+    t.model = load_workload(data_dir, model.as_string(), model.source(), model.pointer());
+  } else if (model.value().is_object()) {
+    t.model = parse_workload_spec(model);
+  } else {
+    throw model.error("expected a workload name (a file in models/workloads) or an inline workload object, got " +
+                      model.type_name());
   }
-  return job;
+  if (reader.has("sequence_length")) {
+    if (!t.model.is_transformer())
+      throw InputError(reader.source(), reader.pointer() + "/sequence_length",
+                       "only a transformer has a sequence length; expected no sequence_length for a CNN");
+    std::get<TransformerConfig>(t.model.config).sequence_length = reader.integer("sequence_length", 1, 10'000'000);
+  }
+  t.global_batch = reader.integer("global_batch", 1, 100'000'000);
+  t.micro_batch = reader.integer_or("micro_batch", 1, 1, 1'000'000);
+  if (t.micro_batch > t.global_batch)
+    throw InputError(reader.source(), reader.pointer() + "/micro_batch",
+                     fmt::format("expected at most the global batch ({}), got {}", t.global_batch, t.micro_batch));
+  t.data_type = reader.choice_or("data_type", "bf16", known_data_types());
+  const std::string recompute = reader.choice_or("recomputation", "none", {"none", "selective", "full"});
+  t.recomputation = parse_recomputation(recompute);
+  if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
+    throw InputError(reader.source(), reader.pointer() + "/recomputation",
+                     "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
+  const std::string optimizer = reader.choice_or("optimizer", "adam", {"adam", "sgd_momentum", "sgd"});
+  t.optimizer = optimizer == "adam" ? Optimizer::Adam : optimizer == "sgd" ? Optimizer::Sgd : Optimizer::SgdMomentum;
+  t.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
+  t.workspace = reader.quantity_or("workspace", 1024.0 * 1024 * 1024, Dimension::Bytes, Bounds::non_negative(1e15));
+  return t;
+}
+
+std::optional<CollectiveOp> parse_collective_op(const std::string& text) {
+  if (text == "all_reduce") return CollectiveOp::AllReduce;
+  if (text == "reduce_scatter") return CollectiveOp::ReduceScatter;
+  if (text == "all_gather") return CollectiveOp::AllGather;
+  if (text == "all_to_all") return CollectiveOp::AllToAll;
+  if (text == "broadcast") return CollectiveOp::Broadcast;
+  return std::nullopt;
+}
+
+CollectiveBenchmark parse_collective_benchmark(JsonReader& reader, const ClusterSpec& cluster) {
+  CollectiveBenchmark b;
+  b.op = *parse_collective_op(
+      reader.choice("operation", {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"}));
+  b.bytes = static_cast<std::uint64_t>(reader.quantity("bytes", Dimension::Bytes, Bounds::positive(1e15)));
+  b.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
+  b.root = static_cast<int>(reader.integer_or("root", 0, 0, cluster.gpu_count() - 1));
+  if (b.op != CollectiveOp::Broadcast && reader.has("root"))
+    throw InputError(reader.source(), reader.pointer() + "/root", "only a broadcast has a root");
+  return b;
+}
+
+void check_data_type(const JsonReader& reader, const ClusterSpec& cluster, const std::string& data_type) {
+  if (cluster.gpu.peak_flops.contains(data_type)) return;
+  std::vector<std::string> have;
+  for (const auto& [type, _] : cluster.gpu.peak_flops) have.push_back(type);
+  throw InputError(reader.source(), reader.pointer() + "/data_type",
+                   fmt::format("GPU profile \"{}\" has no peak rate for {}; expected one of {}", cluster.gpu.name,
+                               data_type, fmt::join(have, ", ")));
+}
+
+Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std::filesystem::path& data_dir) {
+  const std::string kind = reader.choice("kind", {"data_job", "model_training", "collective"});
+  Workload workload;
+  if (kind == "data_job") {
+    workload = parse_data_job(reader);
+  } else if (kind == "model_training") {
+    workload = parse_model_training(reader, data_dir);
+  } else {
+    workload = parse_collective_benchmark(reader, cluster);
+  }
+  reader.finish();
+  if (kind != "collective") check_data_type(reader, cluster, workload_data_type(workload));
+  return workload;
+}
+
+CollectiveChoice parse_collective_choice(JsonReader& reader) {
+  CollectiveChoice choice;
+  const std::string algorithm =
+      reader.choice_or("algorithm", "auto", {"auto", "ring", "tree", "hierarchical", "direct"});
+  if (algorithm == "ring") choice.algorithm = CollectiveAlgorithm::Ring;
+  if (algorithm == "tree") choice.algorithm = CollectiveAlgorithm::Tree;
+  if (algorithm == "hierarchical") choice.algorithm = CollectiveAlgorithm::Hierarchical;
+  if (algorithm == "direct") choice.algorithm = CollectiveAlgorithm::Direct;
+  const std::string fidelity = reader.choice_or("fidelity", "auto", {"auto", "steps", "flows", "analytic"});
+  if (fidelity == "steps") choice.fidelity = Fidelity::Steps;
+  if (fidelity == "flows") choice.fidelity = Fidelity::Flows;
+  if (fidelity == "analytic") choice.fidelity = Fidelity::Analytic;
+  return choice;
+}
+
+/** Which algorithms can compute `op` (checked at parse time so that the error names the key). */
+void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice) {
+  if (!choice.algorithm) return;
+  const CollectiveAlgorithm a = *choice.algorithm;
+  const bool ok = op == CollectiveOp::AllReduce   ? a != CollectiveAlgorithm::Direct
+                  : op == CollectiveOp::AllToAll  ? a == CollectiveAlgorithm::Direct
+                  : op == CollectiveOp::Broadcast ? a == CollectiveAlgorithm::Ring || a == CollectiveAlgorithm::Tree
+                                                  : a == CollectiveAlgorithm::Ring;
+  if (!ok)
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
+                                 op == CollectiveOp::AllReduce   ? "auto, ring, tree, hierarchical"
+                                 : op == CollectiveOp::AllToAll  ? "auto, direct"
+                                 : op == CollectiveOp::Broadcast ? "auto, ring, tree"
+                                                                 : "auto, ring"));
 }
 
 std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {
@@ -229,8 +331,64 @@ Balancing parse_balancing(JsonReader& reader) {
   return b;
 }
 
+/** `/strategy/gradient_sync`: "none", "ring_allreduce" (the step-by-step ring), "all_reduce" (automatic choices) or
+ * an object {algorithm, fidelity, bucket_size, overlap}. */
+void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParallel& dp) {
+  const auto* job = std::get_if<DataJob>(&workload);
+  const bool has_gradients = job ? job->gradient_bytes > 0 : true;
+  const std::string pointer = reader.pointer() + "/gradient_sync";
+  if (!reader.has("gradient_sync")) {
+    dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
+    // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
+    if (job) dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+    return;
+  }
+  JsonReader sync = reader.child("gradient_sync");
+  if (sync.value().is_string()) {
+    const std::string text = sync.as_string();
+    if (text == "none") {
+      dp.sync = GradientSync::None;
+      return;
+    }
+    if (text == "ring_allreduce")
+      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+    else if (text != "all_reduce")
+      throw sync.error(fmt::format("expected \"none\", \"ring_allreduce\", \"all_reduce\" or an object "
+                                   "{{\"algorithm\", \"fidelity\", \"bucket_size\", \"overlap\"}}, got \"{}\"",
+                                   text));
+  } else if (sync.value().is_object()) {
+    dp.gradient_sync.collective = parse_collective_choice(sync);
+    check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective);
+    if (job && (sync.has("bucket_size") || sync.has("overlap")))
+      throw InputError(sync.source(), pointer + (sync.has("bucket_size") ? "/bucket_size" : "/overlap"),
+                       "gradient buckets and overlap need a model's backward pass; expected them only with "
+                       "/workload/kind \"model_training\"");
+    dp.gradient_sync.bucket_bytes =
+        sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes, Dimension::Bytes, Bounds::positive(1e15));
+    dp.gradient_sync.overlap = sync.boolean_or("overlap", true);
+    sync.finish();
+  } else {
+    throw sync.error("expected a string or an object, got " + sync.type_name());
+  }
+  dp.sync = GradientSync::AllReduce;
+  if (!has_gradients)
+    throw InputError(sync.source(), pointer,
+                     "an all-reduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+}
+
 Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
-  reader.choice("kind", {"data_parallel"});
+  const std::string kind = reader.choice("kind", {"data_parallel", "collective"});
+  const bool is_collective = std::holds_alternative<CollectiveBenchmark>(workload);
+  if (is_collective != (kind == "collective"))
+    throw InputError(reader.source(), reader.pointer() + "/kind",
+                     is_collective ? "a collective workload runs with strategy kind \"collective\""
+                                   : "strategy kind \"collective\" needs /workload/kind \"collective\"");
+  if (is_collective) {
+    CollectiveStrategy strategy{parse_collective_choice(reader)};
+    check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice);
+    reader.finish();
+    return strategy;
+  }
   DataParallel dp;
   dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count(), 1, 10'000'000));
   if (dp.partitions < cluster.gpu_count())
@@ -242,14 +400,25 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   else
     dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
 
+  parse_gradient_sync(reader, workload, dp);
+  if (const auto* training = std::get_if<ModelTraining>(&workload)) {
+    for (const char* key : {"balancing", "coordination", "class_split"})
+      if (reader.has(key))
+        throw InputError(reader.source(), reader.pointer() + "/" + key,
+                         "applies to data jobs; expected no such key with /workload/kind \"model_training\"");
+    if (dp.partitions != cluster.gpu_count() || dp.shares_kind != "balanced")
+      throw InputError(reader.source(), reader.pointer() + (reader.has("shares") ? "/shares" : "/partitions"),
+                       "model training runs one replica per GPU with equal shares of the batch; expected no "
+                       "partitions or shares keys");
+    const std::int64_t per_step = training->micro_batch * cluster.gpu_count();
+    if (training->global_batch % per_step != 0)
+      throw InputError(reader.source(), "/workload/global_batch",
+                       fmt::format("expected a multiple of micro_batch x data-parallel replicas = {} x {} = {}, got {}",
+                                   training->micro_batch, cluster.gpu_count(), per_step, training->global_batch));
+    reader.finish();
+    return dp;
+  }
   const DataJob& job = std::get<DataJob>(workload);
-  const std::string sync =
-      reader.choice_or("gradient_sync", job.gradient_bytes > 0 ? "ring_allreduce" : "none", {"none", "ring_allreduce"});
-  dp.sync = sync == "none" ? GradientSync::None : GradientSync::RingAllReduce;
-  if (dp.sync == GradientSync::RingAllReduce && job.gradient_bytes <= 0)
-    throw InputError(
-        reader.source(), reader.pointer() + "/gradient_sync",
-        "ring_allreduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
   if (auto split = reader.optional_child("class_split")) {
     ClassSplitSpec spec;
     const std::string method = split->choice("method", {"random", "stratified", "stratified_oversample"});
@@ -396,7 +565,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   if (s.name.empty()) throw InputError(source, "/name", "expected a non-empty name");
   s.description = root.string_or("description", "");
   s.cluster = parse_cluster(root.child("cluster"), data_dir);
-  s.workload = parse_workload(root.child("workload"), s.cluster);
+  s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
   if (root.has("run")) s.run = parse_run(root.child("run"));
   root.finish();
@@ -437,7 +606,21 @@ std::string to_string(BalancingPolicy policy) {
 }
 
 std::string to_string(GradientSync sync) {
-  return sync == GradientSync::None ? "none" : "ring_allreduce";
+  return sync == GradientSync::None ? "none" : "all_reduce";
+}
+
+std::string to_string(Optimizer optimizer) {
+  return optimizer == Optimizer::Adam ? "adam" : optimizer == Optimizer::Sgd ? "sgd" : "sgd_momentum";
+}
+
+std::string workload_data_type(const Workload& workload) {
+  if (const auto* job = std::get_if<DataJob>(&workload)) return job->data_type;
+  if (const auto* training = std::get_if<ModelTraining>(&workload)) return training->data_type;
+  return "bf16";
+}
+
+std::int64_t workload_iterations(const Workload& workload) {
+  return std::visit([](const auto& w) { return w.iterations; }, workload);
 }
 
 } // namespace partsim

@@ -46,6 +46,35 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
 
 namespace {
 
+/** Messages (or flows) one collective makes the engine simulate over its whole group of `n` ranks. */
+std::uint64_t collective_messages(const CollectiveStep& step, std::uint64_t n) {
+  if (n < 2) return 0;
+  if (step.fidelity == Fidelity::Analytic) return 0;
+  if (step.fidelity == Fidelity::Flows) return n;
+  switch (step.op) {
+  case CollectiveOp::AllReduce:
+    return 2 * (n - 1) * n;
+  case CollectiveOp::AllToAll:
+    return (n - 1) * n;
+  default:
+    return (n - 1) * n;
+  }
+}
+
+/** The scenario's choice with `auto` resolved: the algorithm NCCL would pick for the op, and the most faithful
+ * fidelity whose message count stays affordable (`step_messages` is what steps would cost for the whole run). */
+CollectiveStep resolve_collective(const CollectiveChoice& choice, CollectiveOp op, std::uint64_t bytes,
+                                  double step_messages) {
+  CollectiveStep step;
+  step.op = op;
+  step.bytes = bytes;
+  step.algorithm =
+      choice.algorithm.value_or(op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring);
+  constexpr double kStepMessageBudget = 4e6; // about 12 s of wall time at 3 us per message
+  step.fidelity = choice.fidelity.value_or(step_messages <= kStepMessageBudget ? Fidelity::Steps : Fidelity::Flows);
+  return step;
+}
+
 /** Roofline amount in flop at nominal peak for `samples` samples of a data job. */
 double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples) {
   const double peak = gpu.peak(job.data_type);
@@ -146,8 +175,13 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   for (std::size_t p = 0; p < per_partition.size(); ++p)
     per_gpu[p % static_cast<std::size_t>(gpus)] += per_partition[p];
 
-  const bool sync = dp.sync == GradientSync::RingAllReduce && gpus > 1;
+  const bool sync = dp.sync == GradientSync::AllReduce && gpus > 1;
   const auto gradient_bytes = static_cast<std::uint64_t>(std::llround(job.gradient_bytes));
+  const auto n = static_cast<std::uint64_t>(gpus);
+  const auto iterations = static_cast<std::uint64_t>(job.iterations);
+  const CollectiveStep allreduce =
+      resolve_collective(dp.gradient_sync.collective, CollectiveOp::AllReduce, gradient_bytes,
+                         static_cast<double>(iterations) * 2.0 * static_cast<double>((n - 1) * n));
   if (sync) plan.groups.emplace_back(static_cast<std::size_t>(gpus));
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
@@ -157,8 +191,6 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     program.steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
     if (sync) {
       plan.groups[0][static_cast<std::size_t>(r)] = r;
-      CollectiveStep allreduce;
-      allreduce.bytes = gradient_bytes;
       program.steps.emplace_back(allreduce);
     }
   }
@@ -186,13 +218,11 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     plan.dynamic = std::move(work);
   }
 
-  const auto iterations = static_cast<std::uint64_t>(job.iterations);
-  const auto n = static_cast<std::uint64_t>(gpus);
   // Ranks without samples execute nothing (run_compute skips empty steps).
   const auto busy_ranks = static_cast<std::uint64_t>(
       std::count_if(per_gpu.begin(), per_gpu.end(), [](std::uint64_t samples) { return samples > 0; }));
   plan.planned_executions = iterations * busy_ranks;
-  plan.planned_messages = sync ? iterations * 2 * (n - 1) * n : 0;
+  plan.planned_messages = sync ? iterations * collective_messages(allreduce, n) : 0;
   if (plan.coordinated) {
     // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
     std::uint64_t halo_messages = 0;
@@ -223,8 +253,10 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   std::string shares = dp.shares_kind;
   if (dp.shares_kind == "skewed")
     shares = fmt::format("skewed, largest {:g}%", *std::max_element(dp.shares.begin(), dp.shares.end()) * 100);
-  plan.summary = fmt::format("data_parallel: {} partitions ({}) on {} GPUs, gradient sync {}", dp.partitions, shares,
-                             gpus, sync ? "ring_allreduce" : "none");
+  plan.summary = fmt::format(
+      "data_parallel: {} partitions ({}) on {} GPUs, gradient sync {}", dp.partitions, shares, gpus,
+      sync ? fmt::format("all_reduce ({}, {})", to_string(allreduce.algorithm), to_string(allreduce.fidelity))
+           : "none");
   if (plan.class_split) plan.summary += fmt::format(", class-aware split {}", to_string(plan.class_split->method));
   if (dp.coordination || job.serial_fraction > 0)
     plan.summary += fmt::format(", coordinated (serial fraction {:g}, {:g} s per partition)", job.serial_fraction,
@@ -233,6 +265,116 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     plan.summary +=
         fmt::format(", run-time balancing {} (chunks of {} samples, {:g} s per dispatch)",
                     to_string(dp.balancing->policy), dp.balancing->chunk_samples, dp.balancing->dispatch_overhead);
+  return plan;
+}
+
+/** Data-parallel training of a model: every replica runs micro-batches with gradient accumulation; on the last
+ * micro-batch the backward pass goes unit by unit (last first) and each full gradient bucket is all-reduced on the
+ * communication stream while the backward pass goes on (DDP); then the optimizer step. */
+Plan plan_model_training(const Scenario& scenario, const ModelTraining& training, const DataParallel& dp) {
+  const ClusterSpec& cluster = scenario.cluster;
+  const int gpus = cluster.gpu_count();
+  const auto n = static_cast<std::uint64_t>(gpus);
+  const double peak = cluster.gpu.peak(training.data_type);
+  const TrainingCost cost = training_cost(training, cluster.gpu);
+  const std::int64_t accumulation = training.global_batch / (training.micro_batch * gpus);
+  const double forward = cost.forward_time();
+  const double backward = cost.backward_time();
+
+  Plan plan;
+  plan.iterations = training.iterations;
+  plan.memory = data_parallel_memory(training, cluster.gpu);
+  const double batch = static_cast<double>(training.global_batch);
+  plan.model_flops_per_iteration = cost.model_flops_per_sample * batch;
+  plan.hardware_flops_per_iteration = cost.hardware_flops_per_sample * batch;
+  plan.tokens_per_iteration = cost.tokens_per_sample * batch;
+  plan.samples_per_iteration = static_cast<std::uint64_t>(training.global_batch);
+  plan.sample_time = (forward + backward) / static_cast<double>(training.micro_batch);
+  // One GPU runs the whole global batch in micro-batches, then the optimizer step.
+  plan.baseline_amount =
+      (static_cast<double>(training.global_batch / training.micro_batch) * (forward + backward) + cost.optimizer_time) *
+      peak;
+
+  const bool sync = dp.sync == GradientSync::AllReduce && gpus > 1;
+  const double gradient_bytes_per_parameter = bytes_per_element(training.data_type);
+  const std::vector<GradientBucket> buckets =
+      sync ? gradient_buckets(cost, gradient_bytes_per_parameter, dp.gradient_sync.bucket_bytes)
+           : std::vector<GradientBucket>{};
+  plan.gradient_buckets = buckets.size();
+  const double step_messages = static_cast<double>(training.iterations) * static_cast<double>(buckets.size()) * 2.0 *
+                               static_cast<double>((n - 1) * n);
+  std::vector<CollectiveStep> allreduces;
+  for (const GradientBucket& bucket : buckets) {
+    allreduces.push_back(
+        resolve_collective(dp.gradient_sync.collective, CollectiveOp::AllReduce, bucket.bytes, step_messages));
+    allreduces.back().stream = dp.gradient_sync.overlap ? 1 : 0;
+  }
+  if (sync) plan.groups.emplace_back();
+
+  const auto per_replica = static_cast<std::uint64_t>(training.global_batch / gpus);
+  plan.ranks.resize(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) {
+    RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
+    program.gpu = r;
+    if (sync) plan.groups[0].push_back(r);
+    // Every micro-batch but the last, and the last one's forward pass: nothing to synchronise yet.
+    const double ahead = static_cast<double>(accumulation - 1) * (forward + backward) + forward;
+    program.steps.emplace_back(ComputeStep{ahead * peak, per_replica});
+    if (!sync) {
+      program.steps.emplace_back(ComputeStep{backward * peak, 0});
+    } else if (dp.gradient_sync.overlap) {
+      for (std::size_t b = 0; b < buckets.size(); ++b) {
+        double time = 0.0;
+        for (std::size_t u = buckets[b].first; u <= buckets[b].last; ++u) time += cost.units[u].backward_time;
+        program.steps.emplace_back(ComputeStep{time * peak, 0});
+        program.steps.emplace_back(allreduces[b]);
+      }
+      program.steps.emplace_back(StreamSyncStep{});
+    } else {
+      program.steps.emplace_back(ComputeStep{backward * peak, 0});
+      for (const CollectiveStep& step : allreduces) program.steps.emplace_back(step);
+    }
+    program.steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
+  }
+
+  const auto iterations = static_cast<std::uint64_t>(training.iterations);
+  std::uint64_t executions = 0;
+  for (const Step& step : plan.ranks.front().steps)
+    if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0) ++executions;
+  plan.planned_executions = iterations * n * executions;
+  for (const CollectiveStep& step : allreduces) plan.planned_messages += iterations * collective_messages(step, n);
+
+  plan.summary = fmt::format("data_parallel training of {} on {} GPUs: global batch {}, micro-batch {} ({} "
+                             "accumulation steps), {}",
+                             training.model.name, gpus, training.global_batch, training.micro_batch, accumulation,
+                             std::string(to_string(training.recomputation)) + " recomputation");
+  if (sync)
+    plan.summary += fmt::format(
+        ", gradient all-reduce {} / {} in {} buckets of {:.0f} MiB{}", to_string(allreduces.front().algorithm),
+        to_string(allreduces.front().fidelity), buckets.size(), dp.gradient_sync.bucket_bytes / (1024.0 * 1024.0),
+        dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
+  return plan;
+}
+
+/** A collective alone on all GPUs, `iterations` times (nccl-tests in simulation). */
+Plan plan_collective(const Scenario& scenario, const CollectiveBenchmark& bench, const CollectiveStrategy& strategy) {
+  const int gpus = scenario.cluster.gpu_count();
+  const auto n = static_cast<std::uint64_t>(gpus);
+  Plan plan;
+  plan.iterations = bench.iterations;
+  CollectiveStep step = resolve_collective(strategy.choice, bench.op, bench.bytes,
+                                           static_cast<double>(bench.iterations) * 2.0 * static_cast<double>(n * n));
+  step.root = bench.root;
+  plan.groups.emplace_back();
+  plan.ranks.resize(static_cast<std::size_t>(gpus));
+  for (int r = 0; r < gpus; ++r) {
+    plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+    if (gpus > 1) plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(step);
+    plan.groups[0].push_back(r);
+  }
+  plan.planned_messages = static_cast<std::uint64_t>(bench.iterations) * collective_messages(step, n);
+  plan.summary = fmt::format("{} of {} bytes on {} GPUs: {} at fidelity {}", to_string(bench.op), bench.bytes, gpus,
+                             to_string(step.algorithm), to_string(step.fidelity));
   return plan;
 }
 
@@ -259,11 +401,18 @@ void check_byte_counts(const Scenario& scenario, const DataParallel& dp) {
 } // namespace
 
 Plan build_plan(const Scenario& scenario) {
-  const auto& job = std::get<DataJob>(scenario.workload);
-  const auto& dp = std::get<DataParallel>(scenario.strategy);
-  Plan plan = plan_data_parallel(scenario, job, dp);
+  Plan plan;
+  if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {
+    const auto& dp = std::get<DataParallel>(scenario.strategy);
+    plan = plan_data_parallel(scenario, *job, dp);
+    check_byte_counts(scenario, dp);
+  } else if (const auto* training = std::get_if<ModelTraining>(&scenario.workload)) {
+    plan = plan_model_training(scenario, *training, std::get<DataParallel>(scenario.strategy));
+  } else {
+    plan = plan_collective(scenario, std::get<CollectiveBenchmark>(scenario.workload),
+                           std::get<CollectiveStrategy>(scenario.strategy));
+  }
   const double events = static_cast<double>(plan.planned_messages) + static_cast<double>(plan.planned_executions);
-  check_byte_counts(scenario, dp);
   if (events > static_cast<double>(scenario.run.max_events))
     throw InputError(scenario.source, "/run/max_events",
                      fmt::format("this run would simulate {:.3g} messages and executions, more than the limit of {}; "

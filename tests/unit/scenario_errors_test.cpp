@@ -426,7 +426,7 @@ TEST(ScenarioErrors, UnknownStrategyKind) {
   doc["strategy"]["kind"] = "model_parallel";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/kind");
-  EXPECT_TRUE(contains(e.detail(), "expected one of data_parallel, got \"model_parallel\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of data_parallel, collective, got \"model_parallel\""));
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKind) {
@@ -434,7 +434,7 @@ TEST(ScenarioErrors, UnknownWorkloadKind) {
   doc["workload"]["kind"] = "inference";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/kind");
-  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, got \"inference\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, model_training, collective, got \"inference\""));
 }
 
 TEST(ScenarioErrors, UnknownGpuProfileListsTheAvailableOnes) {
@@ -514,7 +514,7 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   doc["cluster"]["network"]["topolgy"] = "star";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
-  EXPECT_TRUE(contains(e.detail(), "unknown key; expected one of bandwidth, latency, profile, topology"));
+  EXPECT_TRUE(contains(e.detail(), "unknown key; expected one of bandwidth, latency, nics_per_node, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {

@@ -100,8 +100,11 @@ TEST(Scenario, GradientSyncDefaultsToRingAllReduceWithGradients) {
   doc["workload"]["gradient_bytes"] = "1.4GB";
   const Scenario s = test::parse(doc);
   EXPECT_DOUBLE_EQ(job_of(s).gradient_bytes, 1.4e9);
-  EXPECT_EQ(dp_of(s).sync, GradientSync::RingAllReduce);
-  EXPECT_EQ(to_string(dp_of(s).sync), "ring_allreduce");
+  EXPECT_EQ(dp_of(s).sync, GradientSync::AllReduce);
+  EXPECT_EQ(to_string(dp_of(s).sync), "all_reduce");
+  // A data job keeps the exact step-by-step ring unless the scenario asks for another algorithm or fidelity.
+  EXPECT_EQ(dp_of(s).gradient_sync.collective.algorithm, CollectiveAlgorithm::Ring);
+  EXPECT_EQ(dp_of(s).gradient_sync.collective.fidelity, Fidelity::Steps);
 }
 
 TEST(Scenario, GradientSyncCanBeTurnedOffWithGradients) {

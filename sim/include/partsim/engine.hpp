@@ -50,6 +50,21 @@ struct CoordinatorStats {
   RankTimeline timeline;            ///< its compute (the serial part) and waits, for the parallel fraction and trace
 };
 
+/** The instances of one kind of collective in a run (same op, algorithm, fidelity, group size and bytes): each
+ * instance timed from the last member's arrival to the last member's completion, as nccl-tests times it. */
+struct CollectiveStats {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  Fidelity fidelity = Fidelity::Steps;
+  CommKind kind = CommKind::Data;
+  int ranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;
+  double total_time = 0.0; ///< s, summed over instances
+  double min_time = 0.0;   ///< s
+  double max_time = 0.0;   ///< s
+};
+
 struct RunResult {
   std::vector<RankTimeline> ranks; ///< indexed by rank
   /** Per rank: its communication stream (collectives overlapping the program), empty for ranks without one. The
@@ -62,6 +77,7 @@ struct RunResult {
   NetworkConfig network;
   std::optional<BalancingStats> balancing;     ///< set when work was dispatched at run time
   std::optional<CoordinatorStats> coordinator; ///< set in coordinated runs
+  std::vector<CollectiveStats> collectives;    ///< in order of first completion
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

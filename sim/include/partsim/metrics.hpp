@@ -25,6 +25,8 @@ struct RankMetrics {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
+  double overlapped = 0.0;  ///< s of collectives on the communication stream hidden behind the rank's compute
+  double stream_wait = 0.0; ///< s blocked on the communication stream (exposed; part of `communication`)
 
   double busy() const { return compute + communication; }
   double idle() const { return wait + tail_idle; }
@@ -69,6 +71,22 @@ struct Report {
   std::vector<SplitSummary> class_split_methods; ///< random, stratified, stratified_oversample side by side
   double oversampling_compute = 0.0;             ///< GPU-seconds of training on replicated samples, all iterations
 
+  // Overlap, memory and utilisation (model training), and the collectives that ran.
+  double overlapped_communication = 0.0; ///< GPU-seconds of collectives hidden behind compute
+  std::optional<MemoryBreakdown> memory; ///< per GPU
+  bool out_of_memory = false;            ///< the plan does not fit: nothing was simulated
+  double mfu = 0.0;                      ///< model flops per second / (gpus x peak of the data type)
+  double hfu = 0.0;                      ///< the same with recomputed work counted
+  double tokens_per_second = 0.0;
+  double model_flops_per_iteration = 0.0;
+  struct Collective {
+    CollectiveStats stats;
+    double mean_time = 0.0; ///< s per instance
+    double algbw = 0.0;     ///< bytes/s, nccl-tests' algorithm bandwidth
+    double busbw = 0.0;     ///< bytes/s, nccl-tests' bus bandwidth
+  };
+  std::vector<Collective> collectives;
+
   std::vector<RankMetrics> ranks;
 };
 
@@ -83,5 +101,8 @@ double karp_flatt(double speedup, double processors);
 double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator = nullptr);
 
 Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result);
+
+/** The report of a plan that does not fit in GPU memory: what it needs, by kind, and no timings (not simulated). */
+Report make_out_of_memory_report(const Scenario& scenario, const Plan& plan);
 
 } // namespace partsim

@@ -3,6 +3,7 @@
 
 #include "partsim/collective.hpp"
 #include "partsim/scenario.hpp"
+#include "partsim/training.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -93,6 +94,12 @@ struct Plan {
   std::optional<CoordinatedWork> coordinated;    ///< set when a coordinator runs a serial part or coordinates
   std::optional<ClassSplit> class_split;         ///< the class-aware split, when the strategy asked for one
   std::vector<SplitSummary> class_split_methods; ///< all three methods on the same labels
+  // Model training.
+  std::optional<MemoryBreakdown> memory;     ///< what one GPU needs
+  double model_flops_per_iteration = 0.0;    ///< forward + backward without recomputation, all replicas (MFU)
+  double hardware_flops_per_iteration = 0.0; ///< including recomputation (HFU)
+  double tokens_per_iteration = 0.0;         ///< sequences x sequence length (images for a CNN)
+  std::size_t gradient_buckets = 0;          ///< all-reduces per iteration per replica
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "partsim/class_split.hpp"
+#include "partsim/collective.hpp"
 #include "partsim/hardware.hpp"
 #include "partsim/labels.hpp"
 #include "partsim/network.hpp"
+#include "partsim/workload_library.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -59,9 +61,54 @@ struct DataJob {
   std::shared_ptr<const Labels> labels;
 };
 
-using Workload = std::variant<DataJob>;
+/** The optimizer whose state every data-parallel replica keeps (mixed precision: an fp32 master copy of the weights
+ * when the training data type is narrower than fp32). */
+enum class Optimizer { Adam, SgdMomentum, Sgd };
 
-enum class GradientSync { None, RingAllReduce };
+/** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
+ * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
+struct ModelTraining {
+  WorkloadSpec model;             ///< the config, with any sequence_length override applied
+  std::int64_t global_batch = 1;  ///< sequences (images) per iteration over all replicas
+  std::int64_t micro_batch = 1;   ///< sequences (images) per forward/backward pass on one GPU
+  std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
+  Recomputation recomputation = Recomputation::None;
+  Optimizer optimizer = Optimizer::Adam;
+  std::int64_t iterations = 1;
+  /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
+  double workspace = 0.0;
+};
+
+/** A collective alone, repeated `iterations` times on every GPU of the cluster (what nccl-tests measures). */
+struct CollectiveBenchmark {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::uint64_t bytes = 0; ///< nccl-tests' size (see collective.hpp)
+  std::int64_t iterations = 1;
+  int root = 0; ///< broadcast
+};
+
+using Workload = std::variant<DataJob, ModelTraining, CollectiveBenchmark>;
+
+/** The compute data type of a workload ("bf16" for a collective benchmark, which computes nothing). */
+std::string workload_data_type(const Workload& workload);
+/** Iterations of a workload. */
+std::int64_t workload_iterations(const Workload& workload);
+
+/** A collective's algorithm and fidelity as the scenario asks: empty for `auto` (chosen when planning). */
+struct CollectiveChoice {
+  std::optional<CollectiveAlgorithm> algorithm;
+  std::optional<Fidelity> fidelity;
+};
+
+enum class GradientSync { None, AllReduce };
+
+/** How data-parallel replicas synchronise gradients: one all-reduce per bucket of `bucket_bytes` of gradients
+ * (PyTorch DDP's buckets), overlapping the rest of the backward pass when `overlap` is on (model training). */
+struct GradientSyncSpec {
+  CollectiveChoice collective;
+  double bucket_bytes = 25.0 * 1024 * 1024; ///< PyTorch DDP's default bucket_cap_mb = 25
+  bool overlap = true;
+};
 
 /** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */
 enum class BalancingPolicy {
@@ -104,12 +151,18 @@ struct DataParallel {
   std::string shares_kind = "balanced"; ///< "balanced", "explicit", "skewed" or "by_speed"
   std::vector<double> shares;           ///< resolved, one per partition, summing to 1
   GradientSync sync = GradientSync::None;
+  GradientSyncSpec gradient_sync;     ///< how, when sync is not None
   std::optional<Balancing> balancing; ///< absent: the data is already on the GPUs
   std::optional<Coordination> coordination;
   std::optional<ClassSplitSpec> class_split;
 };
 
-using Strategy = std::variant<DataParallel>;
+/** The strategy of a collective benchmark: which algorithm at which fidelity. */
+struct CollectiveStrategy {
+  CollectiveChoice choice;
+};
+
+using Strategy = std::variant<DataParallel, CollectiveStrategy>;
 
 enum class NetworkModel { CM02, LV08 };
 
@@ -166,6 +219,7 @@ const std::string& default_scenario_text();
 
 std::string to_string(NetworkModel model);
 std::string to_string(GradientSync sync);
+std::string to_string(Optimizer optimizer);
 std::string to_string(BalancingPolicy policy);
 
 } // namespace partsim

@@ -34,6 +34,7 @@ struct RankTimeline {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
+  double stream_wait = 0.0; ///< s blocked on the communication stream (also counted as communication)
 
   /** Appends [begin, end), merging with the previous interval when it has the same kind and touches it. */
   void record(IntervalKind kind, double begin, double end);

@@ -1,0 +1,74 @@
+// Model training on a GPU: per-unit forward/backward times from the cost model, gradient buckets, the optimizer step
+// and the memory one data-parallel replica needs. Pure arithmetic, no SimGrid.
+#pragma once
+
+#include "partsim/hardware.hpp"
+#include "partsim/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** Bytes per element of a data type: 4 for fp32/tf32, 2 for bf16/fp16, 1 for fp8. */
+double bytes_per_element(const std::string& data_type);
+
+/** Memory one GPU needs, by kind, against its capacity. */
+struct MemoryBreakdown {
+  double parameters = 0.0;       ///< bytes: weights in the training data type
+  double gradients = 0.0;        ///< bytes: one gradient per weight, in the training data type
+  double optimizer_states = 0.0; ///< bytes: fp32 master weights (mixed precision) and moments
+  double activations = 0.0;      ///< bytes kept from the forward for the backward pass, one micro-batch
+  double workspace = 0.0;        ///< bytes: context, library workspaces, allocator slack (the scenario's figure)
+  double capacity = 0.0;         ///< bytes: the GPU's memory
+
+  double total() const { return parameters + gradients + optimizer_states + activations + workspace; }
+  bool fits() const { return total() <= capacity; }
+};
+
+/** Bytes of optimizer state per parameter: Adam keeps two fp32 moments, SGD with momentum one; with a training
+ * data type narrower than fp32 every optimizer also keeps an fp32 master copy of the weights (mixed precision). */
+double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& data_type);
+
+/** A piece of the model whose gradients are ready together: a transformer layer, the embedding, the output head, or
+ * one layer of a CNN. Times are for one micro-batch on one GPU at nominal speed. */
+struct TrainingUnit {
+  std::string name;
+  double forward_time = 0.0;  ///< s
+  double backward_time = 0.0; ///< s, including recomputed forward work
+  double parameters = 0.0;
+};
+
+/** One micro-batch of a model on a GPU profile. */
+struct TrainingCost {
+  std::vector<TrainingUnit> units; ///< in forward order
+  double optimizer_time = 0.0;     ///< s: one optimizer step over all parameters (memory bound)
+  double parameters = 0.0;
+  double model_flops_per_sample = 0.0;    ///< forward + backward, without recomputation (what MFU counts)
+  double hardware_flops_per_sample = 0.0; ///< including recomputed forward work
+  double tokens_per_sample = 1.0;         ///< the sequence length for a transformer, 1 image for a CNN
+
+  double forward_time() const;
+  double backward_time() const;
+};
+
+/** Prices every op of one micro-batch with the cost model (op_time) and groups them into units. */
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu);
+
+/** Memory of one plain data-parallel replica (every GPU holds the whole model and optimizer state). */
+MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuProfile& gpu);
+
+/** Gradients reduced together: units [first, last] in forward order, filled from the last unit backwards (the order
+ * the backward pass produces them) until a bucket holds at least `bucket_bytes`, as PyTorch DDP does. */
+struct GradientBucket {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::uint64_t bytes = 0;
+};
+
+/** Buckets in the order their all-reduces start (the last units first). */
+std::vector<GradientBucket> gradient_buckets(const TrainingCost& cost, double gradient_bytes_per_parameter,
+                                             double bucket_bytes);
+
+} // namespace partsim

@@ -1,0 +1,158 @@
+// Model training arithmetic: unit times from the cost model, gradient buckets, optimizer step, replica memory.
+#include "partsim/training.hpp"
+
+#include "partsim/cost_model.hpp"
+#include "partsim/error.hpp"
+
+#include <cmath>
+
+namespace partsim {
+
+namespace {
+
+/** Forward and backward time of `ops`, the backward including the forward of recomputed ops. */
+TrainingUnit price(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
+                   const std::string& data_type, Recomputation recomputation) {
+  TrainingUnit unit;
+  unit.name = std::move(name);
+  const double bytes = bytes_per_element(data_type);
+  for (const ComputeOp& op : ops) {
+    const double forward = op_time(op, gpu, data_type, bytes, false);
+    unit.forward_time += forward;
+    unit.backward_time += op_time(op, gpu, data_type, bytes, true);
+    if (recomputation == Recomputation::Full ||
+        (recomputation == Recomputation::Selective && op.selectively_recomputed))
+      unit.backward_time += forward;
+  }
+  return unit;
+}
+
+std::vector<ComputeOp> pick(const std::vector<ComputeOp>& ops, bool embedding) {
+  std::vector<ComputeOp> out;
+  for (const ComputeOp& op : ops)
+    if ((op.name == "embedding") == embedding) out.push_back(op);
+  return out;
+}
+
+} // namespace
+
+double bytes_per_element(const std::string& data_type) {
+  if (data_type == "fp32" || data_type == "tf32") return 4.0;
+  if (data_type == "bf16" || data_type == "fp16") return 2.0;
+  if (data_type.rfind("fp8", 0) == 0) return 1.0;
+  PARTSIM_CHECK(false) << "no element size for data type " << data_type;
+  return 0.0;
+}
+
+double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& data_type) {
+  const double master = bytes_per_element(data_type) < 4.0 ? 4.0 : 0.0;
+  switch (optimizer) {
+  case Optimizer::Adam:
+    return master + 8.0;
+  case Optimizer::SgdMomentum:
+    return master + 4.0;
+  case Optimizer::Sgd:
+    return master;
+  }
+  return master;
+}
+
+double TrainingCost::forward_time() const {
+  double sum = 0.0;
+  for (const TrainingUnit& u : units) sum += u.forward_time;
+  return sum;
+}
+
+double TrainingCost::backward_time() const {
+  double sum = 0.0;
+  for (const TrainingUnit& u : units) sum += u.backward_time;
+  return sum;
+}
+
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
+  TrainingCost cost;
+  const std::string& type = training.data_type;
+  const std::int64_t b = training.micro_batch;
+  if (training.model.is_transformer()) {
+    const TransformerModel model = training.model.transformer();
+    const std::vector<ComputeOp> outer = model.outer_ops(b);
+    cost.units.push_back(price("embedding", pick(outer, true), gpu, type, Recomputation::None));
+    cost.units.front().parameters = model.embedding_parameters();
+    const std::vector<ComputeOp> layer = model.layer_ops(b);
+    TrainingUnit priced = price("layer", layer, gpu, type, training.recomputation);
+    priced.parameters = model.layer_parameters();
+    for (std::int64_t l = 0; l < model.config().layers; ++l) {
+      cost.units.push_back(priced);
+      cost.units.back().name = "layer " + std::to_string(l);
+    }
+    cost.units.push_back(price("head", pick(outer, false), gpu, type, Recomputation::None));
+    cost.units.back().parameters = model.output_parameters();
+    cost.parameters = model.parameters();
+    cost.model_flops_per_sample = model.training_flops(1, Recomputation::None).total();
+    cost.hardware_flops_per_sample = model.training_flops(1, training.recomputation).total();
+    cost.tokens_per_sample = static_cast<double>(model.config().sequence_length);
+  } else {
+    const CnnModel model = training.model.cnn();
+    for (const ComputeOp& op : model.ops(b)) {
+      cost.units.push_back(price(op.name, {op}, gpu, type, Recomputation::None));
+      cost.units.back().parameters = op.weight_elements;
+    }
+    cost.parameters = model.parameters();
+    cost.model_flops_per_sample = model.training_flops(1).total();
+    cost.hardware_flops_per_sample = cost.model_flops_per_sample;
+  }
+  // The optimizer step is memory bound: it reads every gradient, reads and writes the weights, the master copy and
+  // the moments; about 10 flop per parameter (Adam) on the vector units.
+  const double element = bytes_per_element(type);
+  const double state = optimizer_bytes_per_parameter(training.optimizer, type);
+  const double bytes = cost.parameters * (element + 2.0 * element + 2.0 * state);
+  const double rate = gpu.peak_flops.contains("fp32") ? gpu.peak("fp32") : gpu.peak(type);
+  cost.optimizer_time = kernel_time(gpu, 10.0 * cost.parameters, rate, bytes);
+  return cost;
+}
+
+MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuProfile& gpu) {
+  MemoryBreakdown m;
+  const double element = bytes_per_element(training.data_type);
+  const std::int64_t b = training.micro_batch;
+  double parameters = 0.0;
+  if (training.model.is_transformer()) {
+    const TransformerModel model = training.model.transformer();
+    parameters = model.parameters();
+    const double layers = static_cast<double>(model.config().layers);
+    m.activations = layers * model.layer_activation_bytes(b, training.recomputation, element) +
+                    model.outer_activation_bytes(b, element);
+    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass.
+    if (training.recomputation == Recomputation::Full)
+      m.activations += model.layer_activation_bytes(b, Recomputation::None, element);
+  } else {
+    const CnnModel model = training.model.cnn();
+    parameters = model.parameters();
+    m.activations = model.activation_bytes(b, element);
+  }
+  m.parameters = parameters * element;
+  m.gradients = parameters * element;
+  m.optimizer_states = parameters * optimizer_bytes_per_parameter(training.optimizer, training.data_type);
+  m.workspace = training.workspace;
+  m.capacity = gpu.memory_capacity.value;
+  return m;
+}
+
+std::vector<GradientBucket> gradient_buckets(const TrainingCost& cost, double gradient_bytes_per_parameter,
+                                             double bucket_bytes) {
+  std::vector<GradientBucket> buckets;
+  double filled = 0.0;
+  for (std::size_t i = cost.units.size(); i-- > 0;) {
+    const double bytes = cost.units[i].parameters * gradient_bytes_per_parameter;
+    if (buckets.empty() || filled >= bucket_bytes) {
+      buckets.push_back({i, i, 0});
+      filled = 0.0;
+    }
+    buckets.back().first = i;
+    filled += bytes;
+    buckets.back().bytes = static_cast<std::uint64_t>(std::llround(filled));
+  }
+  return buckets;
+}
+
+} // namespace partsim

@@ -1,0 +1,170 @@
+// Whole runs of model training and collective benchmarks: step times against closed forms, overlap of gradient
+// all-reduces with the backward pass, invariants, the out-of-memory verdict, and nccl-tests' bandwidth figures.
+// Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
+#include "partsim/training.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+namespace partsim::test {
+namespace {
+
+constexpr double kIntraBandwidth = 300e9; // base_scenario()'s intra-node link
+constexpr double kIntraLatency = 1e-6;
+
+/** One node of `gpus` A100s (base_scenario's 300 GB/s, 1 us links) training `model` data-parallel. */
+nlohmann::json training_scenario(const std::string& model, int gpus, bool overlap) {
+  nlohmann::json doc = base_scenario(1, gpus);
+  doc["cluster"]["gpu"] = "a100-sxm4-80gb";
+  doc["workload"] = {
+      {"kind", "model_training"}, {"model", model}, {"global_batch", 8 * gpus}, {"micro_batch", 4}, {"iterations", 2}};
+  doc["strategy"] = {{"kind", "data_parallel"},
+                     {"gradient_sync", {{"algorithm", "ring"}, {"fidelity", "steps"}, {"overlap", overlap}}}};
+  return doc;
+}
+
+/** Ring all-reduce of `bytes` over n ranks, chunks cut as the engine cuts them (n near-equal integer sizes). */
+double ring_time(int n, std::uint64_t bytes) {
+  const std::uint64_t base = bytes / static_cast<std::uint64_t>(n);
+  const std::uint64_t extra = bytes % static_cast<std::uint64_t>(n);
+  // Every step moves one chunk per rank at once; the step lasts as long as its largest chunk.
+  const double largest = static_cast<double>(base + (extra > 0 ? 1 : 0));
+  return 2.0 * (n - 1) * (kIntraLatency + largest / kIntraBandwidth);
+}
+
+struct Expected {
+  double compute = 0.0;    ///< per iteration, s
+  double allreduces = 0.0; ///< per iteration, s, all buckets one after the other
+  double exposed = 0.0;    ///< per iteration, s: the stream's work left when the backward pass ends
+};
+
+Expected expected_times(const Outcome& o) {
+  const auto& t = std::get<ModelTraining>(o.scenario.workload);
+  const TrainingCost cost = training_cost(t, o.scenario.cluster.gpu);
+  const auto n = static_cast<int>(o.plan.ranks.size());
+  const double accumulation = static_cast<double>(t.global_batch / (t.micro_batch * n));
+  Expected e;
+  e.compute = accumulation * (cost.forward_time() + cost.backward_time()) + cost.optimizer_time;
+  const auto buckets = gradient_buckets(cost, 2.0, 25.0 * 1024 * 1024);
+  // The stream: bucket b's all-reduce starts when its gradients are ready and the previous all-reduce is done.
+  double ready = 0.0;
+  double stream_free = 0.0;
+  for (const GradientBucket& b : buckets) {
+    for (std::size_t u = b.first; u <= b.last; ++u) ready += cost.units[u].backward_time;
+    stream_free = std::max(stream_free, ready) + ring_time(n, b.bytes);
+    e.allreduces += ring_time(n, b.bytes);
+  }
+  e.exposed = stream_free - ready;
+  return e;
+}
+
+void expect_invariants(const Outcome& o) {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const RankMetrics& m : o.report.ranks) {
+    EXPECT_NEAR(m.busy() + m.idle(), o.report.makespan, o.report.makespan * 1e-9) << "rank " << m.rank;
+    sent += m.bytes_sent;
+    received += m.bytes_received;
+  }
+  EXPECT_EQ(sent, received);
+  EXPECT_EQ(o.report.bytes_sent, o.report.bytes_received);
+}
+
+TEST(TrainingRun, WithoutOverlapAnIterationIsComputePlusEveryBucketsAllReduce) {
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 4, false));
+  const Expected e = expected_times(o);
+  EXPECT_NEAR(o.report.makespan, 2.0 * (e.compute + e.allreduces), o.report.makespan * 1e-6);
+  EXPECT_EQ(o.report.overlapped_communication, 0.0);
+  expect_invariants(o);
+}
+
+TEST(TrainingRun, WithOverlapOnlyWhatTheStreamHasLeftIsExposed) {
+  // GPT-2 small on 4 A100s: buckets of two layers. Each all-reduce starts when its gradients are ready and the one
+  // before it is done; the backward pass goes on meanwhile. What is left when the backward pass ends is exposed: the
+  // embedding's bucket, ready at the very end, and what remains of the first layers' bucket, because the embedding's
+  // backward (a scatter-add) is too short to hide it.
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 4, true));
+  const Expected e = expected_times(o);
+  EXPECT_NEAR(o.report.makespan, 2.0 * (e.compute + e.exposed), o.report.makespan * 1e-6);
+  EXPECT_LT(e.exposed, 0.5 * e.allreduces); // most of it is hidden
+  // Exposed: the wait on the stream; overlapped: the rest of the all-reduce time.
+  for (const RankMetrics& m : o.report.ranks) {
+    EXPECT_NEAR(m.stream_wait, 2.0 * e.exposed, e.exposed * 1e-3);
+    EXPECT_NEAR(m.overlapped, 2.0 * (e.allreduces - e.exposed), e.allreduces * 1e-3);
+  }
+  expect_invariants(o);
+  // MFU: model flops per second over the cluster's peak.
+  const double peak = o.scenario.cluster.gpu.peak("bf16");
+  EXPECT_NEAR(o.report.mfu, o.plan.model_flops_per_iteration * 2.0 / o.report.makespan / (4.0 * peak), 1e-12);
+  EXPECT_GT(o.report.mfu, 0.0);
+  EXPECT_LT(o.report.mfu, 1.0);
+}
+
+TEST(TrainingRun, CollectivesAreReportedWithTheirBandwidths) {
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 4, true));
+  std::uint64_t count = 0;
+  for (const Report::Collective& c : o.report.collectives) {
+    count += c.stats.count;
+    EXPECT_EQ(c.stats.ranks, 4);
+    EXPECT_EQ(c.stats.algorithm, CollectiveAlgorithm::Ring);
+    EXPECT_NEAR(c.algbw, static_cast<double>(c.stats.bytes) / c.mean_time, c.algbw * 1e-12);
+    EXPECT_NEAR(c.busbw, c.algbw * 2.0 * 3.0 / 4.0, c.busbw * 1e-12);
+  }
+  EXPECT_EQ(count, 2 * o.plan.gradient_buckets);
+}
+
+TEST(TrainingRun, OneGpuHasNoCommunicationAndMatchesItsBaseline) {
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 1, true));
+  const Expected e = expected_times(o);
+  EXPECT_NEAR(o.report.makespan, 2.0 * e.compute, o.report.makespan * 1e-9);
+  EXPECT_NEAR(o.report.speedup, 1.0, 1e-9);
+  EXPECT_TRUE(o.report.collectives.empty());
+}
+
+TEST(TrainingRun, ResNetDataParallelRuns) {
+  nlohmann::json doc = training_scenario("resnet50", 8, true);
+  doc["workload"]["micro_batch"] = 32;
+  doc["workload"]["global_batch"] = 256;
+  const Outcome o = simulate_document(doc);
+  EXPECT_GT(o.report.makespan, 0.0);
+  EXPECT_GT(o.report.overlapped_communication, 0.0);
+  EXPECT_EQ(o.report.throughput, 2.0 * 256.0 / o.report.makespan);
+  expect_invariants(o);
+}
+
+TEST(CollectiveRun, RingAllReduceBusBandwidthApproachesTheLinkBandwidth) {
+  // nccl-tests: busbw = algbw x 2(n-1)/n, which for a ring is B / (1 + n a B / S): the link bandwidth for large S.
+  nlohmann::json doc = base_scenario(1, 8);
+  doc["workload"] = {{"kind", "collective"}, {"operation", "all_reduce"}, {"bytes", "1GB"}, {"iterations", 3}};
+  doc["strategy"] = {{"kind", "collective"}, {"algorithm", "ring"}, {"fidelity", "steps"}};
+  const Outcome o = simulate_document(doc);
+  ASSERT_EQ(o.report.collectives.size(), 1u);
+  const Report::Collective& c = o.report.collectives.front();
+  EXPECT_EQ(c.stats.count, 3u);
+  const double expected_busbw = kIntraBandwidth / (1.0 + 8.0 * kIntraLatency * kIntraBandwidth / 1e9);
+  EXPECT_NEAR(c.busbw, expected_busbw, expected_busbw * 1e-6);
+  EXPECT_NEAR(o.report.makespan, 3.0 * c.mean_time, 1e-9);
+  expect_invariants(o);
+}
+
+TEST(TrainingCli, OutOfMemoryIsReportedNotSimulated) {
+  // Llama-3 70B as plain data parallelism: 16 bytes per parameter alone is 1.1 TB per GPU.
+  const auto dir = temp_dir();
+  nlohmann::json doc = training_scenario("llama3-70b", 8, true);
+  { std::ofstream(dir / "oom.json") << doc.dump(); }
+  const CliResult r = run_cli({"run", (dir / "oom.json").string(), "--json", "--no-files"}, dir);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  const auto report = nlohmann::json::parse(r.out);
+  EXPECT_EQ(report["verdict"], "out_of_memory");
+  EXPECT_FALSE(report["memory_per_gpu"]["fits"].get<bool>());
+  EXPECT_GT(report["memory_per_gpu"]["total_bytes"].get<double>(), 1e12);
+  EXPECT_FALSE(report.contains("summary"));
+  EXPECT_NE(r.err.find("out of memory: needs"), std::string::npos) << r.err;
+}
+
+} // namespace
+} // namespace partsim::test
