@@ -86,6 +86,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* side_layout = new QVBoxLayout(side);
   side_layout->setContentsMargins(0, 0, 0, 0);
   side_layout->addWidget(new QLabel(tr("<b>Summary</b>")));
+  run_caption_ = new QLabel;
+  run_caption_->setWordWrap(true);
+  side_layout->addWidget(run_caption_);
   side_layout->addWidget(summary_view_, 1);
   side_layout->addWidget(new QLabel(tr("<b>Warnings</b>")));
   side_layout->addWidget(warnings_);
@@ -319,9 +322,11 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
                          outcome.trace
                              ? QString()
                              : tr("no timeline: runs over %1 planned events record no trace").arg(kTraceEventLimit));
-    set_status(tr("finished in %1 s of wall time: makespan %2")
-                   .arg(outcome.wall_s, 0, 'f', 2)
-                   .arg(format_seconds(current_->makespan())));
+    set_status(current_->verdict == QLatin1String("out_of_memory")
+                   ? tr("not simulated: out of memory (%1)").arg(current_->warnings.value(0))
+                   : tr("finished in %1 s of wall time: makespan %2")
+                         .arg(outcome.wall_s, 0, 'f', 2)
+                         .arg(format_seconds(current_->makespan())));
     break;
   case RunState::InputError:
     form_->show_error(outcome.error);
@@ -348,6 +353,9 @@ void MainWindow::show_report() {
   overhead_->set_pinned(pinned_);
   speedup_->set_pinned(pinned_sweep_);
   warnings_->clear();
+  run_caption_->setText(current_ ? QStringLiteral("%1<br><i>%2</i>")
+                                       .arg(current_->scenario_name.toHtmlEscaped(), current_->strategy.toHtmlEscaped())
+                                 : tr("no run yet"));
   if (current_) {
     for (const QString& w : current_->warnings) warnings_->addItem(w);
     if (current_->warnings.isEmpty()) warnings_->addItem(tr("none"));

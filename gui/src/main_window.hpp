@@ -117,6 +117,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;
   QListWidget* warnings_ = nullptr;
+  QLabel* run_caption_ = nullptr;
   QLabel* status_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_button_ = nullptr;

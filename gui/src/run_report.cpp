@@ -51,30 +51,31 @@ int RunReport::slowest_rank() const {
   return best;
 }
 
+bool RunReport::has_overlap() const {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankRow& r) { return r.overlapped.has_value(); });
+}
+
+double RunReport::overlapped_total() const {
+  double sum = 0;
+  for (const RankRow& r : ranks) sum += r.overlapped.value_or(0.0);
+  return sum;
+}
+
 std::vector<TimeShare> RunReport::time_shares() const {
-  double compute = 0, exposed = 0, hidden = 0, wait = 0, idle = 0;
-  bool split = false;
+  double compute = 0, communication = 0, wait = 0, idle = 0;
   for (const RankRow& r : ranks) {
     compute += r.compute;
+    communication += r.communication;
     wait += r.wait;
     idle += r.tail_idle;
-    if (r.exposed_communication) {
-      split = true;
-      exposed += *r.exposed_communication;
-      hidden += std::max(0.0, r.communication - *r.exposed_communication);
-    } else {
-      exposed += r.communication;
-    }
   }
   const double total = makespan() * static_cast<double>(ranks.size());
   if (total <= 0) return {};
-  std::vector<TimeShare> out{
-      {QStringLiteral("compute"), compute / total},
-      {split ? QStringLiteral("exposed communication") : QStringLiteral("communication"), exposed / total},
-      {QStringLiteral("wait"), wait / total},
-      {QStringLiteral("idle"), idle / total}};
-  if (split) out.insert(out.begin() + 2, TimeShare{QStringLiteral("overlapped communication"), hidden / total});
-  return out;
+  return {{QStringLiteral("compute"), compute / total},
+          {has_overlap() ? QStringLiteral("exposed communication") : QStringLiteral("communication"),
+           communication / total},
+          {QStringLiteral("wait"), wait / total},
+          {QStringLiteral("idle"), idle / total}};
 }
 
 std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
@@ -84,15 +85,38 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     return std::nullopt;
   };
   if (doc.is_discarded() || !doc.is_object()) return fail(QStringLiteral("the report is not JSON"));
-  if (!doc.contains("summary") || !doc["summary"].is_object() || !doc.contains("ranks") || !doc["ranks"].is_array())
-    return fail(QStringLiteral("the report has no summary or ranks"));
+  const bool has_summary = doc.contains("summary") && doc["summary"].is_object();
+  const bool has_memory = doc.contains("memory_per_gpu") && doc["memory_per_gpu"].is_object();
+  if (!has_summary && !has_memory) return fail(QStringLiteral("the report has neither a summary nor memory figures"));
   RunReport r;
   r.json_text = text;
   r.scenario_name = string_of(doc.value("scenario", json::object()), "name");
   r.strategy = string_of(doc, "strategy");
-  for (const auto& [key, value] : doc["summary"].items())
-    if (value.is_number()) r.figures.push_back({key, value.get<double>()});
-  for (const json& row : doc["ranks"]) {
+  r.verdict = string_of(doc, "verdict");
+  if (has_summary)
+    for (const auto& [key, value] : doc["summary"].items())
+      if (value.is_number()) r.figures.push_back({key, value.get<double>()});
+  if (has_memory)
+    for (const auto& [key, value] : doc["memory_per_gpu"].items())
+      if (value.is_number()) r.figures.push_back({"memory_per_gpu/" + key, value.get<double>()});
+  if (doc.contains("collectives") && doc["collectives"].is_array())
+    for (const json& c : doc["collectives"]) {
+      if (!c.is_object()) continue;
+      CollectiveRow row;
+      row.operation = string_of(c, "operation");
+      row.algorithm = string_of(c, "algorithm");
+      row.kind = string_of(c, "kind");
+      row.ranks = static_cast<int>(number(c, "ranks").value_or(0));
+      row.bytes = number(c, "bytes").value_or(0);
+      row.count = number(c, "count").value_or(0);
+      row.mean_time = number(c, "mean_time_s").value_or(0);
+      row.min_time = number(c, "min_time_s").value_or(0);
+      row.max_time = number(c, "max_time_s").value_or(0);
+      row.bus_bandwidth = number(c, "busbw_bytes_per_s");
+      r.collectives.push_back(row);
+    }
+  const json ranks = doc.value("ranks", json::array());
+  for (const json& row : ranks.is_array() ? ranks : json::array()) {
     if (!row.is_object()) continue;
     RankRow rank;
     rank.rank = static_cast<int>(number(row, "rank").value_or(static_cast<double>(r.ranks.size())));
@@ -104,7 +128,7 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     rank.wait = number(row, "wait_s").value_or(0);
     rank.tail_idle = number(row, "tail_idle_s").value_or(0);
     rank.finish = number(row, "finish_s").value_or(rank.compute + rank.communication + rank.wait);
-    rank.exposed_communication = number(row, "exposed_communication_s");
+    rank.overlapped = number(row, "overlapped_communication_s");
     rank.memory_peak = number(row, "memory_peak_bytes");
     if (!rank.memory_peak) rank.memory_peak = number(row, "peak_memory_bytes");
     rank.out_of_memory = row.value("out_of_memory", false) == true;
@@ -114,6 +138,13 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
   int oom = 0;
   for (const RankRow& rank : r.ranks) oom += rank.out_of_memory ? 1 : 0;
   if (oom > 0) r.warnings << QStringLiteral("out of memory on %1 GPU(s)").arg(oom);
+  if (r.verdict == QLatin1String("out_of_memory") ||
+      (has_memory && doc["memory_per_gpu"].value("fits", true) == false)) {
+    const json& m = doc.value("memory_per_gpu", json::object());
+    r.warnings << QStringLiteral("out of memory: %1 needed per GPU, %2 available (not simulated)")
+                      .arg(format_figure("total_bytes", number(m, "total_bytes").value_or(0)),
+                           format_figure("capacity_bytes", number(m, "capacity_bytes").value_or(0)));
+  }
   if (doc.contains("class_split") && doc["class_split"].is_object()) {
     const json& split = doc["class_split"];
     const double starved = number(split, "starved_partitions").value_or(0);
@@ -154,7 +185,19 @@ constexpr KnownFigure kKnown[] = {
     {"amdahl_speedup_bound", "Amdahl bound on these GPUs", "x"},
     {"amdahl_limit", "Amdahl limit (infinite GPUs)", "x"},
     {"karp_flatt_serial_fraction", "Karp-Flatt serial fraction", "f"},
-    {"mfu", "Model FLOPs utilisation", "%"},
+    {"exposed_communication_gpu_s", "Exposed communication (GPU-s)", "s"},
+    {"overlapped_communication_gpu_s", "Overlapped communication (GPU-s)", "s"},
+    {"mfu", "Model FLOPs utilisation (MFU)", "%"},
+    {"hfu", "Hardware FLOPs utilisation (HFU)", "%"},
+    {"tokens_per_s", "Tokens per second", "n"},
+    {"model_flops_per_iteration", "Model FLOPs per iteration", "n"},
+    {"memory_per_gpu/total_bytes", "Memory per GPU", "B"},
+    {"memory_per_gpu/capacity_bytes", "GPU memory capacity", "B"},
+    {"memory_per_gpu/parameters_bytes", "  parameters", "B"},
+    {"memory_per_gpu/gradients_bytes", "  gradients", "B"},
+    {"memory_per_gpu/optimizer_states_bytes", "  optimizer states", "B"},
+    {"memory_per_gpu/activations_bytes", "  activations", "B"},
+    {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
     {"memory_peak_bytes", "Peak memory per GPU", "B"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},

@@ -23,8 +23,10 @@ struct RankRow {
   double wait = 0;
   double tail_idle = 0;
   double finish = 0;
-  std::optional<double> exposed_communication; ///< communication not hidden behind compute
-  std::optional<double> memory_peak;           ///< bytes per GPU
+  /** Communication on a separate stream hidden behind compute (newer reports); `communication` is then the
+   * exposed part, on the rank's critical path. */
+  std::optional<double> overlapped;
+  std::optional<double> memory_peak; ///< bytes per GPU
   bool out_of_memory = false;
 
   double busy() const { return compute + communication; }
@@ -43,21 +45,40 @@ struct TimeShare {
   double share = 0; ///< 0..1
 };
 
+/** One row of report.json `collectives`: a collective's size, algorithm and measured times. */
+struct CollectiveRow {
+  QString operation;
+  QString algorithm;
+  QString kind;
+  int ranks = 0;
+  double bytes = 0;
+  double count = 0;
+  double mean_time = 0;
+  double min_time = 0;
+  double max_time = 0;
+  std::optional<double> bus_bandwidth; ///< bytes/s
+};
+
 struct RunReport {
   QByteArray json_text; ///< the report exactly as partsim printed it (for export)
   QString scenario_name;
   QString strategy;
-  std::vector<Figure> figures; ///< every numeric field of `summary`
+  QString verdict;             ///< "simulated", "out_of_memory" (then there is no summary), or empty
+  std::vector<Figure> figures; ///< every numeric field of `summary`, then of `memory_per_gpu` ("memory_per_gpu/...")
+  std::vector<CollectiveRow> collectives;
   std::vector<RankRow> ranks;
   QStringList warnings;                   ///< report `warnings`, out-of-memory ranks, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)
 
   bool empty() const { return ranks.empty(); }
+  bool has_overlap() const;
+  double overlapped_total() const; ///< GPU-seconds of communication hidden behind compute
   std::optional<double> figure(const std::string& key) const;
   double makespan() const { return figure("makespan_s").value_or(0.0); }
   /** Index in `ranks` of the rank that finishes last (the slowest), or -1. */
   int slowest_rank() const;
-  /** Shares of GPU time: compute, communication (exposed when the report splits it), wait, idle. */
+  /** Shares of GPU time: compute, communication (the exposed part when the report has overlapped
+   * communication), wait, idle. Overlapped communication is hidden behind compute, so it is not a share. */
   std::vector<TimeShare> time_shares() const;
 };
 

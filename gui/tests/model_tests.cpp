@@ -6,6 +6,7 @@
 #include "charts/timeline_view.hpp"
 #include "form/field_editors.hpp"
 #include "form/scenario_form.hpp"
+#include "models/collectives_model.hpp"
 #include "models/rank_model.hpp"
 #include "models/summary_model.hpp"
 #include "models/sweep_model.hpp"
@@ -55,17 +56,57 @@ class ModelTests : public QObject {
     const auto r = parse_report(samples::kFutureReport);
     QVERIFY(r.has_value());
     QCOMPARE(r->ranks[1].wait, 0.0); // missing
-    QCOMPARE(r->ranks[0].exposed_communication.value(), 0.5);
+    QCOMPARE(r->ranks[0].overlapped.value(), 0.5);
+    QVERIFY(r->has_overlap());
+    QCOMPARE(r->overlapped_total(), 0.7);
     QCOMPARE(r->figure("mfu").value(), 0.42);
     QCOMPARE(r->figure("brand_new_figure").value(), 7.0);
-    QCOMPARE(r->warnings.size(), 3); // two given, one from the out-of-memory rank
+    QCOMPARE(r->figure("memory_per_gpu/total_bytes").value(), 8.1e10);
+    QCOMPARE(r->collectives.size(), std::size_t(1));
+    QCOMPARE(r->collectives[0].algorithm, QStringLiteral("ring"));
+    QCOMPARE(r->collectives[0].bus_bandwidth.value(), 2e10);
+    // two given, one from the out-of-memory rank, one from memory_per_gpu/fits
+    QCOMPARE(r->warnings.size(), 4);
     QVERIFY(r->warnings.contains(QStringLiteral("2 partitions starved")));
     QStringList kinds;
-    for (const TimeShare& s : r->time_shares()) kinds << s.kind;
+    double total = 0;
+    for (const TimeShare& s : r->time_shares()) {
+      kinds << s.kind;
+      total += s.share;
+    }
     QVERIFY(kinds.contains(QStringLiteral("exposed communication")));
-    QVERIFY(kinds.contains(QStringLiteral("overlapped communication")));
+    QVERIFY(std::fabs(total - 1.0) < 1e-9); // overlapped communication is hidden, not a share
     QVERIFY(!parse_report("{\"summary\": 3}").has_value());
     QVERIFY(!parse_report("not json").has_value());
+  }
+
+  void out_of_memory_reports_have_no_summary() {
+    const auto r = parse_report(samples::kOutOfMemoryReport);
+    QVERIFY(r.has_value());
+    QCOMPARE(r->verdict, QStringLiteral("out_of_memory"));
+    QVERIFY(r->empty());
+    QVERIFY(!r->figure("makespan_s").has_value());
+    QCOMPARE(r->figure("memory_per_gpu/capacity_bytes").value(), 8e10);
+    QCOMPARE(r->warnings.size(), 1);
+    QVERIFY(r->warnings[0].startsWith(QStringLiteral("out of memory: 120 GB needed per GPU, 80 GB available")));
+    SummaryModel summary;
+    QAbstractItemModelTester tester(&summary, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    summary.set_current(r);
+    QCOMPARE(summary.key(0), std::string("memory_per_gpu/total_bytes"));
+    ImbalanceChart chart;
+    chart.set_report(r);
+    QVERIFY(chart.bars() == nullptr); // nothing simulated, nothing drawn
+  }
+
+  void collectives_model_passes_the_tester() {
+    CollectivesModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_collectives(parse_report(samples::kFutureReport)->collectives);
+    QCOMPARE(model.rowCount(), 1);
+    QCOMPARE(model.index(0, CollectivesModel::Operation).data().toString(), QStringLiteral("all_reduce"));
+    QCOMPARE(model.index(0, CollectivesModel::MeanTime).data(Qt::UserRole).toDouble(), 0.07);
+    model.set_collectives({});
+    QCOMPARE(model.rowCount(), 0);
   }
 
   void rank_model_passes_the_tester() {
@@ -75,10 +116,10 @@ class ModelTests : public QObject {
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(model.columnCount(), int(RankModel::NUM_COLUMNS));
     QCOMPARE(model.index(0, RankModel::Compute).data(Qt::UserRole).toDouble(), 3.0);
-    QVERIFY(!model.index(0, RankModel::ExposedCommunication).data(Qt::UserRole).isValid());
+    QVERIFY(!model.index(0, RankModel::OverlappedCommunication).data(Qt::UserRole).isValid());
     model.set_report(*parse_report(samples::kFutureReport));
     QCOMPARE(model.rowCount(), 2);
-    QCOMPARE(model.index(0, RankModel::ExposedCommunication).data(Qt::UserRole).toDouble(), 0.5);
+    QCOMPARE(model.index(0, RankModel::OverlappedCommunication).data(Qt::UserRole).toDouble(), 0.5);
     model.set_report(RunReport{});
     QCOMPARE(model.rowCount(), 0);
   }

@@ -23,19 +23,32 @@ inline const QByteArray kReport = R"json({
   ]
 })json";
 
-/** The same run as a newer report might write it: exposed communication, memory, MFU, warnings; and a rank
- * without wait_s (a missing field is zero, not an error). */
+/** A report with the newer fields: communication overlapped with compute, collectives, memory per GPU, MFU,
+ * warnings, a summary figure the GUI does not know, and a rank without wait_s (a missing field is zero). */
 inline const QByteArray kFutureReport = R"json({
-  "schema": "partsim.report", "schema_version": 2,
-  "summary": {"gpus": 2, "makespan_s": 2.0, "speedup": 1.5, "mfu": 0.42, "memory_peak_bytes": 9.1e10,
-              "brand_new_figure": 7},
-  "warnings": ["out of memory on rank 1: 91 GB of 80 GB", {"message": "2 partitions starved"}],
+  "schema": "partsim.report", "schema_version": 2, "verdict": "simulated",
+  "summary": {"gpus": 2, "makespan_s": 2.0, "speedup": 1.5, "mfu": 0.42, "exposed_communication_gpu_s": 1.4,
+              "overlapped_communication_gpu_s": 0.7, "brand_new_figure": 7},
+  "memory_per_gpu": {"parameters_bytes": 2e10, "gradients_bytes": 2e10, "optimizer_states_bytes": 3e10,
+                     "activations_bytes": 1e10, "workspace_bytes": 1e9, "total_bytes": 8.1e10,
+                     "capacity_bytes": 8e10, "fits": false},
+  "collectives": [{"operation": "all_reduce", "algorithm": "ring", "fidelity": "steps", "kind": "gradients",
+                   "ranks": 2, "bytes": 1.4e9, "count": 10, "mean_time_s": 0.07, "min_time_s": 0.069,
+                   "max_time_s": 0.071, "algbw_bytes_per_s": 2e10, "busbw_bytes_per_s": 2e10}],
+  "warnings": ["rank 1 is close to its memory", {"message": "2 partitions starved"}],
   "ranks": [
-    {"rank": 0, "compute_s": 1.0, "communication_s": 1.0, "exposed_communication_s": 0.5, "wait_s": 0.5,
-     "tail_idle_s": 0.0, "finish_s": 2.0, "memory_peak_bytes": 7e10},
-    {"rank": 1, "compute_s": 1.0, "communication_s": 0.4, "exposed_communication_s": 0.4,
-     "tail_idle_s": 0.6, "finish_s": 1.4, "memory_peak_bytes": 9.1e10, "out_of_memory": true}
+    {"rank": 0, "compute_s": 1.0, "communication_s": 0.5, "overlapped_communication_s": 0.5, "wait_s": 0.5,
+     "tail_idle_s": 0.0, "finish_s": 2.0},
+    {"rank": 1, "compute_s": 1.0, "communication_s": 0.4, "overlapped_communication_s": 0.2,
+     "tail_idle_s": 0.6, "finish_s": 1.4, "out_of_memory": true}
   ]
+})json";
+
+/** An out-of-memory verdict: nothing simulated, no summary, only the memory figures. */
+inline const QByteArray kOutOfMemoryReport = R"json({
+  "schema": "partsim.report", "schema_version": 2, "verdict": "out_of_memory",
+  "memory_per_gpu": {"total_bytes": 1.2e11, "capacity_bytes": 8e10, "fits": false},
+  "ranks": []
 })json";
 
 inline const QByteArray kTrace = R"json({"displayTimeUnit":"ms","traceEvents":[

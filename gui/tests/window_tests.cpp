@@ -198,6 +198,19 @@ class WindowTests : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(::kill(static_cast<pid_t>(pid), 0) != 0, 10000);
   }
 
+  void a_missing_partsim_is_reported() {
+    SimulationRunner runner;
+    QSignalSpy done(&runner, &SimulationRunner::finished);
+    RunRequest request;
+    request.program = QStringLiteral("/nonexistent/partsim");
+    runner.start(request);
+    QVERIFY(done.wait(10000));
+    const auto outcome = done.takeFirst().at(0).value<RunOutcome>();
+    QCOMPARE(outcome.state, RunState::NotFound);
+    QVERIFY(outcome.error.message.contains(QStringLiteral("/nonexistent/partsim")));
+    QVERIFY(!runner.running());
+  }
+
   void opened_files_are_remembered() {
     QSettings().remove(QStringLiteral("recent_files"));
     MainWindow w;

@@ -82,7 +82,9 @@ void ImbalanceChart::rebuild() {
   pinned_line_ = nullptr;
   shown_.clear();
   if (!report_ || report_->ranks.empty()) {
-    chart_->setTitle(tr("Load imbalance: run a scenario"));
+    chart_->setTitle(report_ && report_->verdict == QLatin1String("out_of_memory")
+                         ? tr("Not simulated: out of memory (see the warnings and the memory figures)")
+                         : tr("Load imbalance: run a scenario"));
     caption_->clear();
     return;
   }
@@ -104,10 +106,8 @@ void ImbalanceChart::rebuild() {
   shown_ = order;
 
   const int slowest = report_->slowest_rank();
-  const bool split = std::any_of(ranks.begin(), ranks.end(), [](const RankRow& r) { return r.exposed_communication; });
   auto* compute = new QBarSet(tr("compute"));
-  auto* comm = new QBarSet(split ? tr("exposed communication") : tr("communication"));
-  auto* hidden = split ? new QBarSet(tr("overlapped communication")) : nullptr;
+  auto* comm = new QBarSet(report_->has_overlap() ? tr("exposed communication") : tr("communication"));
   auto* wait = new QBarSet(tr("wait"));
   auto* idle = new QBarSet(tr("idle"));
   QStringList categories;
@@ -119,20 +119,14 @@ void ImbalanceChart::rebuild() {
   for (const int i : shown_) {
     const RankRow& r = ranks[static_cast<std::size_t>(i)];
     *compute << r.compute;
-    if (split) {
-      *comm << *r.exposed_communication;
-      *hidden << std::max(0.0, r.communication - *r.exposed_communication);
-    } else {
-      *comm << r.communication;
-    }
+    *comm << r.communication;
     *wait << r.wait;
     *idle << r.tail_idle;
     categories << (i == slowest ? QStringLiteral("▶%1").arg(r.rank) : QString::number(r.rank));
   }
   bars_ = new QStackedBarSeries;
   const auto slowest_bar = std::find(shown_.begin(), shown_.end(), slowest);
-  for (QBarSet* set : {compute, comm, hidden, wait, idle}) {
-    if (set == nullptr) continue;
+  for (QBarSet* set : {compute, comm, wait, idle}) {
     set->setColor(kind_color(set->label()));
     set->setBorderColor(set->color().darker(120));
     // The slowest rank's bar is drawn darker: it sets the makespan.
@@ -200,7 +194,11 @@ void ImbalanceChart::rebuild() {
                         .arg(s.rank)
                         .arg(s.node)
                         .arg(format_seconds(s.finish), format_seconds(report_->makespan()))
-                        .arg(report_->figure("load_imbalance_max_over_mean").value_or(ratio), 0, 'f', 3));
+                        .arg(report_->figure("load_imbalance_max_over_mean").value_or(ratio), 0, 'f', 3) +
+                    (report_->overlapped_total() > 0
+                         ? tr(" Communication overlapped with compute (not in the bars): %1 GPU-s.")
+                               .arg(report_->overlapped_total(), 0, 'g', 4)
+                         : QString()));
 }
 
 } // namespace partsim::gui

@@ -2,14 +2,17 @@
 #include "charts/overhead_chart.hpp"
 
 #include "charts/imbalance_chart.hpp"
+#include "models/collectives_model.hpp"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QHeaderView>
 #include <QHorizontalPercentBarSeries>
 #include <QLabel>
 #include <QLegend>
+#include <QTableView>
 #include <QVBoxLayout>
 #include <QValueAxis>
 
@@ -26,7 +29,13 @@ OverheadChart::OverheadChart(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(caption_);
-  layout->addWidget(view_, 1);
+  layout->addWidget(view_, 2);
+  collectives_ = new CollectivesModel(this);
+  collectives_view_ = new QTableView(this);
+  collectives_view_->setModel(collectives_);
+  collectives_view_->verticalHeader()->hide();
+  collectives_view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  layout->addWidget(collectives_view_, 1);
   rebuild();
 }
 
@@ -47,6 +56,8 @@ void OverheadChart::rebuild() {
     delete axis;
   }
   bars_ = nullptr;
+  collectives_->set_collectives(report_ ? report_->collectives : std::vector<CollectiveRow>{});
+  collectives_view_->setVisible(collectives_->rowCount() > 0);
   if (!report_ || report_->empty()) {
     chart_->setTitle(tr("Communication overhead: run a scenario"));
     caption_->clear();
@@ -94,6 +105,9 @@ void OverheadChart::rebuild() {
       tr("Communication overhead %1 of GPU time, idle %2.")
           .arg(format_figure("communication_overhead", report_->figure("communication_overhead").value_or(0)),
                format_figure("idle_share", report_->figure("idle_share").value_or(0)));
+  if (report_->overlapped_total() > 0)
+    text += tr(" %1 GPU-seconds of communication overlapped with compute (hidden, not a share).")
+                .arg(report_->overlapped_total(), 0, 'g', 4);
   if (report_->coordinator_busy && *report_->coordinator_busy > 0)
     text += tr(" The coordinator was busy %1 (serial part, coordination, set-up).")
                 .arg(format_seconds(*report_->coordinator_busy));

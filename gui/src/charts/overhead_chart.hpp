@@ -1,4 +1,5 @@
-// OverheadChart: where the GPU time goes (compute, communication, wait, idle), current run against the pinned one.
+// OverheadChart: where the GPU time goes (compute, communication, wait, idle), current run against the pinned one,
+// and the run's collectives.
 #pragma once
 
 #include "run_report.hpp"
@@ -11,8 +12,11 @@ class QChart;
 class QChartView;
 class QHorizontalPercentBarSeries;
 class QLabel;
+class QTableView;
 
 namespace partsim::gui {
+
+class CollectivesModel;
 
 class OverheadChart : public QWidget {
   Q_OBJECT
@@ -24,6 +28,8 @@ class OverheadChart : public QWidget {
   QChartView* view() const { return view_; }
   /** One bar set per kind; index 0 of each set is the current run, 1 the pinned one. */
   QHorizontalPercentBarSeries* bars() const { return bars_; }
+  /** The current run's collectives (empty when the report has none). */
+  CollectivesModel* collectives() const { return collectives_; }
 
  private:
   void rebuild();
@@ -33,6 +39,8 @@ class OverheadChart : public QWidget {
   QChartView* view_ = nullptr;
   QLabel* caption_ = nullptr;
   QHorizontalPercentBarSeries* bars_ = nullptr;
+  CollectivesModel* collectives_ = nullptr;
+  QTableView* collectives_view_ = nullptr;
 };
 
 } // namespace partsim::gui

@@ -5,6 +5,7 @@
 #include "run_report.hpp"
 
 #include <QHBoxLayout>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
@@ -22,7 +23,7 @@ TimelineCanvas::TimelineCanvas(QWidget* parent) : QWidget(parent) {
   setMouseTracking(false);
   setFocusPolicy(Qt::WheelFocus);
   setMinimumHeight(kHeaderHeight + kRowHeight);
-  setToolTip(tr("Wheel: zoom about the cursor. Drag: pan. Double-click: show all."));
+  setToolTip(tr("Wheel or +/-: zoom about the cursor. Drag or arrows: pan. Double-click or Home: show all."));
 }
 
 void TimelineCanvas::set_trace(std::shared_ptr<const Trace> trace) {
@@ -124,6 +125,31 @@ void TimelineCanvas::wheelEvent(QWheelEvent* event) {
   const double steps = event->angleDelta().y() / 120.0;
   if (steps == 0) return;
   zoom(std::pow(1.25, steps), static_cast<int>(event->position().x()));
+  event->accept();
+}
+
+void TimelineCanvas::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+  case Qt::Key_Plus:
+  case Qt::Key_Equal:
+    zoom(2);
+    break;
+  case Qt::Key_Minus:
+    zoom(0.5);
+    break;
+  case Qt::Key_Left:
+    pan(-0.1);
+    break;
+  case Qt::Key_Right:
+    pan(0.1);
+    break;
+  case Qt::Key_Home:
+    reset_view();
+    break;
+  default:
+    QWidget::keyPressEvent(event);
+    return;
+  }
   event->accept();
 }
 

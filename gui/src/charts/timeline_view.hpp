@@ -13,7 +13,9 @@ class QScrollArea;
 namespace partsim::gui {
 
 /** The painted canvas: one row per track, intervals coloured by kind. Wheel zooms about the cursor, dragging
- * pans, double-click shows everything. Paints at most a few rectangles per pixel column, however many intervals. */
+ * pans, double-click shows everything;
+ * keys: + and - zoom, arrows pan, Home shows everything. Paints at most a few rectangles per pixel column, however many
+ * intervals. */
 class TimelineCanvas : public QWidget {
   Q_OBJECT
  public:
@@ -43,6 +45,7 @@ class TimelineCanvas : public QWidget {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;

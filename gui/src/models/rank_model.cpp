@@ -48,8 +48,8 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
       return r.busy();
     case Finish:
       return r.finish;
-    case ExposedCommunication:
-      return r.exposed_communication ? QVariant(*r.exposed_communication) : QVariant();
+    case OverlappedCommunication:
+      return r.overlapped ? QVariant(*r.overlapped) : QVariant();
     case MemoryPeak:
       return r.memory_peak ? QVariant(*r.memory_peak) : QVariant();
     default:
@@ -76,8 +76,8 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
       return makespan > 0 ? QStringLiteral("%1%").arg(100.0 * r.busy() / makespan, 0, 'f', 1) : QString();
     case Finish:
       return format_seconds(r.finish);
-    case ExposedCommunication:
-      return r.exposed_communication ? format_seconds(*r.exposed_communication) : QString();
+    case OverlappedCommunication:
+      return r.overlapped ? format_seconds(*r.overlapped) : QString();
     case MemoryPeak:
       return r.memory_peak ? format_figure("memory_peak_bytes", *r.memory_peak) : QString();
     default:
@@ -117,8 +117,8 @@ QVariant RankModel::headerData(int section, Qt::Orientation orientation, int rol
     return tr("Busy");
   case Finish:
     return tr("Finish");
-  case ExposedCommunication:
-    return tr("Exposed comm.");
+  case OverlappedCommunication:
+    return tr("Overlapped comm.");
   case MemoryPeak:
     return tr("Peak memory");
   default:

@@ -20,7 +20,7 @@ class RankModel : public QAbstractTableModel {
     Idle,
     Busy,
     Finish,
-    ExposedCommunication,
+    OverlappedCommunication,
     MemoryPeak,
     NUM_COLUMNS
   };

@@ -18,7 +18,8 @@ const char* const kOrder[] = {"makespan_s",
                               "load_imbalance_max_over_mean",
                               "load_imbalance_cv",
                               "communication_overhead",
-                              "exposed_communication_overhead",
+                              "exposed_communication_gpu_s",
+                              "overlapped_communication_gpu_s",
                               "idle_share",
                               "slowest_rank_excess_s",
                               "time_lost_waiting_gpu_s",
@@ -27,6 +28,15 @@ const char* const kOrder[] = {"makespan_s",
                               "amdahl_limit",
                               "karp_flatt_serial_fraction",
                               "mfu",
+                              "hfu",
+                              "tokens_per_s",
+                              "memory_per_gpu/total_bytes",
+                              "memory_per_gpu/capacity_bytes",
+                              "memory_per_gpu/parameters_bytes",
+                              "memory_per_gpu/gradients_bytes",
+                              "memory_per_gpu/optimizer_states_bytes",
+                              "memory_per_gpu/activations_bytes",
+                              "memory_per_gpu/workspace_bytes",
                               "memory_peak_bytes",
                               "throughput_samples_per_s",
                               "single_gpu_time_s",
@@ -36,9 +46,9 @@ const char* const kOrder[] = {"makespan_s",
 /** For these a larger value is worse: a positive delta is shown red. */
 bool lower_is_better(const std::string& key) {
   return key == "makespan_s" || key.starts_with("load_imbalance") || key == "communication_overhead" ||
-         key == "exposed_communication_overhead" || key == "idle_share" || key == "slowest_rank_excess_s" ||
+         key == "exposed_communication_gpu_s" || key == "idle_share" || key == "slowest_rank_excess_s" ||
          key == "time_lost_waiting_gpu_s" || key == "karp_flatt_serial_fraction" || key == "single_gpu_time_s" ||
-         key == "memory_peak_bytes";
+         key == "memory_peak_bytes" || key == "memory_per_gpu/total_bytes";
 }
 } // namespace
 
