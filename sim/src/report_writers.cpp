@@ -330,26 +330,29 @@ std::string format_table(const Report& r) {
   }
   line("makespan", human_seconds(r.makespan));
   line("throughput", fmt::format("{:.6g} samples/s", r.throughput));
-  line("same work on one GPU", human_seconds(r.baseline_time));
-  line("speedup / parallel efficiency",
-       fmt::format("{:.3f}x on {} GPUs / {}", r.speedup, r.gpus, percent(r.efficiency)));
-  line("load imbalance (compute max/mean)",
-       fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
-  line("communication overhead", percent(r.communication_overhead) + " of GPU time");
-  if (r.overlapped_communication > 0)
-    line("communication overlapped", fmt::format("{:.4g} GPU-seconds hidden behind compute; {:.4g} exposed",
-                                                 r.overlapped_communication, exposed_communication(r)));
-  if (r.model_flops_per_iteration > 0)
-    line("MFU / HFU / tokens per second",
-         fmt::format("{} / {} / {:.6g}", percent(r.mfu), percent(r.hfu), r.tokens_per_second));
-  line("idle",
-       fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
-  line("slowest rank vs mean finish", fmt::format("+{}", human_seconds(r.slowest_rank_excess)));
-  line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
-  line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));
-  line("Amdahl limit (infinite GPUs)",
-       std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
-  line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
+  // A collective benchmark computes nothing: speedup and Amdahl figures say nothing about it.
+  if (r.baseline_time > 0) {
+    line("same work on one GPU", human_seconds(r.baseline_time));
+    line("speedup / parallel efficiency",
+         fmt::format("{:.3f}x on {} GPUs / {}", r.speedup, r.gpus, percent(r.efficiency)));
+    line("load imbalance (compute max/mean)",
+         fmt::format("{:.3f} (CV {:.3f})", r.imbalance_max_over_mean, r.imbalance_cv));
+    line("communication overhead", percent(r.communication_overhead) + " of GPU time");
+    if (r.overlapped_communication > 0)
+      line("communication overlapped", fmt::format("{:.4g} GPU-seconds hidden behind compute; {:.4g} exposed",
+                                                   r.overlapped_communication, exposed_communication(r)));
+    if (r.model_flops_per_iteration > 0)
+      line("MFU / HFU / tokens per second",
+           fmt::format("{} / {} / {:.6g}", percent(r.mfu), percent(r.hfu), r.tokens_per_second));
+    line("idle",
+         fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
+    line("slowest rank vs mean finish", fmt::format("+{}", human_seconds(r.slowest_rank_excess)));
+    line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
+    line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));
+    line("Amdahl limit (infinite GPUs)",
+         std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
+    line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
+  }
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0)
     line("coordinator: serial part / coordination",
@@ -375,8 +378,7 @@ std::string format_table(const Report& r) {
   for (const Report::Collective& c : r.collectives)
     line(fmt::format("{} {} ({})", to_string(c.stats.op), to_string(c.stats.algorithm), to_string(c.stats.fidelity)),
          fmt::format("{} x {} B on {} ranks: {} each, algbw {}/s, busbw {}/s", c.stats.count, c.stats.bytes,
-                     c.stats.ranks, human_seconds(c.mean_time),
-                     human_bytes(c.algbw), human_bytes(c.busbw)));
+                     c.stats.ranks, human_seconds(c.mean_time), human_bytes(c.algbw), human_bytes(c.busbw)));
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
                                             human_bytes(static_cast<double>(r.bytes_received))));
 

@@ -46,34 +46,58 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
 
 namespace {
 
-/** Messages (or flows) one collective makes the engine simulate over its whole group of `n` ranks. */
-std::uint64_t collective_messages(const CollectiveStep& step, std::uint64_t n) {
-  if (n < 2) return 0;
-  if (step.fidelity == Fidelity::Analytic) return 0;
-  if (step.fidelity == Fidelity::Flows) return n;
-  switch (step.op) {
-  case CollectiveOp::AllReduce:
-    return 2 * (n - 1) * n;
-  case CollectiveOp::AllToAll:
-    return (n - 1) * n;
-  default:
-    return (n - 1) * n;
-  }
+/** The cluster's two levels of links as the collectives' closed forms see them. */
+TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
+  TwoLevelCost links;
+  links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
+  links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
+  links.ports_per_node = 1;
+  return links;
 }
 
-/** The scenario's choice with `auto` resolved: the algorithm NCCL would pick for the op, and the most faithful
- * fidelity whose message count stays affordable (`step_messages` is what steps would cost for the whole run). */
-CollectiveStep resolve_collective(const CollectiveChoice& choice, CollectiveOp op, std::uint64_t bytes,
-                                  double step_messages) {
-  CollectiveStep step;
-  step.op = op;
-  step.bytes = bytes;
-  step.algorithm =
-      choice.algorithm.value_or(op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring);
-  constexpr double kStepMessageBudget = 4e6; // about 12 s of wall time at 3 us per message
-  step.fidelity = choice.fidelity.value_or(step_messages <= kStepMessageBudget ? Fidelity::Steps : Fidelity::Flows);
-  return step;
-}
+/** Resolves `auto` for the collectives of a run, all on group 0 (every GPU) and each run `instances` times: the
+ * algorithm per collective NCCL-style (smallest closed form), then one fidelity for the whole run from the messages
+ * every collective would cost at steps and at flows. */
+class CollectiveResolver {
+ public:
+  CollectiveResolver(const ClusterSpec& cluster, const CollectiveChoice& choice)
+      : cluster_(cluster), choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()),
+        nodes_(cluster.nodes), slowest_(slowest_link(links_, cluster.gpus_per_node, cluster.nodes)) {}
+
+  /** Adds a collective (fidelity still open) that runs `instances` times. */
+  void add(CollectiveOp op, std::uint64_t bytes, std::uint64_t instances) {
+    CollectiveStep step;
+    step.op = op;
+    step.bytes = bytes;
+    step.algorithm = choice_.algorithm.value_or(choose_algorithm(op, n_, nodes_, static_cast<double>(bytes), links_));
+    step.fidelity = Fidelity::Steps;
+    step_messages_ += instances * planned_messages(step, n_, nodes_, slowest_);
+    step.fidelity = Fidelity::Flows;
+    flow_messages_ += instances * planned_messages(step, n_, nodes_, slowest_);
+    steps_.push_back(step);
+  }
+
+  /** The collectives in the order added, with the run's fidelity. */
+  std::vector<CollectiveStep> resolve() {
+    const Fidelity fidelity = choice_.fidelity.value_or(choose_fidelity(step_messages_, flow_messages_));
+    for (CollectiveStep& step : steps_) step.fidelity = fidelity;
+    return steps_;
+  }
+
+  /** Messages one instance of `step` makes the engine simulate. */
+  std::uint64_t messages(const CollectiveStep& step) const { return planned_messages(step, n_, nodes_, slowest_); }
+
+ private:
+  const ClusterSpec& cluster_;
+  CollectiveChoice choice_;
+  TwoLevelCost links_;
+  int n_;
+  int nodes_;
+  LinkCost slowest_;
+  std::uint64_t step_messages_ = 0;
+  std::uint64_t flow_messages_ = 0;
+  std::vector<CollectiveStep> steps_;
+};
 
 /** Roofline amount in flop at nominal peak for `samples` samples of a data job. */
 double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples) {
@@ -179,9 +203,9 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   const auto gradient_bytes = static_cast<std::uint64_t>(std::llround(job.gradient_bytes));
   const auto n = static_cast<std::uint64_t>(gpus);
   const auto iterations = static_cast<std::uint64_t>(job.iterations);
-  const CollectiveStep allreduce =
-      resolve_collective(dp.gradient_sync.collective, CollectiveOp::AllReduce, gradient_bytes,
-                         static_cast<double>(iterations) * 2.0 * static_cast<double>((n - 1) * n));
+  CollectiveResolver resolver(cluster, dp.gradient_sync.collective);
+  resolver.add(CollectiveOp::AllReduce, gradient_bytes, iterations);
+  const CollectiveStep allreduce = resolver.resolve().front();
   if (sync) plan.groups.emplace_back(static_cast<std::size_t>(gpus));
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
@@ -222,7 +246,7 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   const auto busy_ranks = static_cast<std::uint64_t>(
       std::count_if(per_gpu.begin(), per_gpu.end(), [](std::uint64_t samples) { return samples > 0; }));
   plan.planned_executions = iterations * busy_ranks;
-  plan.planned_messages = sync ? iterations * collective_messages(allreduce, n) : 0;
+  plan.planned_messages = sync ? iterations * resolver.messages(allreduce) : 0;
   if (plan.coordinated) {
     // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
     std::uint64_t halo_messages = 0;
@@ -301,14 +325,11 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
       sync ? gradient_buckets(cost, gradient_bytes_per_parameter, dp.gradient_sync.bucket_bytes)
            : std::vector<GradientBucket>{};
   plan.gradient_buckets = buckets.size();
-  const double step_messages = static_cast<double>(training.iterations) * static_cast<double>(buckets.size()) * 2.0 *
-                               static_cast<double>((n - 1) * n);
-  std::vector<CollectiveStep> allreduces;
-  for (const GradientBucket& bucket : buckets) {
-    allreduces.push_back(
-        resolve_collective(dp.gradient_sync.collective, CollectiveOp::AllReduce, bucket.bytes, step_messages));
-    allreduces.back().stream = dp.gradient_sync.overlap ? 1 : 0;
-  }
+  CollectiveResolver resolver(cluster, dp.gradient_sync.collective);
+  for (const GradientBucket& bucket : buckets)
+    resolver.add(CollectiveOp::AllReduce, bucket.bytes, static_cast<std::uint64_t>(training.iterations));
+  std::vector<CollectiveStep> allreduces = resolver.resolve();
+  for (CollectiveStep& step : allreduces) step.stream = dp.gradient_sync.overlap ? 1 : 0;
   if (sync) plan.groups.emplace_back();
 
   const auto per_replica = static_cast<std::uint64_t>(training.global_batch / gpus);
@@ -342,7 +363,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   for (const Step& step : plan.ranks.front().steps)
     if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0) ++executions;
   plan.planned_executions = iterations * n * executions;
-  for (const CollectiveStep& step : allreduces) plan.planned_messages += iterations * collective_messages(step, n);
+  for (const CollectiveStep& step : allreduces) plan.planned_messages += iterations * resolver.messages(step);
 
   plan.summary = fmt::format("data_parallel training of {} on {} GPUs: global batch {}, micro-batch {} ({} "
                              "accumulation steps), {}",
@@ -359,11 +380,11 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
 /** A collective alone on all GPUs, `iterations` times (nccl-tests in simulation). */
 Plan plan_collective(const Scenario& scenario, const CollectiveBenchmark& bench, const CollectiveStrategy& strategy) {
   const int gpus = scenario.cluster.gpu_count();
-  const auto n = static_cast<std::uint64_t>(gpus);
   Plan plan;
   plan.iterations = bench.iterations;
-  CollectiveStep step = resolve_collective(strategy.choice, bench.op, bench.bytes,
-                                           static_cast<double>(bench.iterations) * 2.0 * static_cast<double>(n * n));
+  CollectiveResolver resolver(scenario.cluster, strategy.choice);
+  resolver.add(bench.op, bench.bytes, static_cast<std::uint64_t>(bench.iterations));
+  CollectiveStep step = resolver.resolve().front();
   step.root = bench.root;
   plan.groups.emplace_back();
   plan.ranks.resize(static_cast<std::size_t>(gpus));
@@ -372,7 +393,7 @@ Plan plan_collective(const Scenario& scenario, const CollectiveBenchmark& bench,
     if (gpus > 1) plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(step);
     plan.groups[0].push_back(r);
   }
-  plan.planned_messages = static_cast<std::uint64_t>(bench.iterations) * collective_messages(step, n);
+  plan.planned_messages = static_cast<std::uint64_t>(bench.iterations) * resolver.messages(step);
   plan.summary = fmt::format("{} of {} bytes on {} GPUs: {} at fidelity {}", to_string(bench.op), bench.bytes, gpus,
                              to_string(step.algorithm), to_string(step.fidelity));
   return plan;
