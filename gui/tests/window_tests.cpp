@@ -211,6 +211,28 @@ class WindowTests : public QObject {
     QVERIFY(!runner.running());
   }
 
+  void model_training_runs_and_out_of_memory_is_reported() {
+    MainWindow w;
+    QSignalSpy runs(&w, &MainWindow::run_finished);
+    QVERIFY(w.open_scenario(scenario("gpt3-1.3b-dp-8xa100.json")).isEmpty());
+    QCOMPARE(wait_run(runs), RunState::Finished);
+    QVERIFY(w.current_report()->figure("mfu").has_value());
+    QVERIFY(!w.current_report()->collectives.empty());
+    // The form shows the training fields and hides the data-job ones.
+    QVERIFY(!w.form()->editor("/workload/model")->parentWidget()->isHidden());
+    QVERIFY(w.form()->editor("/workload/samples")->parentWidget()->isHidden());
+    // A 70B model on A100s: partsim exits with 3 and reports the memory, not a simulation.
+    auto* model = qobject_cast<ChoiceEditor*>(w.form()->editor("/workload/model"));
+    QVERIFY(model != nullptr);
+    model->combo_box()->setCurrentIndex(model->combo_box()->findText(QStringLiteral("llama3-70b")));
+    QCOMPARE(wait_run(runs), RunState::Finished);
+    QCOMPARE(w.current_report()->verdict, QStringLiteral("out_of_memory"));
+    QVERIFY(w.warnings()->count() >= 1);
+    QVERIFY(w.warnings()->item(0)->text().startsWith(QStringLiteral("out of memory")));
+    QVERIFY(w.summary_model()->row_of("memory_per_gpu/total_bytes") >= 0);
+    QVERIFY(w.status_text().contains(QStringLiteral("out of memory")));
+  }
+
   void opened_files_are_remembered() {
     QSettings().remove(QStringLiteral("recent_files"));
     MainWindow w;

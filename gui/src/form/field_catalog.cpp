@@ -144,18 +144,51 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
   out.push_back(cluster);
 
   SectionSpec workload{QStringLiteral("Workload"), "/workload", false, {}, {}};
+  const QStringList data_job{QStringLiteral("data_job")};
+  const QStringList training{QStringLiteral("model_training")};
+  const QStringList collective{QStringLiteral("collective")};
+  auto only = [](FieldSpec f, QStringList kinds) {
+    f.workload_kinds = std::move(kinds);
+    return f;
+  };
   workload.fields = {
-      choice("/workload/kind", QStringLiteral("Kind"), {QStringLiteral("data_job")}),
-      integer("/workload/samples", QStringLiteral("Samples"), 1, 1e15, true, 0, 1000),
-      quantity("/workload/flop_per_sample", QStringLiteral("Compute per sample"), Dimension::Flop, false, "1GFLOP"),
-      quantity("/workload/bytes_read_per_sample", QStringLiteral("Bytes read per sample"), Dimension::Bytes, true,
-               "0B"),
-      choice("/workload/data_type", QStringLiteral("Data type"), data_types, true),
+      choice("/workload/kind", QStringLiteral("Kind"),
+             {QStringLiteral("data_job"), QStringLiteral("model_training"), QStringLiteral("collective")}),
+      only(
+          choice("/workload/model", QStringLiteral("Model"), profiles(models + QStringLiteral("/workloads"), {}), true),
+          training),
+      only(integer("/workload/sequence_length", QStringLiteral("Sequence length"), 1, 1e7, true, 0, 2048), training),
+      only(integer("/workload/global_batch", QStringLiteral("Global batch"), 1, 1e8, false, 0, 512), training),
+      only(integer("/workload/micro_batch", QStringLiteral("Micro-batch"), 1, 1e6, true, 64, 1), training),
+      only(choice("/workload/recomputation", QStringLiteral("Recomputation"),
+                  {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")}, true),
+           training),
+      only(choice("/workload/optimizer", QStringLiteral("Optimizer"),
+                  {QStringLiteral("adam"), QStringLiteral("sgd_momentum"), QStringLiteral("sgd")}, true),
+           training),
+      only(quantity("/workload/workspace", QStringLiteral("Workspace"), Dimension::Bytes, true, "1GiB"), training),
+      only(choice("/workload/operation", QStringLiteral("Collective"),
+                  {QStringLiteral("all_reduce"), QStringLiteral("reduce_scatter"), QStringLiteral("all_gather"),
+                   QStringLiteral("all_to_all"), QStringLiteral("broadcast")}),
+           collective),
+      only(quantity("/workload/bytes", QStringLiteral("Bytes"), Dimension::Bytes, false, "1GB"), collective),
+      only(integer("/workload/root", QStringLiteral("Root rank"), 0, 65535, true, 0, 0), collective),
+      only(integer("/workload/samples", QStringLiteral("Samples"), 1, 1e15, true, 0, 1000), data_job),
+      only(
+          quantity("/workload/flop_per_sample", QStringLiteral("Compute per sample"), Dimension::Flop, false, "1GFLOP"),
+          data_job),
+      only(quantity("/workload/bytes_read_per_sample", QStringLiteral("Bytes read per sample"), Dimension::Bytes, true,
+                    "0B"),
+           data_job),
+      only(choice("/workload/data_type", QStringLiteral("Data type"), data_types, true), data_job + training),
       integer("/workload/iterations", QStringLiteral("Iterations"), 1, 1e9, true, 0, 1),
-      quantity("/workload/gradient_bytes", QStringLiteral("Gradient bytes"), Dimension::Bytes, true, "0B"),
-      number("/workload/serial_fraction", QStringLiteral("Serial fraction"), 0, 0.999999, true, 1000, 0.1),
-      json_field("/workload/labels", QStringLiteral("Labels"),
-                 nlohmann::json::parse(R"({"generate": {"positive_rate": 0.01}})")),
+      only(quantity("/workload/gradient_bytes", QStringLiteral("Gradient bytes"), Dimension::Bytes, true, "0B"),
+           data_job),
+      only(number("/workload/serial_fraction", QStringLiteral("Serial fraction"), 0, 0.999999, true, 1000, 0.1),
+           data_job),
+      only(json_field("/workload/labels", QStringLiteral("Labels"),
+                      nlohmann::json::parse(R"({"generate": {"positive_rate": 0.01}})")),
+           data_job),
   };
   out.push_back(workload);
 

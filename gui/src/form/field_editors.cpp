@@ -216,7 +216,7 @@ void ChoiceEditor::set_value(const nlohmann::json* value) {
     const QString shown = v.is_string() ? QString::fromStdString(v.get<std::string>())
                           : v.is_object() && v.contains("name") && v["name"].is_string()
                               ? tr("inline: %1").arg(QString::fromStdString(v["name"].get<std::string>()))
-                              : tr("inline value");
+                              : QString::fromStdString(v.dump()).left(48);
     combo_->addItem(shown, data);
     index = combo_->count() - 1;
   }

@@ -114,6 +114,8 @@ void ScenarioForm::add_row(Section& section, QFormLayout* layout, const FieldSpe
   cell_layout->setContentsMargins(0, 0, 0, 0);
   cell_layout->setSpacing(1);
   row.editor = make_field_editor(spec, cell);
+  row.layout = layout;
+  row.cell = cell;
   row.error = new QLabel(cell);
   row.error->setStyleSheet(QLatin1String(kErrorStyle));
   row.error->setWordWrap(true);
@@ -158,7 +160,14 @@ void ScenarioForm::refresh_values() {
     section.box->setChecked(present);
     // QGroupBox disables its children when unchecked; with signals blocked it still does.
   }
+  // Fields of other workload kinds are hidden (a data job has no model, a training run no samples).
+  const nlohmann::json* kind = document_->value("/workload/kind");
+  const QString workload_kind =
+      kind != nullptr && kind->is_string() ? QString::fromStdString(kind->get<std::string>()) : QString();
   for (Row& row : rows_) {
+    if (!row.spec.workload_kinds.isEmpty())
+      row.layout->setRowVisible(row.cell, row.spec.workload_kinds.contains(workload_kind) ||
+                                              document_->value(row.spec.pointer) != nullptr);
     const nlohmann::json* value = document_->value(row.spec.pointer);
     if (value == nullptr || row.editor->current_value() != *value) row.editor->set_value(value);
     if (row.enable != nullptr) {

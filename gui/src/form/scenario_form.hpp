@@ -46,6 +46,8 @@ class ScenarioForm : public QWidget {
     FieldEditor* editor = nullptr;
     QCheckBox* enable = nullptr;
     QLabel* error = nullptr;
+    QFormLayout* layout = nullptr;
+    QWidget* cell = nullptr;
   };
   struct Section {
     SectionSpec spec;

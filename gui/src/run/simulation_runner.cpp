@@ -122,7 +122,9 @@ void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
   stderr_ += p->readAllStandardError();
   p->deleteLater();
   const double wall = static_cast<double>(clock_.elapsed()) / 1000.0;
-  if (status == QProcess::CrashExit || exit_code != 0) {
+  // Exit code 3: the plan does not fit in GPU memory; partsim still prints its report (verdict out_of_memory).
+  constexpr int kExitOutOfMemory = 3;
+  if (status == QProcess::CrashExit || (exit_code != 0 && exit_code != kExitOutOfMemory)) {
     RunOutcome o;
     o.exit_code = exit_code;
     o.wall_s = wall;
