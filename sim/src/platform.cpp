@@ -1,72 +1,120 @@
-// Platform layout (see docs/engine.md):
-//   root: star zone "cluster"; each node is a full zone with its GPU hosts and a switch router (gateway).
-//   GPU a -> GPU b in one node:  [intra-a UP, intra-b DOWN]          latency split half/half, so one hop = latency
-//   GPU a (node i) -> GPU b (node j): [nic-i UP, nic-j DOWN]          GPUDirect: the NIC is reached without NVLink
-//   The NIC links live in the node zones (GPU -> gateway is [nic UP], gateway -> GPU is [nic DOWN]), so the
-//   root star zone only joins gateways, with empty routes.
-//   coordinator (run-time balancing, coordinated runs): a node with one host of nominal GPU speed and its own NIC.
-//   baseline: an extra host in its own zone, never communicating.
+// Platform layout (see docs/topologies.md): one zone, "cluster", holding every host and link, whose routes are
+// computed from each host's attachment instead of being stored, so building it is O(GPUs) in time and memory.
+//   GPU a -> GPU b, same node:   [intra-a UP, intra-b DOWN]            latency split half/half: one hop = latency
+//   GPU a -> GPU b, other node:  [nic(a) UP, uplinks.., ..downlinks, nic(b) DOWN]
+//     star: no uplinks; fat_tree: the leaf (and pod) uplinks up to the first switch the two share;
+//     rail: the two rails' uplinks to the spine when the NICs are on different rails, none on the same rail.
+//   GPUDirect RDMA: a GPU reaches its NIC without crossing its intra-node link.
+//   coordinator (run-time balancing, coordinated runs): a host with its own NIC on the top switch (core or spine).
+//   baseline: a host with no links, never communicating.
+// SimGrid's own zones do not fit: a star zone gives a host one way out for every destination (an intra-node link
+// could not be left out of cross-node routes), a node zone has one gateway (a rail network needs one per GPU), and
+// the fat-tree zone has one bandwidth and latency for every level and static per-destination uplinks.
 #include "platform.hpp"
 
+#include "partsim/error.hpp"
+
 #include <simgrid/kernel/ProfileBuilder.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <string>
 
 namespace sg4 = simgrid::s4u;
+namespace sgr = simgrid::kernel::routing;
 
 namespace partsim::engine {
 
 namespace {
-sg4::Link* make_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
-  // Split-duplex: each direction has the full bandwidth; the one-way latency is shared by the two halves of a path.
-  auto* link = zone->create_split_duplex_link(name, spec.bandwidth);
-  link->set_latency(spec.latency / 2.0);
-  link->seal();
-  return link;
-}
-/** One node: a full zone with its hosts, a switch router as gateway, one intra-node link per host (when there are
- * several) and, when `nic` is given, a NIC link that every host crosses to reach the gateway. */
-std::vector<sg4::Host*> add_node(sg4::NetZone* root, const std::string& name, const std::vector<std::string>& hosts,
-                                 const std::vector<simgrid::kernel::profile::Profile*>& speed_profiles, double speed,
-                                 const LinkSpec& intra, const LinkSpec* nic_spec) {
-  auto* zone = sg4::create_full_zone(name);
-  zone->set_parent(root);
-  auto* router = zone->create_router(name + "-switch");
-  std::vector<sg4::Host*> created;
-  std::vector<sg4::Link*> links;
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    auto* host = zone->create_host(hosts[i], speed);
-    if (speed_profiles[i] != nullptr)
-      host->set_speed_profile(speed_profiles[i]); // before seal(): SimGrid 3.32 ignores later profiles
-    host->seal();
-    created.push_back(host);
-    if (hosts.size() > 1) links.push_back(make_link(zone, "intra-" + hosts[i], intra));
+
+/** Both directions of a split-duplex link: up leaves the host (towards the core), down comes back. */
+struct Duplex {
+  sg4::Link* up = nullptr;
+  sg4::Link* down = nullptr;
+};
+
+/** Uplink levels above a host's first switch: leaf and pod uplinks of a 3-level fat-tree at most. */
+constexpr int kMaxLevels = 2;
+
+/** How a host is attached: its own links, and per level above its first switch, which switch and that switch's
+ * uplink. Two hosts' routes climb until the first level whose switch they share. */
+struct Endpoint {
+  int node = -1;  ///< -1: not in a node (coordinator, baseline)
+  Duplex intra;   ///< to the node's NVSwitch: set when the node has several GPUs
+  Duplex nic;     ///< to the first switch: unset without a network
+  int levels = 0; ///< uplink levels; 0 at the top switch (coordinator) or in a star
+  std::array<int, kMaxLevels> group{};
+  std::array<Duplex, kMaxLevels> uplink{};
+};
+
+/** The cluster's zone: routes computed on demand from the endpoints (SimGrid calls get_local_route per message). */
+class FabricZone : public sgr::NetZoneImpl {
+ public:
+  explicit FabricZone(const std::string& name) : NetZoneImpl(name) {}
+
+  void set_endpoint(const sg4::Host* host, const Endpoint& endpoint) {
+    const auto id = static_cast<std::size_t>(host->get_netpoint()->id());
+    if (endpoints_.size() <= id) endpoints_.resize(id + 1);
+    endpoints_[id] = endpoint;
   }
-  sg4::Link* nic = nic_spec != nullptr ? make_link(zone, "nic-" + name, *nic_spec) : nullptr;
-  for (std::size_t a = 0; a < created.size(); ++a) {
-    if (nic != nullptr) {
-      zone->add_route(created[a]->get_netpoint(), router, nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::UP}},
-                      false);
-      zone->add_route(router, created[a]->get_netpoint(), nullptr, nullptr, {{nic, sg4::LinkInRoute::Direction::DOWN}},
-                      false);
+  void set_loopback(sg4::Link* link) { loopback_ = link; }
+
+  void get_local_route(const sgr::NetPoint* src, const sgr::NetPoint* dst, sgr::Route* route,
+                       double* latency) override {
+    const auto add = [route, latency](const sg4::Link* link) {
+      route->link_list_.push_back(link->get_impl());
+      if (latency != nullptr) *latency += link->get_latency();
+    };
+    if (src == dst) {
+      add(loopback_);
+      return;
     }
-    for (std::size_t b = 0; b < created.size(); ++b)
-      if (a != b)
-        zone->add_route(created[a]->get_netpoint(), created[b]->get_netpoint(), nullptr, nullptr,
-                        {{links[a], sg4::LinkInRoute::Direction::UP}, {links[b], sg4::LinkInRoute::Direction::DOWN}},
-                        false);
+    const Endpoint& a = endpoints_.at(static_cast<std::size_t>(src->id()));
+    const Endpoint& b = endpoints_.at(static_cast<std::size_t>(dst->id()));
+    if (a.node >= 0 && a.node == b.node) {
+      PARTSIM_CHECK(a.intra.up != nullptr && b.intra.down != nullptr) << "no intra-node link in " << get_name();
+      add(a.intra.up);
+      add(b.intra.down);
+      return;
+    }
+    PARTSIM_CHECK(a.nic.up != nullptr && b.nic.down != nullptr)
+        << "no network path from " << src->get_name() << " to " << dst->get_name();
+    add(a.nic.up);
+    std::array<const sg4::Link*, kMaxLevels> down{};
+    int downs = 0;
+    for (int level = 0; level < std::max(a.levels, b.levels); ++level) {
+      const auto l = static_cast<std::size_t>(level);
+      if (level < a.levels && level < b.levels && a.group[l] == b.group[l]) break; // their common switch
+      if (level < a.levels) add(a.uplink[l].up);
+      if (level < b.levels) down[static_cast<std::size_t>(downs++)] = b.uplink[l].down;
+    }
+    while (downs > 0) add(down[static_cast<std::size_t>(--downs)]);
+    add(b.nic.down);
   }
-  zone->seal();
-  if (nic != nullptr) {
-    root->add_route(zone->get_netpoint(), nullptr, router, nullptr, {}, false);
-    root->add_route(nullptr, zone->get_netpoint(), nullptr, router, {}, false);
-  }
-  return created;
+
+ private:
+  std::vector<Endpoint> endpoints_; ///< by netpoint id
+  sg4::Link* loopback_ = nullptr;
+};
+
+/** A split-duplex link: each direction has `bandwidth`; `latency` is each direction's one-way latency. */
+Duplex make_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency) {
+  auto* link = zone->create_split_duplex_link(name, bandwidth);
+  link->set_latency(latency);
+  link->seal();
+  return {link->get_link_up(), link->get_link_down()};
+}
+
+/** A host's link to a switch: the one-way latency of a hop is shared by the two links of the path. */
+Duplex make_hop_link(sg4::NetZone* zone, const std::string& name, const LinkSpec& spec) {
+  return make_duplex(zone, name, spec.bandwidth, spec.latency / 2.0);
 }
 
 /** SimGrid speed profile of a speed change: "time factor" lines, repeating with its period. */
@@ -76,45 +124,123 @@ simgrid::kernel::profile::Profile* make_speed_profile(const std::string& name, c
   return simgrid::kernel::profile::ProfileBuilder::from_string(name, text, change.period);
 }
 
+/** The uplinks above the first switches: per level, one aggregated link per switch (leaf, pod or rail). Sizes are
+ * those of a full switch, so a partial last leaf or pod has its full uplink bandwidth. */
+struct Uplinks {
+  int levels = 0;
+  std::array<std::vector<Duplex>, kMaxLevels> links;
+};
+
+Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {
+  const NetworkSpec& net = cluster.network;
+  const double node_bandwidth = net.nics_per_node * net.nic.bandwidth; // into a node's first switches
+  Uplinks up;
+  if (net.topology == "fat_tree") {
+    const FatTreeSpec& tree = net.fat_tree;
+    const int leaves = (cluster.nodes + tree.nodes_per_leaf - 1) / tree.nodes_per_leaf;
+    const double leaf_bandwidth = tree.nodes_per_leaf * node_bandwidth / tree.leaf_oversubscription;
+    for (int leaf = 0; leaf < leaves; ++leaf)
+      up.links[0].push_back(
+          make_duplex(zone, "leaf-" + std::to_string(leaf) + "-up", leaf_bandwidth, tree.switch_latency));
+    up.levels = 1;
+    if (tree.levels == 3) {
+      const int pods = (leaves + tree.leaves_per_pod - 1) / tree.leaves_per_pod;
+      const double pod_bandwidth = tree.leaves_per_pod * leaf_bandwidth / tree.pod_oversubscription;
+      for (int pod = 0; pod < pods; ++pod)
+        up.links[1].push_back(
+            make_duplex(zone, "pod-" + std::to_string(pod) + "-up", pod_bandwidth, tree.switch_latency));
+      up.levels = 2;
+    }
+  } else if (net.topology == "rail") {
+    // Rail k joins NIC k of every node; its uplink to the spine carries its downlink bandwidth / the ratio.
+    const double rail_bandwidth = cluster.nodes * net.nic.bandwidth / net.rail.spine_oversubscription;
+    for (int rail = 0; rail < net.nics_per_node; ++rail)
+      up.links[0].push_back(
+          make_duplex(zone, "rail-" + std::to_string(rail) + "-up", rail_bandwidth, net.rail.switch_latency));
+    up.levels = 1;
+  }
+  return up;
+}
+
+/** Which switch of each level GPU `local` of `node` hangs from. */
+void attach(Endpoint& endpoint, const Uplinks& uplinks, const NetworkSpec& net, int node, int local_nic) {
+  endpoint.levels = uplinks.levels;
+  for (int level = 0; level < uplinks.levels; ++level) {
+    int group = 0;
+    if (net.topology == "rail")
+      group = local_nic;
+    else
+      group = level == 0 ? net.leaf_of(node) : net.pod_of(node);
+    endpoint.group[static_cast<std::size_t>(level)] = group;
+    endpoint.uplink[static_cast<std::size_t>(level)] =
+        uplinks.links[static_cast<std::size_t>(level)][static_cast<std::size_t>(group)];
+  }
+}
+
 } // namespace
 
 Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator) {
-  Platform platform;
+  const NetworkSpec& net = cluster.network;
   const double peak = cluster.gpu.peak(data_type);
-  auto* root = sg4::create_star_zone("cluster");
+  const int g = cluster.gpus_per_node;
+  Platform platform;
+  platform.gpus_per_node = g;
+  platform.nics_per_node = net.nics_per_node;
   platform.gpus.reserve(static_cast<std::size_t>(cluster.gpu_count()));
+
+  // SimGrid owns its zones (the engine deletes the root): the first zone created is the root.
+  auto* fabric = new FabricZone("cluster");
+  sg4::NetZone* zone = fabric->get_iface();
+  // A GPU sending to itself copies within its own memory.
+  auto* loopback = zone->create_link("loopback", cluster.gpu.memory_bandwidth.value);
+  loopback->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+  loopback->seal();
+  fabric->set_loopback(loopback);
+
   // Nodes need NICs when there is more than one node, or a coordinator to talk to.
   const bool nics = cluster.nodes > 1 || with_coordinator;
+  const Uplinks uplinks = nics ? make_uplinks(zone, cluster) : Uplinks{};
 
+  std::vector<Duplex> node_nics(static_cast<std::size_t>(net.nics_per_node));
   for (int node = 0; node < cluster.nodes; ++node) {
-    std::vector<std::string> names;
-    std::vector<simgrid::kernel::profile::Profile*> profiles;
-    for (int local = 0; local < cluster.gpus_per_node; ++local) {
-      const std::string name = "gpu-" + std::to_string(node * cluster.gpus_per_node + local);
-      names.push_back(name);
-      profiles.push_back(nullptr);
-      for (const SpeedChange& change : cluster.speed_changes)
-        if (change.node == node) profiles.back() = make_speed_profile("speed-" + name, change);
+    if (nics)
+      for (int k = 0; k < net.nics_per_node; ++k)
+        node_nics[static_cast<std::size_t>(k)] = make_hop_link(zone, fmt::format("nic-{}-{}", node, k), net.nic);
+    const SpeedChange* change = nullptr;
+    for (const SpeedChange& c : cluster.speed_changes)
+      if (c.node == node) change = &c;
+    const double speed = peak * cluster.node_speed_factor[static_cast<std::size_t>(node)];
+    for (int local = 0; local < g; ++local) {
+      const std::string name = "gpu-" + std::to_string(node * g + local);
+      auto* host = zone->create_host(name, speed);
+      if (change != nullptr) // before seal(): SimGrid 3.32 ignores later profiles
+        host->set_speed_profile(make_speed_profile("speed-" + name, *change));
+      host->seal();
+      Endpoint endpoint;
+      endpoint.node = node;
+      if (g > 1) endpoint.intra = make_hop_link(zone, "intra-" + name, cluster.intra_node);
+      if (nics) {
+        const int nic = net.nic_of(local, g);
+        endpoint.nic = node_nics[static_cast<std::size_t>(nic)];
+        attach(endpoint, uplinks, net, node, nic);
+      }
+      fabric->set_endpoint(host, endpoint);
+      platform.gpus.push_back(host);
     }
-    const auto hosts = add_node(root, "node-" + std::to_string(node), names, profiles,
-                                peak * cluster.node_speed_factor[static_cast<std::size_t>(node)], cluster.intra_node,
-                                nics ? &cluster.network.nic : nullptr);
-    platform.gpus.insert(platform.gpus.end(), hosts.begin(), hosts.end());
   }
   if (with_coordinator) {
     // The coordinator executes the serial part as one nominal GPU would (the same unit as the single-GPU
-    // reference, so Amdahl's law holds exactly with free communication).
-    platform.coordinator =
-        add_node(root, "coordinator", {"coordinator"}, {nullptr}, peak, cluster.intra_node, &cluster.network.nic)
-            .front();
+    // reference, so Amdahl's law holds exactly with free communication). Its NIC is on the top switch.
+    platform.coordinator = zone->create_host("coordinator", peak);
+    platform.coordinator->seal();
+    Endpoint endpoint;
+    endpoint.nic = make_hop_link(zone, "nic-coordinator", net.nic);
+    fabric->set_endpoint(platform.coordinator, endpoint);
   }
-
-  auto* baseline_zone = sg4::create_full_zone("baseline");
-  baseline_zone->set_parent(root);
-  platform.baseline = baseline_zone->create_host("baseline-gpu", peak);
+  platform.baseline = zone->create_host("baseline-gpu", peak);
   platform.baseline->seal();
-  baseline_zone->seal();
-  root->seal();
+  fabric->set_endpoint(platform.baseline, Endpoint{});
+  zone->seal();
   return platform;
 }
 

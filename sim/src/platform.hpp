@@ -1,4 +1,5 @@
-// Builds the SimGrid platform of a cluster: one host per GPU, intra-node links, NICs to a star network.
+// Builds the SimGrid platform of a cluster: one host per GPU, intra-node links, NICs and the network between nodes
+// (star, fat-tree or rail; see docs/topologies.md).
 #pragma once
 
 #include "partsim/scenario.hpp"
@@ -15,6 +16,16 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;     ///< indexed by global GPU index (node * gpus_per_node + local)
   simgrid::s4u::Host* baseline = nullptr;    ///< isolated nominal GPU for the single-GPU reference run
   simgrid::s4u::Host* coordinator = nullptr; ///< dispatcher host (run-time balancing only)
+  int gpus_per_node = 1;
+  int nics_per_node = 1;
+
+  /** The node of global GPU `gpu`. */
+  int node_of(int gpu) const { return gpu / gpus_per_node; }
+  /** The global NIC index (node * nics_per_node + local NIC) that global GPU `gpu` sends through; in a rail network
+   * also its rail is `nic_of(gpu) % nics_per_node`. */
+  int nic_of(int gpu) const {
+    return node_of(gpu) * nics_per_node + (gpu % gpus_per_node) * nics_per_node / gpus_per_node;
+  }
 };
 
 /** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */

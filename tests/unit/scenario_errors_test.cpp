@@ -495,7 +495,7 @@ TEST(ScenarioErrors, UnknownTopology) {
   doc["cluster"]["network"]["topology"] = "torus";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topology");
-  EXPECT_TRUE(contains(e.detail(), "expected one of star, got \"torus\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of star, fat_tree, rail, got \"torus\""));
 }
 
 // --- unknown and missing keys ----------------------------------------------------------------------------------

@@ -14,10 +14,39 @@ struct LinkSpec {
   double latency = 0.0;   ///< s, one way, GPU to GPU
 };
 
-/** Network between nodes. `star`: every node has one NIC link to a non-blocking core switch. */
+/** A two- or three-level fat-tree: nodes on leaf switches, leaves joined by a spine (2 levels), or leaves grouped in
+ * pods whose switches are joined by a core (3 levels). A leaf's (pod's) uplinks carry its downlink bandwidth divided
+ * by the oversubscription ratio; the spine (core) itself is non-blocking. */
+struct FatTreeSpec {
+  int levels = 2;
+  int nodes_per_leaf = 1;             ///< the last leaf may be partial; uplinks are sized for a full leaf
+  int leaves_per_pod = 1;             ///< 3 levels only; the last pod may be partial
+  double leaf_oversubscription = 1.0; ///< >= 1: leaf downlink bandwidth / leaf uplink bandwidth
+  double pod_oversubscription = 1.0;  ///< >= 1, 3 levels only: pod downlink / pod uplink bandwidth
+  double switch_latency = 0.0;        ///< s, one way, added by each uplink crossed (each switch past the first)
+};
+
+/** A rail-optimised network (DGX SuperPOD): NIC k of every node attaches to rail switch k, so GPUs of the same local
+ * index talk without leaving their rail; rails are joined by a spine for cross-rail traffic. */
+struct RailSpec {
+  double spine_oversubscription = 1.0; ///< >= 1: a rail's downlink bandwidth / its uplink bandwidth to the spine
+  double switch_latency = 0.0;         ///< s, one way, added by each rail uplink crossed
+};
+
+/** Network between nodes. `topology` is "star" (every NIC on one non-blocking core switch), "fat_tree" or "rail". */
 struct NetworkSpec {
   std::string topology = "star";
-  LinkSpec nic; ///< per NIC: bandwidth each direction, one-way latency node to node
+  LinkSpec nic;          ///< per NIC: bandwidth each direction, one-way latency node to node through one switch
+  int nics_per_node = 1; ///< divides gpus_per_node; GPU i of a node uses NIC i * nics_per_node / gpus_per_node
+  FatTreeSpec fat_tree;  ///< topology "fat_tree"
+  RailSpec rail;         ///< topology "rail" (then nics_per_node == gpus_per_node: one rail per local GPU index)
+
+  /** The NIC (0 .. nics_per_node - 1) that local GPU `local_gpu` of a node of `gpus_per_node` GPUs sends through. */
+  int nic_of(int local_gpu, int gpus_per_node) const { return local_gpu * nics_per_node / gpus_per_node; }
+  /** fat_tree: the leaf switch of `node`. */
+  int leaf_of(int node) const { return node / fat_tree.nodes_per_leaf; }
+  /** fat_tree with 3 levels: the pod of `node`. */
+  int pod_of(int node) const { return leaf_of(node) / fat_tree.leaves_per_pod; }
 };
 
 /** A link's bandwidth and latency: given directly, or from a profile in models/links (`"profile": "ib-ndr"`), whose
