@@ -11,6 +11,7 @@ packages=(
   libgtest-dev            # tests
   qt6-base-dev            # partsim-gui: Qt 6 Widgets and QtTest
   qt6-charts-dev          # partsim-gui: charts
+  libqt6opengl6-dev       # partsim-gui: Qt6Charts' CMake config needs Qt6OpenGL's
   qt6-svg-dev             # partsim-gui: SVG export of charts
 )
 
