@@ -151,6 +151,45 @@ TEST_P(OversubscribedFatTree, SlowsAnAllToAllByAboutTheRatio) {
 
 INSTANTIATE_TEST_SUITE_P(Ratios, OversubscribedFatTree, ::testing::Values(1, 2, 4, 8));
 
+/** The engine's all-to-all (direct: every rank sends to every other at once, every message simulated) over the same
+ * 32 nodes, 4 per leaf, at leaf oversubscription r. */
+class OversubscribedFatTreeAllToAll : public ::testing::TestWithParam<int> {};
+
+TEST_P(OversubscribedFatTreeAllToAll, SlowsByAboutTheRatio) {
+  const int ratio = GetParam();
+  const int n = 32;
+  const json network = {
+      {"topology", "fat_tree"},
+      {"fat_tree", {{"nodes_per_leaf", 4}, {"leaf_oversubscription", ratio}, {"switch_latency", "0.5us"}}}};
+  const Scenario s = parse(document_on(n, 1, network));
+  const double chunk = 64e6; // to each peer
+  Plan plan;
+  plan.groups.emplace_back();
+  for (int i = 0; i < n; ++i) {
+    CollectiveStep step;
+    step.op = CollectiveOp::AllToAll;
+    step.algorithm = CollectiveAlgorithm::Direct;
+    step.fidelity = Fidelity::Steps;
+    step.bytes = static_cast<std::uint64_t>(n * chunk);
+    plan.ranks.push_back({i, {step}});
+    plan.groups[0].push_back(i);
+  }
+  const RunResult r = simulate(s, plan);
+  // Each NIC sends 31 chunks, 28 of them across leaves; a leaf uplink carries 4 x 28 flows each way in 4 x 25 / r
+  // GB/s. At r = 1 the NICs are the bottleneck (25 / 31 GB/s per flow); from r = 2 on the uplinks are
+  // (25 / (28 r) GB/s per flow) and the 3 flows within the leaf finish early on what the NIC has left.
+  const double latency = kNetLatency + 2 * kSwitchLatency;
+  const double non_blocking = latency + 31 * chunk / kNetBandwidth;
+  const double expected = ratio == 1 ? non_blocking : latency + 28.0 * ratio * chunk / kNetBandwidth;
+  EXPECT_NEAR(r.makespan, expected, expected * 1e-4);
+  const double slowdown = r.makespan / non_blocking;
+  RecordProperty("slowdown", std::to_string(slowdown));
+  EXPECT_LE(slowdown, ratio * 1.0 + 1e-6);
+  EXPECT_GE(slowdown, 0.9 * ratio); // 28 r / 31 for r >= 2
+}
+
+INSTANTIATE_TEST_SUITE_P(Ratios, OversubscribedFatTreeAllToAll, ::testing::Values(1, 2, 4, 8));
+
 TEST(Topology, NonOversubscribedFatTreeRingAllReduceEqualsStar) {
   // The closed-form star ring of tests/scenarios/closed_forms_test.cpp, on 16 nodes in 4 leaves of 4 with no switch
   // latency: one flow per uplink direction, so the tree adds nothing.
