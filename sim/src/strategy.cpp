@@ -51,7 +51,7 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
   TwoLevelCost links;
   links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
   links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
-  links.ports_per_node = 1;
+  links.ports_per_node = cluster.network.nics_per_node;
   return links;
 }
 
