@@ -76,6 +76,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   result.network = configure_network(scenario.run.network_model);
   // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
   sg4::Engine::set_config("contexts/stack-size:128");
+  // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks
+  // would pass Linux's default limit of 65,536 mappings (vm.max_map_count) and SimGrid aborts. The actors' loops are
+  // flat, so large runs go without guard pages.
+  if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
 
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
