@@ -1,5 +1,4 @@
-// Bad input, one test per mistake: each must raise an InputError naming its
-// source, the JSON pointer and the reason.
+// Bad input, one test per mistake: each must raise an InputError naming its source, the JSON pointer and the reason.
 #include "partsim/error.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/scenario.hpp"
@@ -22,38 +21,31 @@ using test::base_scenario;
 using test::input_error;
 
 /** The error raised by parsing `document` (read as if from test.json). */
-InputError parse_error(const json &document) {
+InputError parse_error(const json& document) {
   return input_error([&] { test::parse(document); });
 }
 
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &fragment) {
-  if (text.find(fragment) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\" does not contain \"" << fragment << "\"";
+::testing::AssertionResult contains(const std::string& text, const std::string& fragment) {
+  if (text.find(fragment) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << fragment << "\"";
 }
 
-std::filesystem::path write_file(const std::string &name,
-                                 const std::string &text) {
+std::filesystem::path write_file(const std::string& name, const std::string& text) {
   const auto path = test::temp_dir() / name;
   std::ofstream out(path, std::ios::binary);
   out << text;
   return path;
 }
 
-Scenario load(const std::filesystem::path &path) {
+Scenario load(const std::filesystem::path& path) {
   return load_scenario(path, {}, test::source_dir());
 }
 
-// --- malformed files
-// -----------------------------------------------------------------------------------------
+// --- malformed files -----------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, MalformedJsonTextGivesLineAndColumn) {
-  // The stray '}' is on line 3, after two spaces, "b" (3 characters), ':' and a
-  // space: column 2 + 3 + 1 + 1 + 1.
-  const InputError e = input_error(
-      [] { parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "inline.json"); });
+  // The stray '}' is on line 3, after two spaces, "b" (3 characters), ':' and a space: column 2 + 3 + 1 + 1 + 1.
+  const InputError e = input_error([] { parse_json_text("{\n  \"a\": 1,\n  \"b\": }\n", "inline.json"); });
   EXPECT_EQ(e.source(), "inline.json");
   EXPECT_EQ(e.pointer(), "");
   EXPECT_TRUE(contains(e.detail(), "malformed JSON at line 3, column 8"));
@@ -61,8 +53,7 @@ TEST(ScenarioErrors, MalformedJsonTextGivesLineAndColumn) {
 
 TEST(ScenarioErrors, MalformedJsonFileNamesThePath) {
   // A trailing comma before the closing brace, on line 2.
-  const auto path =
-      write_file("trailing-comma.json", "{\"schema_version\": 1,\n}\n");
+  const auto path = write_file("trailing-comma.json", "{\"schema_version\": 1,\n}\n");
   const InputError e = input_error([&] { load(path); });
   EXPECT_EQ(e.source(), path.string());
   EXPECT_EQ(e.pointer(), "");
@@ -70,10 +61,8 @@ TEST(ScenarioErrors, MalformedJsonFileNamesThePath) {
 }
 
 TEST(ScenarioErrors, NumberLiteralOverflowingADouble) {
-  // nlohmann/json refuses 1e999 with out_of_range 406 ("number overflow"), not
-  // with a parse_error.
-  const InputError e =
-      input_error([] { parse_json_text("{\"samples\": 1e999}", "huge.json"); });
+  // nlohmann/json refuses 1e999 with out_of_range 406 ("number overflow"), not with a parse_error.
+  const InputError e = input_error([] { parse_json_text("{\"samples\": 1e999}", "huge.json"); });
   EXPECT_EQ(e.source(), "huge.json");
   EXPECT_EQ(e.pointer(), "");
   EXPECT_TRUE(contains(e.detail(), "1e999"));
@@ -113,8 +102,7 @@ TEST(ScenarioErrors, WhitespaceOnlyFile) {
 }
 
 TEST(ScenarioErrors, TopLevelArrayInAFile) {
-  const auto path =
-      write_file("array.json", json::array({base_scenario()}).dump());
+  const auto path = write_file("array.json", json::array({base_scenario()}).dump());
   const InputError e = input_error([&] { load(path); });
   EXPECT_EQ(e.source(), path.string());
   EXPECT_EQ(e.pointer(), "/");
@@ -130,17 +118,14 @@ TEST(ScenarioErrors, TopLevelArrayDocument) {
 
 TEST(ScenarioErrors, OverrideAppliedToAFileIsReportedAgainstTheFile) {
   const auto path = write_file("ok.json", base_scenario().dump(2));
-  const InputError e = input_error([&] {
-    load_scenario(path, {parse_override("/cluster/nodes=0")},
-                  test::source_dir());
-  });
+  const InputError e =
+      input_error([&] { load_scenario(path, {parse_override("/cluster/nodes=0")}, test::source_dir()); });
   EXPECT_EQ(e.source(), path.string());
   EXPECT_EQ(e.pointer(), "/cluster/nodes");
   EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1"));
 }
 
-// --- wrong types
-// -------------------------------------------------------------------------------------------------
+// --- wrong types -------------------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, StringWhereACountIsExpected) {
   json doc = base_scenario();
@@ -165,8 +150,7 @@ TEST(ScenarioErrors, FractionalCount) {
   doc["cluster"]["nodes"] = 2.5;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/nodes");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected an integer >= 1 and <= 65536, got 2.5"));
+  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= 65536, got 2.5"));
 }
 
 TEST(ScenarioErrors, NumberWhereAnObjectIsExpected) {
@@ -215,20 +199,17 @@ TEST(ScenarioErrors, UnsupportedSchemaVersion) {
   doc["schema_version"] = kScenarioSchemaVersion + 1;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/schema_version");
-  EXPECT_TRUE(contains(e.detail(),
-                       "got " + std::to_string(kScenarioSchemaVersion + 1)));
+  EXPECT_TRUE(contains(e.detail(), "got " + std::to_string(kScenarioSchemaVersion + 1)));
 }
 
-// --- counts: zero, negative, absurd
-// -----------------------------------------------------------------------------
+// --- counts: zero, negative, absurd -----------------------------------------------------------------------------
 
 TEST(ScenarioErrors, ZeroNodes) {
   json doc = base_scenario();
   doc["cluster"]["nodes"] = 0;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/nodes");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected an integer >= 1 and <= 65536, got 0"));
+  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= 65536, got 0"));
 }
 
 TEST(ScenarioErrors, NegativeGpusPerNode) {
@@ -236,8 +217,7 @@ TEST(ScenarioErrors, NegativeGpusPerNode) {
   doc["cluster"]["gpus_per_node"] = -1;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/gpus_per_node");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected an integer >= 1 and <= 1024, got -1"));
+  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= 1024, got -1"));
 }
 
 TEST(ScenarioErrors, ZeroSamples) {
@@ -254,8 +234,7 @@ TEST(ScenarioErrors, ZeroIterations) {
   doc["workload"]["iterations"] = 0;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/iterations");
-  EXPECT_TRUE(contains(e.detail(),
-                       "expected an integer >= 1 and <= 1000000000, got 0"));
+  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= 1000000000, got 0"));
 }
 
 TEST(ScenarioErrors, ZeroPartitions) {
@@ -272,8 +251,7 @@ TEST(ScenarioErrors, FewerPartitionsThanGpus) {
   doc["strategy"]["partitions"] = 3;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/partitions");
-  EXPECT_TRUE(contains(
-      e.detail(), "expected at least one partition per GPU (4 GPUs), got 3"));
+  EXPECT_TRUE(contains(e.detail(), "expected at least one partition per GPU (4 GPUs), got 3"));
 }
 
 TEST(ScenarioErrors, MillionNodesHitsTheGpuLimit) {
@@ -292,10 +270,8 @@ TEST(ScenarioErrors, NodesTimesGpusPerNodeAboveTheGpuLimit) {
   doc["cluster"]["gpus_per_node"] = 128;
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/nodes");
-  EXPECT_TRUE(
-      contains(e.detail(), "= " + std::to_string(1024 * 128) + " GPUs"));
-  EXPECT_TRUE(contains(e.detail(),
-                       "at most " + std::to_string(kMaxGpus) + " GPUs in all"));
+  EXPECT_TRUE(contains(e.detail(), "= " + std::to_string(1024 * 128) + " GPUs"));
+  EXPECT_TRUE(contains(e.detail(), "at most " + std::to_string(kMaxGpus) + " GPUs in all"));
 }
 
 TEST(ScenarioErrors, SamplesAboveTheLimit) {
@@ -304,8 +280,7 @@ TEST(ScenarioErrors, SamplesAboveTheLimit) {
   doc["workload"]["samples"] = std::uint64_t{1'000'000'000'000'001};
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/samples");
-  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= "
-                                   "1000000000000000, got 1000000000000001"));
+  EXPECT_TRUE(contains(e.detail(), "expected an integer >= 1 and <= 1000000000000000, got 1000000000000001"));
 }
 
 TEST(ScenarioErrors, SamplesAboveInt64) {
@@ -317,8 +292,7 @@ TEST(ScenarioErrors, SamplesAboveInt64) {
 }
 
 TEST(ScenarioErrors, HugeNumberGivenThroughSetIsAString) {
-  // parse_override cannot read 1e999 as JSON, so it keeps the text; the integer
-  // reader then names it.
+  // parse_override cannot read 1e999 as JSON, so it keeps the text; the integer reader then names it.
   json doc = base_scenario();
   apply_overrides(doc, {parse_override("/workload/samples=1e999")});
   const InputError e = parse_error(doc);
@@ -334,8 +308,7 @@ TEST(ScenarioErrors, SampleThatCostsNothing) {
   EXPECT_TRUE(contains(e.detail(), "a sample must cost something"));
 }
 
-// --- shares
-// ------------------------------------------------------------------------------------------------------
+// --- shares ------------------------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, ExplicitSharesNotSummingToOne) {
   json doc = base_scenario(4, 1);
@@ -351,8 +324,7 @@ TEST(ScenarioErrors, ExplicitSharesOfTheWrongLength) {
   doc["strategy"]["shares"] = {0.5, 0.5};
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/shares");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected an array of 4 to 4 elements, got 2"));
+  EXPECT_TRUE(contains(e.detail(), "expected an array of 4 to 4 elements, got 2"));
 }
 
 TEST(ScenarioErrors, NegativeExplicitShare) {
@@ -360,8 +332,7 @@ TEST(ScenarioErrors, NegativeExplicitShare) {
   doc["strategy"]["shares"] = {0.5, -0.5, 0.5, 0.5};
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/shares/1");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected a number >= 0 and <= 1, got -0.5"));
+  EXPECT_TRUE(contains(e.detail(), "expected a number >= 0 and <= 1, got -0.5"));
 }
 
 TEST(ScenarioErrors, SkewedShareBelowOneOverK) {
@@ -370,8 +341,7 @@ TEST(ScenarioErrors, SkewedShareBelowOneOverK) {
   doc["strategy"]["shares"] = {{"skewed", 0.2}};
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/shares/skewed");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected a number >= 0.25 and <= 1, got 0.2"));
+  EXPECT_TRUE(contains(e.detail(), "expected a number >= 0.25 and <= 1, got 0.2"));
 }
 
 TEST(ScenarioErrors, SkewedShareAboveOne) {
@@ -398,8 +368,7 @@ TEST(ScenarioErrors, UnknownSharesWord) {
   EXPECT_TRUE(contains(e.detail(), "got \"even\""));
 }
 
-// --- non-finite and malformed quantities
-// ------------------------------------------------------------------------
+// --- non-finite and malformed quantities ------------------------------------------------------------------------
 
 TEST(ScenarioErrors, NanQuantity) {
   json doc = base_scenario();
@@ -450,17 +419,14 @@ TEST(ScenarioErrors, ZeroBandwidth) {
   EXPECT_TRUE(contains(e.detail(), "expected a quantity > 0"));
 }
 
-// --- names that are not in the menu
-// ----------------------------------------------------------------------------
+// --- names that are not in the menu ----------------------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownStrategyKind) {
   json doc = base_scenario();
   doc["strategy"]["kind"] = "model_parallel";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/kind");
-  EXPECT_TRUE(contains(
-      e.detail(),
-      "expected one of data_parallel, collective, got \"model_parallel\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of data_parallel, collective, got \"model_parallel\""));
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKind) {
@@ -468,8 +434,7 @@ TEST(ScenarioErrors, UnknownWorkloadKind) {
   doc["workload"]["kind"] = "inference";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/kind");
-  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, model_training, "
-                                   "collective, got \"inference\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, model_training, collective, got \"inference\""));
 }
 
 TEST(ScenarioErrors, UnknownGpuProfileListsTheAvailableOnes) {
@@ -497,8 +462,7 @@ TEST(ScenarioErrors, DataTypeTheGpuLacks) {
   doc["workload"]["data_type"] = "fp8";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/data_type");
-  EXPECT_TRUE(
-      contains(e.detail(), "\"a100-sxm4-80gb\" has no peak rate for fp8"));
+  EXPECT_TRUE(contains(e.detail(), "\"a100-sxm4-80gb\" has no peak rate for fp8"));
   EXPECT_TRUE(contains(e.detail(), "bf16"));
 }
 
@@ -531,12 +495,10 @@ TEST(ScenarioErrors, UnknownTopology) {
   doc["cluster"]["network"]["topology"] = "torus";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topology");
-  EXPECT_TRUE(contains(e.detail(),
-                       "expected one of star, fat_tree, rail, got \"torus\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of star, fat_tree, rail, got \"torus\""));
 }
 
-// --- unknown and missing keys
-// ----------------------------------------------------------------------------------
+// --- unknown and missing keys ----------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, UnknownTopLevelKey) {
   json doc = base_scenario();
@@ -553,14 +515,12 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
   EXPECT_TRUE(
-      contains(e.detail(), "unknown key; expected one of bandwidth, latency, "
-                           "nics_per_node, profile, topology"));
+      contains(e.detail(), "unknown key; expected one of bandwidth, latency, nics_per_node, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {
   json doc = base_scenario();
-  doc["cluster"]["node_speed_factor"] = {1, 1, 1,
-                                         1}; // the key is node_speed_factors
+  doc["cluster"]["node_speed_factor"] = {1, 1, 1, 1}; // the key is node_speed_factors
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/node_speed_factor");
   EXPECT_TRUE(contains(e.detail(), "unknown key"));
@@ -616,16 +576,14 @@ TEST(ScenarioErrors, MissingNetworkWithSeveralNodes) {
   EXPECT_TRUE(contains(e.detail(), "required key is missing"));
 }
 
-// --- cluster details
-// ---------------------------------------------------------------------------------------------
+// --- cluster details ---------------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, NodeSpeedFactorsOfTheWrongLength) {
   json doc = base_scenario(4, 1);
   doc["cluster"]["node_speed_factors"] = {1.0, 0.5, 1.0};
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/node_speed_factors");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected an array of 4 to 4 elements, got 3"));
+  EXPECT_TRUE(contains(e.detail(), "expected an array of 4 to 4 elements, got 3"));
 }
 
 TEST(ScenarioErrors, ZeroNodeSpeedFactor) {
@@ -654,15 +612,13 @@ TEST(ScenarioErrors, RingAllReduceWithZeroGradientBytes) {
   EXPECT_TRUE(contains(e.detail(), "needs /workload/gradient_bytes > 0"));
 }
 
-// --- --set overrides
-// ---------------------------------------------------------------------------------------------
+// --- --set overrides ---------------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, OverrideWithoutEqualsSign) {
   const InputError e = input_error([] { parse_override("/cluster/nodes"); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "");
-  EXPECT_TRUE(contains(e.detail(),
-                       "expected /json/pointer=value, got \"/cluster/nodes\""));
+  EXPECT_TRUE(contains(e.detail(), "expected /json/pointer=value, got \"/cluster/nodes\""));
 }
 
 TEST(ScenarioErrors, OverridePointerWithoutLeadingSlash) {
@@ -674,9 +630,7 @@ TEST(ScenarioErrors, OverridePointerWithoutLeadingSlash) {
 
 TEST(ScenarioErrors, OverrideWhoseParentDoesNotExist) {
   json doc = base_scenario();
-  const InputError e = input_error([&] {
-    apply_overrides(doc, {parse_override("/cluster/fabric/bandwidth=1")});
-  });
+  const InputError e = input_error([&] { apply_overrides(doc, {parse_override("/cluster/fabric/bandwidth=1")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/cluster/fabric/bandwidth");
   EXPECT_TRUE(contains(e.detail(), "no object or array at /cluster/fabric"));
@@ -685,8 +639,7 @@ TEST(ScenarioErrors, OverrideWhoseParentDoesNotExist) {
 TEST(ScenarioErrors, OverrideThroughAScalar) {
   // /cluster/nodes is a number: it cannot hold a key.
   json doc = base_scenario();
-  const InputError e = input_error(
-      [&] { apply_overrides(doc, {parse_override("/cluster/nodes/x=1")}); });
+  const InputError e = input_error([&] { apply_overrides(doc, {parse_override("/cluster/nodes/x=1")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/cluster/nodes/x");
   EXPECT_TRUE(contains(e.detail(), "no object or array at /cluster/nodes"));
@@ -695,69 +648,51 @@ TEST(ScenarioErrors, OverrideThroughAScalar) {
 TEST(ScenarioErrors, OverrideArrayIndexOutOfRange) {
   json doc = base_scenario(4, 1);
   doc["strategy"]["shares"] = {0.25, 0.25, 0.25, 0.25};
-  const InputError e = input_error([&] {
-    apply_overrides(doc, {parse_override("/strategy/shares/4=0.5")});
-  });
+  const InputError e = input_error([&] { apply_overrides(doc, {parse_override("/strategy/shares/4=0.5")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/strategy/shares/4");
-  EXPECT_TRUE(
-      contains(e.detail(),
-               "expected an index below 4 into the array at /strategy/shares"));
+  EXPECT_TRUE(contains(e.detail(), "expected an index below 4 into the array at /strategy/shares"));
 }
 
 TEST(ScenarioErrors, OverrideArrayIndexNotANumber) {
   json doc = base_scenario(4, 1);
   doc["strategy"]["shares"] = {0.25, 0.25, 0.25, 0.25};
-  const InputError e = input_error([&] {
-    apply_overrides(doc, {parse_override("/strategy/shares/-=0.5")});
-  });
+  const InputError e = input_error([&] { apply_overrides(doc, {parse_override("/strategy/shares/-=0.5")}); });
   EXPECT_EQ(e.pointer(), "/strategy/shares/-");
   EXPECT_TRUE(contains(e.detail(), "expected an index below 4"));
 }
 
 TEST(ScenarioErrors, OverrideArrayIndexBeyondSizeT) {
-  // 2^64 and more: std::stoul would throw std::out_of_range instead of naming
-  // the problem.
+  // 2^64 and more: std::stoul would throw std::out_of_range instead of naming the problem.
   json doc = base_scenario(4, 1);
   doc["strategy"]["shares"] = {0.25, 0.25, 0.25, 0.25};
-  const InputError e = input_error([&] {
-    apply_overrides(
-        doc, {parse_override("/strategy/shares/99999999999999999999=0.5")});
-  });
+  const InputError e =
+      input_error([&] { apply_overrides(doc, {parse_override("/strategy/shares/99999999999999999999=0.5")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/strategy/shares/99999999999999999999");
-  EXPECT_TRUE(
-      contains(e.detail(),
-               "expected an index below 4 into the array at /strategy/shares"));
+  EXPECT_TRUE(contains(e.detail(), "expected an index below 4 into the array at /strategy/shares"));
 }
 
 TEST(ScenarioErrors, OverrideThroughAnArrayIndexBeyondSizeT) {
-  // nlohmann's json_pointer lookup throws out_of_range 404 for such an index on
-  // the way to the parent.
+  // nlohmann's json_pointer lookup throws out_of_range 404 for such an index on the way to the parent.
   json doc = base_scenario(4, 1);
   doc["strategy"]["shares"] = {0.25, 0.25, 0.25, 0.25};
-  const InputError e = input_error([&] {
-    apply_overrides(
-        doc, {parse_override("/strategy/shares/99999999999999999999/x=1")});
-  });
+  const InputError e =
+      input_error([&] { apply_overrides(doc, {parse_override("/strategy/shares/99999999999999999999/x=1")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/strategy/shares/99999999999999999999/x");
-  EXPECT_TRUE(
-      contains(e.detail(),
-               "no object or array at /strategy/shares/99999999999999999999"));
+  EXPECT_TRUE(contains(e.detail(), "no object or array at /strategy/shares/99999999999999999999"));
 }
 
 TEST(ScenarioErrors, OverrideWithABadPointerEscape) {
   json doc = base_scenario();
-  const InputError e = input_error(
-      [&] { apply_overrides(doc, {parse_override("/cluster/a~2b=1")}); });
+  const InputError e = input_error([&] { apply_overrides(doc, {parse_override("/cluster/a~2b=1")}); });
   EXPECT_EQ(e.source(), "--set");
   EXPECT_EQ(e.pointer(), "/cluster/a~2b");
   EXPECT_TRUE(contains(e.detail(), "not a valid JSON pointer"));
 }
 
-// --- plans too big to run
-// ----------------------------------------------------------------------------------------
+// --- plans too big to run ----------------------------------------------------------------------------------------
 
 TEST(ScenarioErrors, MaxEventsExceededByBuildPlan) {
   // 1024 GPUs in a ring: 2 (n-1) n messages and n executions per iteration.
@@ -777,17 +712,14 @@ TEST(ScenarioErrors, MaxEventsExceededByBuildPlan) {
 }
 
 TEST(ScenarioErrors, MaxEventsLoweredByTheScenario) {
-  // 4 GPUs, no sync: 4 executions per iteration, 3 iterations = 12 events
-  // against a limit of 11.
+  // 4 GPUs, no sync: 4 executions per iteration, 3 iterations = 12 events against a limit of 11.
   json doc = base_scenario(4, 1);
   doc["workload"]["iterations"] = 3;
   doc["run"]["max_events"] = 11;
   const Scenario s = test::parse(doc);
   const InputError e = input_error([&] { build_plan(s); });
   EXPECT_EQ(e.pointer(), "/run/max_events");
-  EXPECT_TRUE(contains(
-      e.detail(),
-      "would simulate 12 messages and executions, more than the limit of 11"));
+  EXPECT_TRUE(contains(e.detail(), "would simulate 12 messages and executions, more than the limit of 11"));
 }
 
 } // namespace
