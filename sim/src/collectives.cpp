@@ -8,12 +8,10 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
-#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
-#include <simgrid/s4u/Mutex.hpp>
 
 #include <fmt/format.h>
 
@@ -32,11 +30,12 @@ namespace partsim::engine {
 /** Per group: who is where, the mailboxes of the step-level algorithms it uses (each with one sender and one
  * receiver, except all-to-all's), the rendezvous of flows and analytic collectives, and the path figures. */
 struct RunContext::CollectiveGroups {
-  /** One flows or analytic collective: members block until the last one arrives. Two slots per group suffice: no
-   * member can start rendezvous r+2 before every member has left rendezvous r. */
+  /** One flows or analytic collective: members wait until the last one arrives (and, for flows, after each phase).
+   * Two slots per group suffice: no member can start rendezvous r+2 before every member has left rendezvous r. Actors
+   * run one at a time between simcalls, so the slot needs no mutex; waiting members suspend themselves and the last
+   * one resumes them, O(1) per member. */
   struct Rendezvous {
-    int arrived = 0;
-    bool released = false;
+    std::vector<sg4::ActorPtr> waiting;
     double begin = 0.0; ///< when the last member arrived
     double end = 0.0;   ///< when every member is done
   };
@@ -58,9 +57,8 @@ struct RunContext::CollectiveGroups {
     std::vector<sg4::Mailbox*> intra_in;                 ///< hierarchical: from the left neighbour in the node
     std::vector<sg4::Mailbox*> inter_in;                 ///< hierarchical: from the same local index, previous node
     std::array<std::vector<sg4::Mailbox*>, 2> a2a_in;    ///< by parity and position: from every peer
+    std::vector<sg4::Mailbox*> flow_in;                  ///< by position: the flows of a flows collective (any sender)
     std::optional<DoubleBinaryTree> tree;
-    sg4::MutexPtr mutex;
-    sg4::ConditionVariablePtr released;
     std::array<Rendezvous, 2> slots;
     TwoLevelCost links; ///< slowest intra-node and inter-node paths between members, network ports per node
     LinkCost slowest;   ///< the slower of the two (pipeline chunks, flow latencies)
@@ -107,7 +105,8 @@ class StepTransfers {
 
   void wait() {
     if (comms_.empty()) return;
-    sg4::Comm::wait_all(comms_);
+    // One wait per comm: Comm::wait_all waits for any of them over and over, quadratic in their number.
+    for (const sg4::CommPtr& c : comms_) c->wait();
     spans_.clear();
     for (const sg4::CommPtr& c : comms_) spans_.emplace_back(c->get_start_time(), c->get_finish_time());
     std::sort(spans_.begin(), spans_.end());
@@ -255,17 +254,10 @@ void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, in
 
 // ---- Flows: one flow per edge of the algorithm; Analytic: the closed form ----
 
-struct FlowEdge {
-  int from = 0;
+/** One flow of a flows collective: from the member that starts it to `to` (positions). */
+struct Flow {
   int to = 0;
   std::uint64_t bytes = 0;
-};
-
-/** Flows that run at once, then `extra` seconds for what the flows do not pay themselves: the latencies of the steps
- * after the first and the pipeline's fill and drain. */
-struct FlowPhase {
-  std::vector<FlowEdge> edges;
-  double extra = 0.0;
 };
 
 /** What one member sends and receives in a flows or analytic collective, and how many flows it starts. */
@@ -281,147 +273,130 @@ std::uint64_t ring_edge_bytes(CollectiveOp op, std::uint64_t bytes, int n) {
   return op == CollectiveOp::AllReduce ? 2 * once : once;
 }
 
-std::uint64_t hierarchical_part(const Group& g, std::uint64_t bytes) {
-  return bytes / static_cast<std::uint64_t>(g.per_node);
+std::uint64_t tree_half(std::uint64_t bytes, std::size_t tree) {
+  return tree == 0 ? bytes / 2 : bytes - bytes / 2;
 }
 
-Share flow_share(const Group& g, const CollectiveStep& step, int pos) {
+/** Phases of a flows collective, run one after the other: hierarchical has three (intra-node reduce-scatter,
+ * inter-node all-reduce, intra-node all-gather; those of a level with one member left out), the others one. */
+enum class FlowPhase { Whole, IntraNode, InterNode };
+
+std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
+  if (step.algorithm != CollectiveAlgorithm::Hierarchical) return {FlowPhase::Whole};
+  std::vector<FlowPhase> phases;
+  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
+  if (g.members.size() > 1) phases.push_back(FlowPhase::InterNode);
+  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
+  return phases;
+}
+
+/** The flows member `pos` starts in `phase`: one per edge of the algorithm leaving it, carrying what the algorithm
+ * sends over that edge in the whole phase. */
+std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
   const int n = g.size;
   const auto p = static_cast<std::size_t>(pos);
-  Share s;
+  std::vector<Flow> flows;
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring:
-    if (step.op == CollectiveOp::Broadcast) {
-      const int d = mod(pos - step.root, n);
-      s.sent = d < n - 1 ? step.bytes : 0;
-      s.received = d > 0 ? step.bytes : 0;
-      s.flows = d < n - 1 ? 1 : 0;
-    } else {
-      s.sent = s.received = ring_edge_bytes(step.op, step.bytes, n);
-      s.flows = 1;
-    }
+    if (step.op != CollectiveOp::Broadcast)
+      flows.push_back({(pos + 1) % n, ring_edge_bytes(step.op, step.bytes, n)});
+    else if (mod(pos - step.root, n) < n - 1)
+      flows.push_back({(pos + 1) % n, step.bytes});
     break;
   case CollectiveAlgorithm::Tree:
     for (std::size_t t = 0; t < 2; ++t) {
-      const std::uint64_t half = t == 0 ? step.bytes / 2 : step.bytes - step.bytes / 2;
-      std::uint64_t degree = g.tree->parent[t][p] >= 0 ? 1 : 0;
-      for (int c : g.tree->children[t][p]) degree += c >= 0 ? 1 : 0;
-      s.sent += degree * half;
-      s.flows += degree;
+      if (g.tree->parent[t][p] >= 0) flows.push_back({g.tree->parent[t][p], tree_half(step.bytes, t)});
+      for (int c : g.tree->children[t][p])
+        if (c >= 0) flows.push_back({c, tree_half(step.bytes, t)});
     }
-    s.received = s.sent;
     break;
   case CollectiveAlgorithm::Hierarchical: {
-    const auto m = static_cast<int>(g.members.size());
-    if (g.per_node > 1) {
-      s.sent += 2 * ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, g.per_node);
-      s.flows += 2;
+    const auto node = static_cast<std::size_t>(g.node[p]);
+    const auto local = static_cast<std::size_t>(g.local[p]);
+    if (phase == FlowPhase::IntraNode) {
+      const auto& mine = g.members[node];
+      flows.push_back(
+          {mine[(local + 1) % mine.size()], ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, g.per_node)});
+    } else {
+      const std::uint64_t part = step.bytes / static_cast<std::uint64_t>(g.per_node);
+      flows.push_back({g.members[(node + 1) % g.members.size()][local],
+                       ring_edge_bytes(CollectiveOp::AllReduce, part, static_cast<int>(g.members.size()))});
     }
-    if (m > 1) {
-      s.sent += ring_edge_bytes(CollectiveOp::AllReduce, hierarchical_part(g, step.bytes), m);
-      s.flows += 1;
-    }
-    s.received = s.sent;
     break;
   }
   case CollectiveAlgorithm::Direct:
-    s.sent = step.bytes - chunk(step.bytes, n, pos);
-    s.received = static_cast<std::uint64_t>(n - 1) * chunk(step.bytes, n, pos);
-    s.flows = static_cast<std::uint64_t>(n - 1);
+    for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
     break;
   }
-  return s;
+  return flows;
 }
 
-std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
+/** Time a phase takes beyond its flows: the latencies of the algorithm's steps after the first (a flow pays one)
+ * and the pipeline's fill and drain, from the closed form on the group's slowest paths. */
+double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) {
   const int n = g.size;
   const double alpha = g.slowest.latency;
   const double beta = g.slowest.bandwidth;
   const auto bytes = static_cast<double>(step.bytes);
-  std::vector<FlowPhase> phases;
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: {
-    FlowPhase ring;
     if (step.op == CollectiveOp::Broadcast) {
       const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
-      for (int d = 0; d + 1 < n; ++d) ring.edges.push_back({(step.root + d) % n, (step.root + d + 1) % n, step.bytes});
-      ring.extra = (n + k - 3) * alpha + (n - 2) * bytes / k / beta;
-    } else {
-      const std::uint64_t b = ring_edge_bytes(step.op, step.bytes, n);
-      for (int i = 0; i < n; ++i) ring.edges.push_back({i, (i + 1) % n, b});
-      const int steps = step.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
-      ring.extra = (steps - 1) * alpha;
+      return (n + k - 3) * alpha + (n - 2) * bytes / k / beta;
     }
-    phases.push_back(std::move(ring));
-    break;
+    const int steps = step.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+    return (steps - 1) * alpha;
   }
   case CollectiveAlgorithm::Tree: {
-    const DoubleBinaryTree& tree = *g.tree;
-    FlowPhase both;
-    for (std::size_t t = 0; t < 2; ++t) {
-      const std::uint64_t half = t == 0 ? step.bytes / 2 : step.bytes - step.bytes / 2;
-      for (int r = 0; r < n; ++r) {
-        const int parent = tree.parent[t][static_cast<std::size_t>(r)];
-        if (parent < 0) continue;
-        both.edges.push_back({r, parent, half});
-        both.edges.push_back({parent, r, half});
-      }
-    }
     const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
-    const double depth = tree.max_depth;
-    both.extra = (k + 2 * depth - 2) * alpha + (2 * depth - 1) * tree.max_degree * bytes / (2 * k) / beta;
-    phases.push_back(std::move(both));
-    break;
+    const double depth = g.tree->max_depth;
+    return (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.tree->max_degree * bytes / (2 * k) / beta;
   }
-  case CollectiveAlgorithm::Hierarchical: {
-    const auto m = static_cast<int>(g.members.size());
-    const int per_node = g.per_node;
-    FlowPhase intra;
-    if (per_node > 1) {
-      const std::uint64_t b = ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, per_node);
-      for (const auto& mine : g.members)
-        for (int i = 0; i < per_node; ++i)
-          intra.edges.push_back(
-              {mine[static_cast<std::size_t>(i)], mine[static_cast<std::size_t>((i + 1) % per_node)], b});
-      intra.extra = (per_node - 2) * g.links.intra.latency;
-      phases.push_back(intra);
-    }
-    if (m > 1) {
-      FlowPhase inter;
-      const std::uint64_t b = ring_edge_bytes(CollectiveOp::AllReduce, hierarchical_part(g, step.bytes), m);
-      for (int node = 0; node < m; ++node)
-        for (int i = 0; i < per_node; ++i)
-          inter.edges.push_back({g.members[static_cast<std::size_t>(node)][static_cast<std::size_t>(i)],
-                                 g.members[static_cast<std::size_t>((node + 1) % m)][static_cast<std::size_t>(i)], b});
-      inter.extra = (2 * (m - 1) - 1) * g.links.inter.latency;
-      phases.push_back(std::move(inter));
-    }
-    if (per_node > 1) phases.push_back(std::move(intra));
-    break;
+  case CollectiveAlgorithm::Hierarchical:
+    if (phase == FlowPhase::IntraNode) return (g.per_node - 2) * g.links.intra.latency;
+    return (2 * (static_cast<double>(g.members.size()) - 1) - 1) * g.links.inter.latency;
+  case CollectiveAlgorithm::Direct:
+    return 0.0;
   }
-  case CollectiveAlgorithm::Direct: {
-    FlowPhase all;
-    for (int from = 0; from < n; ++from)
-      for (int to = 0; to < n; ++to)
-        if (from != to) all.edges.push_back({from, to, chunk(step.bytes, n, to)});
-    phases.push_back(std::move(all));
-    break;
-  }
-  }
-  return phases;
+  return 0.0;
 }
 
-/** Runs the flows of every phase in turn from the calling actor (the last member to arrive). */
-void run_flows(const Group& g, const CollectiveStep& step) {
-  for (const FlowPhase& phase : flow_phases(g, step)) {
-    std::vector<sg4::CommPtr> comms;
-    comms.reserve(phase.edges.size());
-    for (const FlowEdge& e : phase.edges)
-      comms.push_back(sg4::Comm::sendto_async(g.hosts[static_cast<std::size_t>(e.from)],
-                                              g.hosts[static_cast<std::size_t>(e.to)], e.bytes));
-    sg4::Comm::wait_all(comms);
-    if (phase.extra > 0) sg4::this_actor::sleep_for(phase.extra);
+Share flow_share(const Group& g, const CollectiveStep& step, int pos) {
+  Share s;
+  for (FlowPhase phase : flow_phases(g, step))
+    for (const Flow& f : member_flows(g, step, phase, pos)) {
+      s.sent += f.bytes;
+      ++s.flows;
+    }
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (step.op == CollectiveOp::Broadcast)
+      s.received = mod(pos - step.root, g.size) > 0 ? step.bytes : 0;
+    else
+      s.received = s.sent;
+    break;
+  case CollectiveAlgorithm::Direct:
+    s.received = static_cast<std::uint64_t>(g.size - 1) * chunk(step.bytes, g.size, pos);
+    break;
+  default:
+    s.received = s.sent; // every tree and hierarchical edge is matched by one of the same size coming back
   }
+  return s;
+}
+
+/** Flows member `pos` receives in `phase` (the edges of member_flows that end at it). */
+int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return step.op != CollectiveOp::Broadcast || mod(pos - step.root, g.size) > 0 ? 1 : 0;
+  case CollectiveAlgorithm::Tree:
+    return static_cast<int>(member_flows(g, step, phase, pos).size()); // every tree edge runs both ways
+  case CollectiveAlgorithm::Hierarchical:
+    return 1;
+  case CollectiveAlgorithm::Direct:
+    return g.size - 1;
+  }
+  return 0;
 }
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
@@ -429,34 +404,58 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
                          static_cast<int>(g.members.size()), g.links);
 }
 
-/** Flows and analytic: every member waits for the last one (Wait); that one runs the flows, or computes the closed
- * form; everyone is done when all flows are (Communication). */
+/** Blocks until every member has called it for this slot; the last one runs `last` first. Returns when it released
+ * the others (the same simulated time for all). */
+template <typename Last>
+void barrier(Group& g, RunContext::CollectiveGroups::Rendezvous& slot, Last&& last) {
+  if (slot.waiting.size() + 1 < static_cast<std::size_t>(g.size)) {
+    slot.waiting.push_back(sg4::Actor::self());
+    sg4::this_actor::suspend();
+    return;
+  }
+  last();
+  std::vector<sg4::ActorPtr> waiting;
+  waiting.swap(slot.waiting);
+  for (const sg4::ActorPtr& actor : waiting) actor->resume();
+}
+
+/** Flows and analytic: every member waits for the last one (Wait). Analytic: everyone then sleeps the closed form.
+ * Flows: every member puts its outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the
+ * same instant, so they move at once; which put meets which get does not matter, the transfer runs from the put's
+ * host to the get's). Not Comm::sendto_async: SimGrid 3.32 files every host-to-host comm under one actor and removes
+ * each finished one from that actor's list, quadratic in the flows in flight. After each phase a barrier, where the
+ * last member to finish sleeps the phase's extra time. Everyone is done when all flows are (Communication). */
 void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
   const double arrived = sg4::Engine::get_clock();
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
-  std::unique_lock lock(*g.mutex);
-  if (slot.arrived == 0) slot.released = false;
-  if (++slot.arrived == g.size) {
-    slot.arrived = 0;
+  barrier(g, slot, [&] {
     slot.begin = sg4::Engine::get_clock();
-    if (step.fidelity == Fidelity::Analytic) {
-      slot.end = slot.begin + analytic_time(g, step);
-    } else {
-      lock.unlock();
-      run_flows(g, step);
-      lock.lock();
-      slot.end = sg4::Engine::get_clock();
-    }
-    slot.released = true;
-    g.released->notify_all();
-  } else {
-    while (!slot.released) g.released->wait(lock);
-  }
+    slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
+  });
   const double begin = slot.begin;
-  const double end = slot.end;
-  lock.unlock();
-  const double now = sg4::Engine::get_clock();
-  if (end > now) sg4::this_actor::sleep_for(end - now);
+  if (step.fidelity == Fidelity::Analytic) {
+    const double end = slot.end;
+    const double now = sg4::Engine::get_clock();
+    if (end > now) sg4::this_actor::sleep_for(end - now);
+  } else {
+    for (FlowPhase phase : flow_phases(g, step)) {
+      std::vector<sg4::CommPtr> comms;
+      std::deque<std::uint64_t*> received;
+      for (const Flow& f : member_flows(g, step, phase, pos))
+        comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
+            std::make_unique<std::uint64_t>(f.bytes).release(), f.bytes));
+      for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
+        received.push_back(nullptr);
+        comms.push_back(g.flow_in[static_cast<std::size_t>(pos)]->get_async<std::uint64_t>(&received.back()));
+      }
+      for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
+      for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
+      barrier(g, slot, [&] {
+        const double extra = phase_extra(g, step, phase);
+        if (extra > 0) sg4::this_actor::sleep_for(extra);
+      });
+    }
+  }
   timeline.record(IntervalKind::Wait, arrived, begin);
   timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
 
@@ -540,7 +539,7 @@ void prepare_collectives(RunContext& ctx) {
   auto state = std::make_shared<RunContext::CollectiveGroups>();
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
-    bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, rendezvous = false;
+    bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
   };
   std::vector<Needs> needs(count);
   for (const RankProgram& program : ctx.plan.ranks)
@@ -555,9 +554,8 @@ void prepare_collectives(RunContext& ctx) {
       n.used = true;
       n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
       n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
-      if (step->fidelity != Fidelity::Steps) {
-        n.rendezvous = true;
-      } else {
+      n.flows |= step->fidelity == Fidelity::Flows;
+      if (step->fidelity == Fidelity::Steps) {
         n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
         n.a2a |= step->algorithm == CollectiveAlgorithm::Direct;
       }
@@ -613,12 +611,9 @@ void prepare_collectives(RunContext& ctx) {
       g.a2a_in[0] = mailboxes(gi, "a2a0", g.size);
       g.a2a_in[1] = mailboxes(gi, "a2a1", g.size);
     }
+    if (steps_needed(needs[gi].flows)) g.flow_in = mailboxes(gi, "flow", g.size);
     g.a2a_begun.assign(static_cast<std::size_t>(g.size), 0);
     g.rendezvous_begun.assign(static_cast<std::size_t>(g.size), 0);
-    if (needs[gi].rendezvous) {
-      g.mutex = sg4::Mutex::create();
-      g.released = sg4::ConditionVariable::create();
-    }
   }
   ctx.collectives = std::move(state);
 }

@@ -96,17 +96,18 @@ TEST(CollectiveModel, DoubleBinaryTreesAreTreesWithEachRankInnerAtMostOnce) {
 TEST(CollectiveModel, PipelineChunksMinimiseTheClosedForm) {
   EXPECT_EQ(pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 1e9, kNet), 1u);
   EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 2, 1e9, kNet), 1u);
-  // (n-2) S / (alpha B) = 6e9 / 5e4: k = 346.
-  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e9, kNet), 346u);
+  // (n-2) S / (alpha B) = 6e8 / 5e4: k = 110.
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e8, kNet), 110u);
+  EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e9, kNet), kMaxPipelineChunks);
   EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 1e12, kNet), kMaxPipelineChunks);
   EXPECT_EQ(pipeline_chunks(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 10, kNet), 1u);
-  // Neighbours of the chosen k are no faster.
-  const auto k = pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 16, 1e8, kNet);
+  // Below the cap, neighbours of the chosen k are no faster.
+  const auto k = pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 16, 1e7, kNet);
   const DoubleBinaryTree t = double_binary_tree(16);
   auto tree_time = [&](double chunks) {
-    return (chunks + 2 * t.max_depth - 1) * (kNet.latency + t.max_degree * 1e8 / (2 * chunks * kNet.bandwidth));
+    return (chunks + 2 * t.max_depth - 1) * (kNet.latency + t.max_degree * 1e7 / (2 * chunks * kNet.bandwidth));
   };
-  const double chosen = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 1e8, 16, kNet);
+  const double chosen = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 1e7, 16, kNet);
   EXPECT_NEAR(chosen, tree_time(static_cast<double>(k)), 1e-15);
   EXPECT_LE(chosen, tree_time(static_cast<double>(k) + 1) + 1e-15);
   EXPECT_LE(chosen, tree_time(static_cast<double>(k) - 1) + 1e-15);
@@ -124,7 +125,7 @@ TEST(CollectiveModel, UniformClosedForms) {
                    7 * (a + s / 8 / b));
   EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, s, 8, kNet), a + 7 * s / 8 / b);
   EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, s, 8, kNet),
-                   (8 + 346 - 2) * (a + s / 346 / b));
+                   (8 + 128 - 2) * (a + s / 128 / b));
   // Hierarchical with one GPU per node is the ring.
   EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, s, 8, kNet),
                    collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, s, 8, kNet));
@@ -211,7 +212,7 @@ TEST(CollectiveModel, PlannedMessages) {
   step.op = CollectiveOp::ReduceScatter;
   EXPECT_EQ(planned_messages(step, 8, 8, kNet), 7u * 8);
   step.op = CollectiveOp::Broadcast;
-  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 7u * 346);
+  EXPECT_EQ(planned_messages(step, 8, 8, kNet), 7u * kMaxPipelineChunks);
   step.op = CollectiveOp::AllToAll;
   step.algorithm = CollectiveAlgorithm::Direct;
   EXPECT_EQ(planned_messages(step, 8, 8, kNet), 56u);

@@ -67,7 +67,7 @@ struct DoubleBinaryTree {
 DoubleBinaryTree double_binary_tree(int n);
 
 /** Most pipeline chunks a tree or broadcast uses (bounds the messages of a step-level run). */
-inline constexpr std::uint64_t kMaxPipelineChunks = 512;
+inline constexpr std::uint64_t kMaxPipelineChunks = 128;
 
 /** Chunks k of a pipelined collective (tree all-reduce, ring broadcast) over n ranks on links `link`: the k that
  * minimises its closed form (see collective_time), rounded, within [1, kMaxPipelineChunks] and at most one chunk per
