@@ -45,6 +45,35 @@ double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const 
   return std::clamp(1.0 - serial / total, 0.0, 1.0);
 }
 
+namespace {
+
+std::vector<Report::Stage> stage_metrics(const Plan& plan, const Report& r) {
+  std::vector<Report::Stage> stages(static_cast<std::size_t>(plan.pipeline_stages));
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    stages[s].stage = static_cast<int>(s);
+    if (s < plan.stage_memory.size()) stages[s].memory = plan.stage_memory[s];
+  }
+  for (const RankMetrics& m : r.ranks) {
+    if (m.stage < 0 || static_cast<std::size_t>(m.stage) >= stages.size()) continue;
+    Report::Stage& s = stages[static_cast<std::size_t>(m.stage)];
+    ++s.ranks;
+    s.compute += m.compute;
+    s.tensor_exposed += m.tensor_exposed;
+    s.pipeline_exposed += m.pipeline_exposed;
+    s.data_exposed += m.data_exposed;
+    s.bubble += m.bubble;
+  }
+  for (Report::Stage& s : stages) {
+    if (s.ranks == 0) continue;
+    const double n = static_cast<double>(s.ranks);
+    for (double* v : {&s.compute, &s.tensor_exposed, &s.pipeline_exposed, &s.data_exposed, &s.bubble}) *v /= n;
+    s.bubble_fraction = r.makespan > 0 ? 1.0 - s.compute / r.makespan : 0.0;
+  }
+  return stages;
+}
+
+} // namespace
+
 Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result) {
   Report r;
   r.scenario_name = scenario.name;
@@ -95,6 +124,11 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     m.bytes_received = t.bytes_received;
     m.messages_sent = t.messages_sent;
     m.stream_wait = t.stream_wait;
+    if (i < plan.stage_of_rank.size()) m.stage = plan.stage_of_rank[i];
+    m.data_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Data)];
+    m.tensor_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Tensor)];
+    m.pipeline_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Pipeline)];
+    m.bubble = t.bubble;
     if (i < result.streams.size()) {
       const RankTimeline& stream = result.streams[i];
       const double on_stream = stream.total(IntervalKind::Communication) + stream.total(IntervalKind::Wait);
@@ -158,6 +192,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     r.hfu = plan.hardware_flops_per_iteration * iterations / r.makespan / (n * peak);
     r.tokens_per_second = plan.tokens_per_iteration * iterations / r.makespan;
   }
+  r.stages = stage_metrics(plan, r);
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;
@@ -179,6 +214,12 @@ Report make_out_of_memory_report(const Scenario& scenario, const Plan& plan) {
   r.iterations = plan.iterations;
   r.memory = plan.memory;
   r.out_of_memory = true;
+  for (std::size_t s = 0; s < plan.stage_memory.size(); ++s) {
+    Report::Stage stage;
+    stage.stage = static_cast<int>(s);
+    stage.memory = plan.stage_memory[s];
+    r.stages.push_back(stage);
+  }
   r.model_flops_per_iteration = plan.model_flops_per_iteration;
   return r;
 }

@@ -11,8 +11,11 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
+#include <set>
 
 namespace sg4 = simgrid::s4u;
 
@@ -25,7 +28,7 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
   sg4::this_actor::execute(step.amount);
-  timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock());
+  timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
   ++ctx.result.executions;
   ctx.event_done();
 }
@@ -64,6 +67,38 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   it->total_time += duration;
   it->min_time = std::min(it->min_time, duration);
   it->max_time = std::max(it->max_time, duration);
+}
+
+sg4::Mailbox* p2p_mailbox(int from, int to, int channel) {
+  return sg4::Mailbox::by_name(fmt::format("p2p-{}-{}-{}", from, to, channel));
+}
+
+/** Makes the rank's actor the permanent receiver of its incoming pipeline mailboxes, once, on its first step. */
+void prepare_receiver(RunContext& ctx, int rank) {
+  if (ctx.p2p_ready.empty()) ctx.p2p_ready.assign(ctx.plan.ranks.size(), 0);
+  char& ready = ctx.p2p_ready[static_cast<std::size_t>(rank)];
+  if (ready != 0) return;
+  ready = 1;
+  std::set<std::pair<int, int>> sources;
+  for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
+    if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
+  for (const auto& [peer, channel] : sources) p2p_mailbox(peer, rank, channel)->set_receiver(sg4::Actor::self());
+}
+
+void run_send(RunContext& ctx, int rank, RankTimeline& timeline, const SendStep& step) {
+  send_eager(p2p_mailbox(rank, step.peer, step.channel), step.bytes);
+  timeline.bytes_sent += step.bytes;
+  ++timeline.messages_sent;
+  ++ctx.result.messages;
+  ctx.event_done();
+}
+
+void run_recv(int rank, RankTimeline& timeline, const RecvStep& step) {
+  const double wait_before = timeline.total(IntervalKind::Wait);
+  const double begin = sg4::Engine::get_clock();
+  receive_eager(p2p_mailbox(step.peer, rank, step.channel), timeline);
+  timeline.bubble += timeline.total(IntervalKind::Wait) - wait_before;
+  timeline.blocked_by_kind[static_cast<std::size_t>(step.kind)] += sg4::Engine::get_clock() - begin;
 }
 
 } // namespace
@@ -107,6 +142,7 @@ void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   const double end = sg4::Engine::get_clock();
   timeline.record(IntervalKind::Communication, begin, end);
   timeline.stream_wait += end - begin;
+  timeline.blocked_by_kind[static_cast<std::size_t>(CommKind::Data)] += end - begin;
 }
 
 void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
@@ -142,13 +178,24 @@ std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeli
 }
 
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {
-  if (const auto* compute = std::get_if<ComputeStep>(&step))
+  if (ctx.plan.pipeline_stages > 1) prepare_receiver(ctx, rank);
+  if (const auto* compute = std::get_if<ComputeStep>(&step)) {
     run_compute(ctx, timeline, *compute);
-  else if (const auto* collective = std::get_if<CollectiveStep>(&step))
-    collective->stream == 0 ? timed_collective(ctx, rank, timeline, *collective)
-                            : enqueue_on_stream(ctx, rank, *collective);
-  else if (std::holds_alternative<StreamSyncStep>(step))
+  } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {
+    if (collective->stream == 0) {
+      const double begin = sg4::Engine::get_clock();
+      timed_collective(ctx, rank, timeline, *collective);
+      timeline.blocked_by_kind[static_cast<std::size_t>(collective->kind)] += sg4::Engine::get_clock() - begin;
+    } else {
+      enqueue_on_stream(ctx, rank, *collective);
+    }
+  } else if (std::holds_alternative<StreamSyncStep>(step)) {
     sync_stream(ctx, rank, timeline);
+  } else if (const auto* send = std::get_if<SendStep>(&step)) {
+    run_send(ctx, rank, timeline, *send);
+  } else if (const auto* recv = std::get_if<RecvStep>(&step)) {
+    run_recv(rank, timeline, *recv);
+  }
 }
 
 } // namespace partsim::engine

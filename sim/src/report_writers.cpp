@@ -127,6 +127,13 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
     row["messages_sent"] = m.messages_sent;
     row["overlapped_communication_s"] = m.overlapped;
     row["stream_wait_s"] = m.stream_wait;
+    if (!r.stages.empty()) {
+      row["stage"] = m.stage;
+      row["tensor_exposed_s"] = m.tensor_exposed;
+      row["pipeline_exposed_s"] = m.pipeline_exposed;
+      row["data_exposed_s"] = m.data_exposed;
+      row["bubble_s"] = m.bubble;
+    }
     ranks.push_back(std::move(row));
   }
 
@@ -223,6 +230,25 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
     balancing["coordinator_bytes_received"] = r.balancing->bytes_received;
     report["balancing"] = std::move(balancing);
   }
+  if (!r.stages.empty()) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const Report::Stage& s : r.stages) {
+      nlohmann::json row;
+      row["stage"] = s.stage;
+      if (!r.out_of_memory) {
+        row["ranks"] = s.ranks;
+        row["compute_s"] = s.compute;
+        row["tensor_exposed_s"] = s.tensor_exposed;
+        row["pipeline_exposed_s"] = s.pipeline_exposed;
+        row["data_exposed_s"] = s.data_exposed;
+        row["bubble_s"] = s.bubble;
+        row["bubble_fraction"] = s.bubble_fraction;
+      }
+      if (s.memory) row["memory_per_gpu"] = memory_json(*s.memory);
+      stages.push_back(std::move(row));
+    }
+    report["pipeline_stages"] = std::move(stages);
+  }
   report["ranks"] = std::move(ranks);
   return report;
 }
@@ -257,7 +283,9 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
                        json_string(name));
     for (const Interval& i : timeline.intervals) {
       sep();
-      out << fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", to_string(i.kind),
+      // Named compute (a pipeline pass, "F mb3") carries its name so the schedule reads off the trace.
+      const std::string name = i.label > 0 && i.label < plan.labels.size() ? plan.labels[i.label] : to_string(i.kind);
+      out << fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", name,
                          to_string(i.kind), pid, tid, i.begin * 1e6, (i.end - i.begin) * 1e6);
     }
   };
@@ -383,6 +411,17 @@ std::string format_table(const Report& r) {
                                             human_bytes(static_cast<double>(r.bytes_received))));
 
   constexpr std::size_t kMaxRows = 32;
+  if (!r.stages.empty()) {
+    out += fmt::format("\n  {:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>10}\n", "stage", "compute", "tensor",
+                       "pipeline", "data", "bubble", "bubble%", "memory");
+    for (std::size_t i = 0; i < r.stages.size() && i < kMaxRows; ++i) {
+      const Report::Stage& s = r.stages[i];
+      out += fmt::format("  {:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>10}\n", s.stage, human_seconds(s.compute),
+                         human_seconds(s.tensor_exposed), human_seconds(s.pipeline_exposed),
+                         human_seconds(s.data_exposed), human_seconds(s.bubble), percent(s.bubble_fraction),
+                         s.memory ? human_bytes(s.memory->total()) : std::string("-"));
+    }
+  }
   if (!r.class_split_methods.empty()) {
     out += fmt::format("\n  {:<22} {:>8} {:>13} {:>9} {:>13}\n", "split method", "starved", "minority", "replicas",
                        "preprocessing");

@@ -57,6 +57,9 @@ struct RunContext {
    * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
   std::vector<std::vector<std::array<double, 2>>> ring_posted;
   std::vector<std::vector<std::uint64_t>> ring_steps; ///< ring steps begun, per group and rank
+  /** Per rank: whether the mailboxes of its incoming pipeline transfers have it as permanent receiver (so transfers
+   * start when sent, as a posted receive lets them). */
+  std::vector<char> p2p_ready;
   std::uint64_t events_done = 0;
   std::uint64_t events_planned = 0;
   std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();

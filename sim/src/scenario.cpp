@@ -376,8 +376,138 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParal
                      "an all-reduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
 }
 
+ParallelAxis parse_axis(const JsonReader& item) {
+  const std::string name = item.as_string();
+  if (name == "tensor") return ParallelAxis::Tensor;
+  if (name == "data") return ParallelAxis::Data;
+  if (name == "pipeline") return ParallelAxis::Pipeline;
+  throw item.error(fmt::format("expected \"tensor\", \"data\" or \"pipeline\", got \"{}\"", name));
+}
+
+/** `/strategy` of kind "model_parallel": degrees, placement, schedule, sharding; every combination the planner cannot
+ * honour is refused here with the key that causes it. */
+ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluster, const Workload& workload) {
+  const std::string at = reader.pointer();
+  const auto* training = std::get_if<ModelTraining>(&workload);
+  if (training == nullptr || !training->model.is_transformer())
+    throw InputError(reader.source(), at + "/kind",
+                     "model parallelism splits transformer layers; expected /workload/kind \"model_training\" with a "
+                     "transformer model");
+  ModelParallel mp;
+  mp.data = static_cast<int>(reader.integer_or("data", 1, 1, kMaxGpus));
+  mp.tensor = static_cast<int>(reader.integer_or("tensor", 1, 1, kMaxGpus));
+  mp.pipeline = static_cast<int>(reader.integer_or("pipeline", 1, 1, kMaxGpus));
+  if (static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline != cluster.gpu_count())
+    throw InputError(reader.source(), at,
+                     fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",
+                                 cluster.gpu_count(), mp.data, mp.tensor, mp.pipeline,
+                                 static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline));
+  const TransformerModel model = training->model.transformer();
+  const TransformerConfig& config = model.config();
+  if (config.heads % mp.tensor != 0 || config.kv_heads % mp.tensor != 0)
+    throw InputError(reader.source(), at + "/tensor",
+                     fmt::format("expected a degree that divides the heads ({}) and key/value heads ({}), got {}",
+                                 config.heads, config.kv_heads, mp.tensor));
+  if (auto placement = reader.optional_child("placement")) {
+    if (placement->value().is_string()) {
+      if (placement->as_string() != "tensor_first")
+        throw placement->error(fmt::format("expected \"tensor_first\" or an array of the three axes, fastest first, "
+                                           "got \"{}\"",
+                                           placement->as_string()));
+    } else {
+      const std::vector<JsonReader> items = placement->elements(3, 3);
+      for (std::size_t i = 0; i < 3; ++i) {
+        mp.placement[i] = parse_axis(items[i]);
+        for (std::size_t j = 0; j < i; ++j)
+          if (mp.placement[j] == mp.placement[i])
+            throw items[i].error("expected each of tensor, data and pipeline once");
+      }
+    }
+  }
+  const std::string schedule = reader.choice_or("schedule", "1f1b", {"gpipe", "1f1b", "interleaved"});
+  mp.schedule = schedule == "gpipe"  ? PipelineSchedule::GPipe
+                : schedule == "1f1b" ? PipelineSchedule::OneFOneB
+                                     : PipelineSchedule::Interleaved;
+  const bool interleaved = mp.schedule == PipelineSchedule::Interleaved;
+  mp.virtual_stages = static_cast<int>(reader.integer_or("virtual_stages", interleaved ? 2 : 1, 1, 1024));
+  if (interleaved != (mp.virtual_stages > 1))
+    throw InputError(reader.source(), at + "/virtual_stages",
+                     interleaved ? "the interleaved schedule needs at least 2 virtual stages per GPU"
+                                 : "virtual stages need /strategy/schedule \"interleaved\"; expected 1");
+  if (interleaved && mp.pipeline < 2)
+    throw InputError(reader.source(), at + "/schedule", "the interleaved schedule needs /strategy/pipeline >= 2");
+  const std::int64_t chunks = static_cast<std::int64_t>(mp.pipeline) * mp.virtual_stages;
+  if (chunks > config.layers)
+    throw InputError(reader.source(), at + "/pipeline",
+                     fmt::format("expected at most one stage per layer: pipeline x virtual_stages = {} > {} layers",
+                                 chunks, config.layers));
+  if (auto layers = reader.optional_child("stage_layers")) {
+    std::int64_t sum = 0;
+    const std::vector<JsonReader> items =
+        layers->elements(static_cast<std::size_t>(chunks), static_cast<std::size_t>(chunks));
+    for (const JsonReader& item : items) {
+      mp.stage_layers.push_back(static_cast<int>(item.as_integer(1, config.layers)));
+      sum += mp.stage_layers.back();
+    }
+    if (sum != config.layers)
+      throw layers->error(
+          fmt::format("expected layers per stage summing to the model's {} layers, got {}", config.layers, sum));
+  } else if (config.layers % chunks != 0) {
+    throw InputError(reader.source(), at + "/pipeline",
+                     fmt::format("an even split needs pipeline x virtual_stages ({}) to divide the {} layers; give "
+                                 "/strategy/stage_layers for an uneven one",
+                                 chunks, config.layers));
+  }
+  mp.sequence_parallel = reader.boolean_or("sequence_parallel", false);
+  if (mp.sequence_parallel && mp.tensor < 2)
+    throw InputError(reader.source(), at + "/sequence_parallel", "sequence parallelism needs /strategy/tensor >= 2");
+  if (auto zero = reader.optional_child("zero")) {
+    if (zero->value().is_string()) {
+      if (zero->as_string() != "fsdp")
+        throw zero->error(fmt::format("expected 0, 1, 2, 3 or \"fsdp\", got \"{}\"", zero->as_string()));
+      mp.zero = 3;
+    } else {
+      mp.zero = static_cast<int>(zero->as_integer(0, 3));
+    }
+    if (mp.zero >= 2 && mp.pipeline > 1)
+      throw zero->error("ZeRO-2 and ZeRO-3 shard the gradients that a pipeline accumulates over micro-batches "
+                        "(DeepSpeed refuses the combination); expected 0 or 1 with /strategy/pipeline > 1");
+  }
+  if (auto tensor = reader.optional_child("tensor_collectives")) {
+    mp.tensor_collectives = parse_collective_choice(*tensor);
+    check_algorithm(*tensor, CollectiveOp::AllReduce, mp.tensor_collectives);
+    if (mp.sequence_parallel && mp.tensor_collectives.algorithm &&
+        *mp.tensor_collectives.algorithm != CollectiveAlgorithm::Ring)
+      throw InputError(tensor->source(), tensor->pointer() + "/algorithm",
+                       "sequence parallelism runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
+    mp.tensor_per_layer = tensor->choice_or("granularity", "layer", {"layer", "pass"}) == "layer";
+    tensor->finish();
+  }
+  DataParallel sync;
+  parse_gradient_sync(reader, workload, sync);
+  mp.sync = sync.sync;
+  mp.gradient_sync = sync.gradient_sync;
+  if (mp.zero > 0 && mp.gradient_sync.collective.algorithm &&
+      *mp.gradient_sync.collective.algorithm != CollectiveAlgorithm::Ring)
+    throw InputError(reader.source(), at + "/gradient_sync/algorithm",
+                     "ZeRO runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
+  const std::int64_t per_step = training->micro_batch * mp.data;
+  if (training->global_batch % per_step != 0)
+    throw InputError(reader.source(), "/workload/global_batch",
+                     fmt::format("expected a multiple of micro_batch x data = {} x {} = {}, got {}",
+                                 training->micro_batch, mp.data, per_step, training->global_batch));
+  const std::int64_t micro_batches = training->global_batch / per_step;
+  if (interleaved && micro_batches % mp.pipeline != 0)
+    throw InputError(reader.source(), "/workload/global_batch",
+                     fmt::format("the interleaved schedule needs micro-batches per replica ({}) divisible by the "
+                                 "pipeline degree ({})",
+                                 micro_batches, mp.pipeline));
+  reader.finish();
+  return mp;
+}
+
 Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
-  const std::string kind = reader.choice("kind", {"data_parallel", "collective"});
+  const std::string kind = reader.choice("kind", {"data_parallel", "model_parallel", "collective"});
   const bool is_collective = std::holds_alternative<CollectiveBenchmark>(workload);
   if (is_collective != (kind == "collective"))
     throw InputError(reader.source(), reader.pointer() + "/kind",
@@ -389,6 +519,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     reader.finish();
     return strategy;
   }
+  if (kind == "model_parallel") return parse_model_parallel(reader, cluster, workload);
   DataParallel dp;
   dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count(), 1, 10'000'000));
   if (dp.partitions < cluster.gpu_count())
@@ -603,6 +734,22 @@ std::string to_string(BalancingPolicy policy) {
     return "work_stealing";
   }
   return "?";
+}
+
+std::string to_string(PipelineSchedule schedule) {
+  switch (schedule) {
+  case PipelineSchedule::GPipe:
+    return "gpipe";
+  case PipelineSchedule::OneFOneB:
+    return "1f1b";
+  case PipelineSchedule::Interleaved:
+    return "interleaved";
+  }
+  return "?";
+}
+
+std::string to_string(ParallelAxis axis) {
+  return axis == ParallelAxis::Tensor ? "tensor" : axis == ParallelAxis::Data ? "data" : "pipeline";
 }
 
 std::string to_string(GradientSync sync) {

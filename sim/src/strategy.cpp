@@ -2,6 +2,7 @@
 #include "partsim/strategy.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/model_parallel.hpp"
 
 #include <fmt/format.h>
 
@@ -428,7 +429,10 @@ Plan build_plan(const Scenario& scenario) {
     plan = plan_data_parallel(scenario, *job, dp);
     check_byte_counts(scenario, dp);
   } else if (const auto* training = std::get_if<ModelTraining>(&scenario.workload)) {
-    plan = plan_model_training(scenario, *training, std::get<DataParallel>(scenario.strategy));
+    if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy))
+      plan = plan_model_parallel(scenario, *training, *mp);
+    else
+      plan = plan_model_training(scenario, *training, std::get<DataParallel>(scenario.strategy));
   } else {
     plan = plan_collective(scenario, std::get<CollectiveBenchmark>(scenario.workload),
                            std::get<CollectiveStrategy>(scenario.strategy));

@@ -17,15 +17,16 @@ const char* to_string(IntervalKind kind) {
   return "?";
 }
 
-void RankTimeline::record(IntervalKind kind, double begin, double end) {
+void RankTimeline::record(IntervalKind kind, double begin, double end, std::uint32_t label) {
   if (end <= begin) return;
   totals[static_cast<std::size_t>(kind)] += end - begin;
   if (!keep_all && kind != IntervalKind::Compute) return;
-  if (!intervals.empty() && intervals.back().kind == kind && intervals.back().end == begin) {
+  if (!intervals.empty() && intervals.back().kind == kind && intervals.back().label == label &&
+      intervals.back().end == begin) {
     intervals.back().end = end;
     return;
   }
-  intervals.push_back({begin, end, kind});
+  intervals.push_back({begin, end, kind, label});
 }
 
 double RankTimeline::total(IntervalKind kind) const {

@@ -423,10 +423,11 @@ TEST(ScenarioErrors, ZeroBandwidth) {
 
 TEST(ScenarioErrors, UnknownStrategyKind) {
   json doc = base_scenario();
-  doc["strategy"]["kind"] = "model_parallel";
+  doc["strategy"]["kind"] = "expert_parallel";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/kind");
-  EXPECT_TRUE(contains(e.detail(), "expected one of data_parallel, collective, got \"model_parallel\""));
+  EXPECT_TRUE(
+      contains(e.detail(), "expected one of data_parallel, model_parallel, collective, got \"expert_parallel\""));
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKind) {
@@ -514,8 +515,7 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   doc["cluster"]["network"]["topolgy"] = "star";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
-  EXPECT_TRUE(
-      contains(e.detail(), "unknown key; expected one of bandwidth, latency, nics_per_node, profile, topology"));
+  EXPECT_TRUE(contains(e.detail(), "unknown key; expected one of bandwidth, latency, nics_per_node, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {

@@ -27,6 +27,12 @@ struct RankMetrics {
   std::uint64_t messages_sent = 0;
   double overlapped = 0.0;  ///< s of collectives on the communication stream hidden behind the rank's compute
   double stream_wait = 0.0; ///< s blocked on the communication stream (exposed; part of `communication`)
+  // Model parallelism (0 elsewhere).
+  int stage = 0;                 ///< pipeline stage
+  double tensor_exposed = 0.0;   ///< s blocked in tensor-parallel collectives (waits included)
+  double pipeline_exposed = 0.0; ///< s blocked receiving from a pipeline peer, bubble included
+  double data_exposed = 0.0;     ///< s blocked in data-parallel collectives or on the stream carrying them
+  double bubble = 0.0;           ///< s waiting for a pipeline peer to send (part of wait)
 
   double busy() const { return compute + communication; }
   double idle() const { return wait + tail_idle; }
@@ -86,6 +92,20 @@ struct Report {
     double busbw = 0.0;     ///< bytes/s, nccl-tests' bus bandwidth
   };
   std::vector<Collective> collectives;
+
+  /** One pipeline stage: means over its ranks (model parallelism only). */
+  struct Stage {
+    int stage = 0;
+    int ranks = 0;
+    double compute = 0.0;          ///< s per rank
+    double tensor_exposed = 0.0;   ///< s per rank
+    double pipeline_exposed = 0.0; ///< s per rank (bubble included)
+    double data_exposed = 0.0;     ///< s per rank
+    double bubble = 0.0;           ///< s per rank
+    double bubble_fraction = 0.0; ///< 1 - compute / makespan: the share of the run a rank of the stage does not compute
+    std::optional<MemoryBreakdown> memory; ///< per GPU of the stage
+  };
+  std::vector<Stage> stages;
 
   std::vector<RankMetrics> ranks;
 };

@@ -18,6 +18,7 @@ namespace partsim {
 struct ComputeStep {
   double amount = 0.0;
   std::uint64_t samples = 0; ///< samples this step processes (for throughput and the report)
+  std::uint32_t label = 0;   ///< index into Plan::labels ("F mb3"), 0: none
 };
 
 /** A collective over the ranks of `group` (see collective.hpp for sizes and algorithms). On stream 0 the rank
@@ -38,7 +39,24 @@ struct CollectiveStep {
  * overlapped communication. */
 struct StreamSyncStep {};
 
-using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep>;
+/** Sends `bytes` to rank `peer` on `channel` without waiting for the transfer (an activation or a gradient between
+ * pipeline stages). Transfers on one (sender, receiver, channel) arrive in the order they were sent. */
+struct SendStep {
+  int peer = 0;
+  std::uint64_t bytes = 0;
+  int channel = 0; ///< 0: forward activations, 1: backward gradients
+  CommKind kind = CommKind::Pipeline;
+};
+
+/** Blocks until the next transfer from rank `peer` on `channel` has arrived: waiting for the peer to send is Wait
+ * (the pipeline bubble), the transfer itself Communication. */
+struct RecvStep {
+  int peer = 0;
+  int channel = 0;
+  CommKind kind = CommKind::Pipeline;
+};
+
+using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep, SendStep, RecvStep>;
 
 /** One rank: the GPU it runs on and its program for one iteration. */
 struct RankProgram {
@@ -100,6 +118,11 @@ struct Plan {
   double hardware_flops_per_iteration = 0.0; ///< including recomputation (HFU)
   double tokens_per_iteration = 0.0;         ///< sequences x sequence length (images for a CNN)
   std::size_t gradient_buckets = 0;          ///< all-reduces per iteration per replica
+  // Model parallelism.
+  std::vector<std::string> labels;           ///< names of compute steps (ComputeStep::label), [0] = ""
+  std::vector<int> stage_of_rank;            ///< pipeline stage per rank; empty without model parallelism
+  int pipeline_stages = 0;                   ///< 0 without model parallelism
+  std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */

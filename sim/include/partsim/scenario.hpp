@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -162,7 +163,42 @@ struct CollectiveStrategy {
   CollectiveChoice choice;
 };
 
-using Strategy = std::variant<DataParallel, CollectiveStrategy>;
+/** Pipeline schedules: GPipe (all forwards, then all backwards), 1F1B (PipeDream-Flush: warm-up forwards, then one
+ * forward and one backward in turn, then the remaining backwards) and interleaved 1F1B with virtual stages (Narayanan
+ * et al. 2021: every GPU holds `virtual_stages` non-adjacent chunks of layers). */
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
+
+/** The three axes of a hybrid split, for rank placement. */
+enum class ParallelAxis { Tensor, Data, Pipeline };
+
+/** Model parallelism (Megatron-LM style) with data parallelism across replicas: `data` x `tensor` x `pipeline` GPUs.
+ * Each transformer layer is split `tensor` ways (column/row split of attention and MLP: two all-reduces of b·s·h
+ * elements per layer in the forward pass, two in the backward pass, on the tensor group); the layers are cut into
+ * `pipeline` stages (x `virtual_stages` chunks when interleaved) joined by point-to-point transfers of activations
+ * and gradients; the replicas synchronise gradients per stage on the data group, sharded as ZeRO asks. */
+struct ModelParallel {
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  /** Rank order, fastest-varying axis first: rank = t + T·(d + D·p) for the default {tensor, data, pipeline}
+   * (Megatron-LM's order: tensor groups inside a node). GPU = rank. */
+  std::array<ParallelAxis, 3> placement{ParallelAxis::Tensor, ParallelAxis::Data, ParallelAxis::Pipeline};
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int virtual_stages = 1;         ///< chunks per GPU (interleaved only; 1 otherwise)
+  std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
+  bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
+  int zero = 0; ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
+  GradientSync sync = GradientSync::AllReduce; ///< None: replicas do not synchronise (a what-if)
+  GradientSyncSpec gradient_sync;      ///< the data-parallel collectives (algorithm, fidelity, bucket size, overlap)
+  CollectiveChoice tensor_collectives; ///< algorithm and fidelity of the tensor-parallel collectives
+  /** true: one collective per tensor-parallel all-reduce (2 per layer and pass); false: the all-reduces of a pass over
+   * a stage fused into one of the same bytes (latency counted once: for very large runs). */
+  bool tensor_per_layer = true;
+
+  int gpus() const { return data * tensor * pipeline; }
+};
+
+using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel>;
 
 enum class NetworkModel { CM02, LV08 };
 
@@ -221,5 +257,7 @@ std::string to_string(NetworkModel model);
 std::string to_string(GradientSync sync);
 std::string to_string(Optimizer optimizer);
 std::string to_string(BalancingPolicy policy);
+std::string to_string(PipelineSchedule schedule);
+std::string to_string(ParallelAxis axis);
 
 } // namespace partsim

@@ -20,6 +20,7 @@ struct Interval {
   double begin = 0.0;
   double end = 0.0;
   IntervalKind kind = IntervalKind::Compute;
+  std::uint32_t label = 0; ///< what the interval ran (Plan::labels), 0: nothing named
 };
 
 /** What one rank did. Intervals are ordered, contiguous from 0 to `finish`, adjacent ones of a kind merged.
@@ -35,9 +36,13 @@ struct RankTimeline {
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
   double stream_wait = 0.0; ///< s blocked on the communication stream (also counted as communication)
+  /** s the program was blocked in communication of each kind (CommKind order: data, tensor, pipeline, expert),
+   * waits for peers included; the stream's overlapped collectives count only through StreamSync (as data). */
+  std::array<double, 4> blocked_by_kind{};
+  double bubble = 0.0; ///< s waiting for a pipeline peer to send (part of wait)
 
-  /** Appends [begin, end), merging with the previous interval when it has the same kind and touches it. */
-  void record(IntervalKind kind, double begin, double end);
+  /** Appends [begin, end), merging with the previous interval when it has the same kind and label and touches it. */
+  void record(IntervalKind kind, double begin, double end, std::uint32_t label = 0);
   double total(IntervalKind kind) const;
 };
 

@@ -1,0 +1,458 @@
+// Model-parallel planner: per-rank programs of tensor-parallel layers, pipeline passes joined by point-to-point
+// transfers, and data-parallel (ZeRO) gradient synchronisation per stage.
+#include "partsim/model_parallel.hpp"
+
+#include "partsim/cost_model.hpp"
+#include "partsim/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace partsim {
+
+double bus_bytes(const CollectiveStep& step, int members) {
+  const double n = static_cast<double>(members);
+  if (members < 2) return 0.0;
+  const double bytes = static_cast<double>(step.bytes);
+  switch (step.op) {
+  case CollectiveOp::AllReduce:
+    return 2.0 * (n - 1.0) / n * bytes;
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::AllGather:
+  case CollectiveOp::AllToAll:
+    return (n - 1.0) / n * bytes;
+  case CollectiveOp::Broadcast:
+    return bytes;
+  }
+  return 0.0;
+}
+
+namespace {
+
+/** Forward and backward time of a group of ops on one whole GPU (recomputed forwards included in the backward). */
+struct PassTimes {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+
+PassTimes price(const std::vector<ComputeOp>& ops, const GpuProfile& gpu, const std::string& type,
+                Recomputation recomputation) {
+  PassTimes p;
+  const double e = bytes_per_element(type);
+  for (const ComputeOp& op : ops) {
+    const double forward = op_time(op, gpu, type, e, false);
+    p.forward += forward;
+    p.backward += op_time(op, gpu, type, e, true);
+    if (recomputation == Recomputation::Full ||
+        (recomputation == Recomputation::Selective && op.selectively_recomputed))
+      p.backward += forward;
+  }
+  return p;
+}
+
+/** A piece of a virtual stage: the embedding, a layer (attention and MLP halves, each followed by tensor-parallel
+ * communication) or the head. Times are per micro-batch on one tensor rank. */
+struct Unit {
+  std::vector<PassTimes> parts; ///< a tensor-parallel collective follows each part of a layer
+  bool layer = false;
+  double parameters = 0.0; ///< on one tensor rank
+};
+
+/** Number of nodes the ranks of `group` span. */
+int nodes_spanned(const std::vector<int>& group, int gpus_per_node) {
+  std::set<int> nodes;
+  for (int rank : group) nodes.insert(rank / gpus_per_node);
+  return static_cast<int>(nodes.size());
+}
+
+/** Algorithm choice for collectives on groups of one shape (all tensor groups, or all data groups). */
+struct GroupShape {
+  int members = 1;
+  int nodes = 1;
+  int per_node = 1;
+  LinkCost slowest;
+};
+
+class Planner {
+ public:
+  Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
+      : cluster_(scenario.cluster), training_(training), mp_(mp), model_(training.model.transformer()),
+        cost_(training_cost(training, scenario.cluster.gpu)) {
+    links_.intra = {cluster_.intra_node.latency, cluster_.intra_node.bandwidth};
+    links_.inter = {cluster_.network.nic.latency, cluster_.network.nic.bandwidth};
+    links_.ports_per_node = std::max(1, cluster_.network.nics_per_node);
+    micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
+    chunks_ = mp.pipeline * mp.virtual_stages;
+    element_ = bytes_per_element(training.data_type);
+    peak_ = cluster_.gpu.peak(training.data_type);
+    const TransformerConfig& c = model_.config();
+    const double tokens = static_cast<double>(training.micro_batch) * static_cast<double>(c.sequence_length);
+    tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
+    // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
+    transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
+    build_units();
+  }
+
+  Plan plan() {
+    Plan plan;
+    plan.labels.emplace_back();
+    make_groups(plan);
+    const int gpus = mp_.gpus();
+    plan.ranks.resize(static_cast<std::size_t>(gpus));
+    plan.stage_of_rank.resize(static_cast<std::size_t>(gpus));
+    for (int r = 0; r < gpus; ++r) {
+      plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+      plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
+      program(plan, r);
+    }
+    resolve_fidelity(plan);
+    count_events(plan);
+    fill_figures(plan);
+    return plan;
+  }
+
+ private:
+  void build_units() {
+    const TransformerConfig& c = model_.config();
+    const std::int64_t b = training_.micro_batch;
+    const double t = static_cast<double>(mp_.tensor);
+    std::vector<ComputeOp> attention;
+    std::vector<ComputeOp> mlp;
+    bool in_mlp = false;
+    for (const ComputeOp& op : model_.layer_ops(b)) {
+      in_mlp = in_mlp || op.name == "mlp_norm";
+      (in_mlp ? mlp : attention).push_back(op);
+    }
+    std::vector<ComputeOp> embedding;
+    std::vector<ComputeOp> head;
+    for (const ComputeOp& op : model_.outer_ops(b)) (op.name == "embedding" ? embedding : head).push_back(op);
+    auto split = [t](PassTimes p) { return PassTimes{p.forward / t, p.backward / t}; };
+    const GpuProfile& gpu = cluster_.gpu;
+    const std::string& type = training_.data_type;
+    layer_ = Unit{{split(price(attention, gpu, type, training_.recomputation)),
+                   split(price(mlp, gpu, type, training_.recomputation))},
+                  true,
+                  model_.layer_parameters() / t};
+    embedding_ =
+        Unit{{split(price(embedding, gpu, type, Recomputation::None))}, false, model_.embedding_parameters() / t};
+    double head_parameters = model_.output_parameters();
+    if (mp_.pipeline > 1 && c.tied_embeddings) head_parameters += static_cast<double>(c.vocab * c.hidden);
+    head_ = Unit{{split(price(head, gpu, type, Recomputation::None))}, false, head_parameters / t};
+    const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
+    units_.resize(static_cast<std::size_t>(chunks_));
+    for (int vs = 0; vs < chunks_; ++vs) {
+      auto& units = units_[static_cast<std::size_t>(vs)];
+      if (vs == 0) units.push_back(embedding_);
+      units.insert(units.end(), static_cast<std::size_t>(layers[static_cast<std::size_t>(vs)]), layer_);
+      if (vs == chunks_ - 1) units.push_back(head_);
+    }
+  }
+
+  void make_groups(Plan& plan) {
+    const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data > 1;
+    for (int p = 0; p < mp_.pipeline; ++p)
+      for (int d = 0; d < mp_.data && mp_.tensor > 1; ++d) {
+        tensor_group_[{d, p}] = static_cast<int>(plan.groups.size());
+        plan.groups.emplace_back();
+        for (int t = 0; t < mp_.tensor; ++t) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+      }
+    for (int p = 0; p < mp_.pipeline; ++p)
+      for (int t = 0; t < mp_.tensor && sync; ++t) {
+        data_group_[{t, p}] = static_cast<int>(plan.groups.size());
+        plan.groups.emplace_back();
+        for (int d = 0; d < mp_.data; ++d) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+      }
+    if (!tensor_group_.empty())
+      tensor_shape_ = shape(plan.groups[static_cast<std::size_t>(tensor_group_.begin()->second)]);
+    if (!data_group_.empty()) data_shape_ = shape(plan.groups[static_cast<std::size_t>(data_group_.begin()->second)]);
+  }
+
+  GroupShape shape(const std::vector<int>& group) const {
+    GroupShape s;
+    s.members = static_cast<int>(group.size());
+    s.nodes = nodes_spanned(group, cluster_.gpus_per_node);
+    s.per_node = (s.members + s.nodes - 1) / s.nodes;
+    s.slowest = slowest_link(links_, s.per_node, s.nodes);
+    return s;
+  }
+
+  CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const GroupShape& shape,
+                            const CollectiveChoice& choice, CommKind kind, int stream) const {
+    CollectiveStep step;
+    step.group = group;
+    step.op = op;
+    step.bytes = bytes;
+    step.kind = kind;
+    step.stream = stream;
+    step.algorithm =
+        choice.algorithm.value_or(op == CollectiveOp::AllReduce ? choose_algorithm(op, shape.members, shape.nodes,
+                                                                                   static_cast<double>(bytes), links_)
+                                                                : CollectiveAlgorithm::Ring);
+    step.fidelity = choice.fidelity.value_or(Fidelity::Steps); // `auto`: settled by resolve_fidelity
+    return step;
+  }
+
+  std::uint32_t label(Plan& plan, Pass pass, int micro_batch, int chunk) {
+    const std::string text = fmt::format("{} mb{}{}", pass == Pass::Forward ? 'F' : 'B', micro_batch,
+                                         mp_.virtual_stages > 1 ? fmt::format(" c{}", chunk) : std::string());
+    const auto [it, added] = labels_.try_emplace(text, static_cast<std::uint32_t>(plan.labels.size()));
+    if (added) plan.labels.push_back(text);
+    return it->second;
+  }
+
+  /** The tensor-parallel communication after one part of a layer: an all-reduce, or with sequence parallelism a
+   * reduce-scatter and an all-gather; `layers` > 1 fuses that many. */
+  void tensor_collectives(std::vector<Step>& steps, int group, double parts) const {
+    if (group < 0) return;
+    const auto bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(tensor_bytes_) * parts));
+    if (mp_.sequence_parallel) {
+      steps.emplace_back(collective(CollectiveOp::ReduceScatter, bytes, group, tensor_shape_, mp_.tensor_collectives,
+                                    CommKind::Tensor, 0));
+      steps.emplace_back(collective(CollectiveOp::AllGather, bytes, group, tensor_shape_, mp_.tensor_collectives,
+                                    CommKind::Tensor, 0));
+    } else {
+      steps.emplace_back(collective(CollectiveOp::AllReduce, bytes, group, tensor_shape_, mp_.tensor_collectives,
+                                    CommKind::Tensor, 0));
+    }
+  }
+
+  /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
+  CollectiveStep gradient_collective(std::uint64_t bytes, int group) const {
+    const bool overlap = mp_.gradient_sync.overlap;
+    return collective(mp_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, group, data_shape_,
+                      mp_.gradient_sync.collective, CommKind::Data, overlap ? 1 : 0);
+  }
+
+  std::uint64_t unit_bytes(const Unit& unit) const {
+    return static_cast<std::uint64_t>(std::llround(unit.parameters * element_));
+  }
+
+  /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. */
+  void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred, const ParallelCoordinates& at,
+            const PipelineOp& op, int vs) {
+    const auto& units = units_[static_cast<std::size_t>(vs)];
+    const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({at.data, at.pipeline}) : -1;
+    const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
+    const bool forward = op.pass == Pass::Forward;
+    const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
+    const bool sync_now = !forward && last_micro_batch && data_group >= 0;
+    const bool zero3 = mp_.zero >= 3 && data_group >= 0;
+    const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
+    const std::uint64_t samples =
+        forward && vs == 0 && at.tensor == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
+    bool samples_given = false;
+    auto compute = [&](double time) {
+      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name});
+      samples_given = true;
+    };
+    auto gather = [&](const Unit& unit) {
+      steps.emplace_back(collective(CollectiveOp::AllGather, unit_bytes(unit), data_group, data_shape_,
+                                    mp_.gradient_sync.collective, CommKind::Data, 1));
+    };
+    double bucket = 0.0;
+    auto flush = [&] {
+      if (bucket <= 0.0) return;
+      const CollectiveStep step = gradient_collective(static_cast<std::uint64_t>(std::llround(bucket)), data_group);
+      if (step.stream == 1)
+        steps.emplace_back(step);
+      else
+        deferred.push_back(step);
+      bucket = 0.0;
+    };
+
+    const std::size_t n = units.size();
+    if (!mp_.tensor_per_layer && !zero3) {
+      // One compute and one fused tensor-parallel collective for the whole pass; gradients bucketed afterwards.
+      double time = 0.0;
+      double parts = 0.0;
+      for (const Unit& u : units)
+        for (const PassTimes& p : u.parts) {
+          time += forward ? p.forward : p.backward;
+          parts += u.layer ? 1.0 : 0.0;
+        }
+      compute(time);
+      if (parts > 0) tensor_collectives(steps, tensor_group, parts);
+      if (sync_now)
+        for (std::size_t k = n; k-- > 0;) {
+          bucket += unit_bytes(units[k]);
+          if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+        }
+      flush();
+      return;
+    }
+    if (zero3) gather(units[forward ? 0 : n - 1]);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Unit& unit = units[forward ? k : n - 1 - k];
+      if (zero3) {
+        // Wait for this unit's parameters, then prefetch the next unit's (and reduce the previous unit's gradients)
+        // while it computes.
+        steps.emplace_back(StreamSyncStep{});
+        if (sync_now && k > 0) steps.emplace_back(gradient_collective(unit_bytes(units[n - k]), data_group));
+        if (k + 1 < n) gather(units[forward ? k + 1 : n - 2 - k]);
+      }
+      for (std::size_t i = 0; i < unit.parts.size(); ++i) {
+        const PassTimes& part = unit.parts[forward ? i : unit.parts.size() - 1 - i];
+        compute(forward ? part.forward : part.backward);
+        if (unit.layer) tensor_collectives(steps, tensor_group, 1.0);
+      }
+      if (sync_now && !zero3) {
+        bucket += unit_bytes(unit);
+        if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+      }
+    }
+    if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_bytes(units[0]), data_group));
+    flush();
+  }
+
+  void program(Plan& plan, int rank) {
+    const ParallelCoordinates at = coordinates_of(mp_, rank);
+    std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
+    std::vector<CollectiveStep> deferred; // data-parallel collectives after the pipeline (no overlap)
+    auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
+    for (const PipelineOp& op :
+         pipeline_schedule(mp_.schedule, mp_.pipeline, at.pipeline, micro_batches_, mp_.virtual_stages)) {
+      const int vs = op.chunk * mp_.pipeline + at.pipeline;
+      if (op.pass == Pass::Forward) {
+        if (vs > 0) steps.emplace_back(RecvStep{stage_rank(vs - 1), 0, CommKind::Pipeline});
+        pass(plan, steps, deferred, at, op, vs);
+        if (vs < chunks_ - 1) steps.emplace_back(SendStep{stage_rank(vs + 1), transfer_bytes_, 0, CommKind::Pipeline});
+      } else {
+        if (vs < chunks_ - 1) steps.emplace_back(RecvStep{stage_rank(vs + 1), 1, CommKind::Pipeline});
+        pass(plan, steps, deferred, at, op, vs);
+        if (vs > 0) steps.emplace_back(SendStep{stage_rank(vs - 1), transfer_bytes_, 1, CommKind::Pipeline});
+      }
+    }
+    const bool synced = !data_group_.empty();
+    if (synced && mp_.gradient_sync.overlap) steps.emplace_back(StreamSyncStep{});
+    for (const CollectiveStep& step : deferred) steps.emplace_back(step);
+    // The optimizer step over this rank's share of the stage's parameters (sharded over the replicas under ZeRO).
+    double parameters = 0.0;
+    for (int c = 0; c < mp_.virtual_stages; ++c)
+      for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) parameters += u.parameters;
+    const double share = parameters / model_.parameters() / (mp_.zero >= 1 && synced ? mp_.data : 1);
+    steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
+    // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter).
+    if (synced && (mp_.zero == 1 || mp_.zero == 2)) {
+      std::vector<CollectiveStep> gathers;
+      for (const Step& step : steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&step);
+            c != nullptr && c->kind == CommKind::Data && c->op == CollectiveOp::ReduceScatter) {
+          CollectiveStep g = *c;
+          g.op = CollectiveOp::AllGather;
+          g.stream = 0;
+          gathers.push_back(g);
+        }
+      for (const CollectiveStep& g : gathers) steps.emplace_back(g);
+    }
+  }
+
+  /** `auto` fidelity: one level for the run's auto collectives from their total messages, as the data-parallel
+   * planner chooses it. */
+  void resolve_fidelity(Plan& plan) const {
+    const bool tensor_auto = !mp_.tensor_collectives.fidelity;
+    const bool data_auto = !mp_.gradient_sync.collective.fidelity;
+    std::uint64_t steps = 0;
+    std::uint64_t flows = 0;
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      for (const Step& step : plan.ranks[r].steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&step)) {
+          const bool is_auto = c->kind == CommKind::Tensor ? tensor_auto : data_auto;
+          if (!is_auto || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
+          const GroupShape& s = c->kind == CommKind::Tensor ? tensor_shape_ : data_shape_;
+          CollectiveStep probe = *c;
+          probe.fidelity = Fidelity::Steps;
+          steps += planned_messages(probe, s.members, s.nodes, s.slowest);
+          probe.fidelity = Fidelity::Flows;
+          flows += planned_messages(probe, s.members, s.nodes, s.slowest);
+        }
+    const Fidelity fidelity = choose_fidelity(steps * static_cast<std::uint64_t>(training_.iterations),
+                                              flows * static_cast<std::uint64_t>(training_.iterations));
+    for (RankProgram& program : plan.ranks)
+      for (Step& step : program.steps)
+        if (auto* c = std::get_if<CollectiveStep>(&step); c && (c->kind == CommKind::Tensor ? tensor_auto : data_auto))
+          c->fidelity = fidelity;
+  }
+
+  void count_events(Plan& plan) const {
+    const auto iterations = static_cast<std::uint64_t>(training_.iterations);
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      for (const Step& step : plan.ranks[r].steps) {
+        if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0)
+          plan.planned_executions += iterations;
+        else if (std::holds_alternative<SendStep>(step))
+          plan.planned_messages += iterations;
+        else if (const auto* c = std::get_if<CollectiveStep>(&step);
+                 c && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r)) {
+          const GroupShape& s = c->kind == CommKind::Tensor ? tensor_shape_ : data_shape_;
+          plan.planned_messages += iterations * planned_messages(*c, s.members, s.nodes, s.slowest);
+        }
+      }
+  }
+
+  void fill_figures(Plan& plan) const {
+    const TrainingCost& cost = cost_;
+    const double batch = static_cast<double>(training_.global_batch);
+    plan.iterations = training_.iterations;
+    plan.pipeline_stages = mp_.pipeline;
+    for (int s = 0; s < mp_.pipeline; ++s)
+      plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
+    plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);
+    plan.model_flops_per_iteration = cost.model_flops_per_sample * batch;
+    plan.hardware_flops_per_iteration = cost.hardware_flops_per_sample * batch;
+    plan.tokens_per_iteration = cost.tokens_per_sample * batch;
+    plan.samples_per_iteration = static_cast<std::uint64_t>(training_.global_batch);
+    const double step = cost.forward_time() + cost.backward_time();
+    plan.sample_time = step / static_cast<double>(training_.micro_batch);
+    plan.baseline_amount =
+        (static_cast<double>(training_.global_batch / training_.micro_batch) * step + cost.optimizer_time) * peak_;
+    std::string sync = "no gradient sync";
+    if (!data_group_.empty()) {
+      const CollectiveStep probe = gradient_collective(1, 0);
+      sync = fmt::format("{} {} / {}{}", mp_.zero > 0 ? fmt::format("ZeRO-{}", mp_.zero) : std::string("gradient"),
+                         to_string(probe.op), to_string(probe.algorithm),
+                         mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
+    }
+    plan.summary =
+        fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{} x pipeline {} ({} schedule{}, {} "
+                    "micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
+                    training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
+                    mp_.sequence_parallel ? " (sequence parallel)" : "", mp_.pipeline, to_string(mp_.schedule),
+                    mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
+                    micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
+                    to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
+  }
+
+  const ClusterSpec& cluster_;
+  const ModelTraining& training_;
+  const ModelParallel& mp_;
+  TransformerModel model_;
+  TrainingCost cost_;
+  TwoLevelCost links_;
+  int micro_batches_ = 1;
+  int chunks_ = 1;
+  double element_ = 2.0;
+  double peak_ = 1.0;
+  std::uint64_t tensor_bytes_ = 0;
+  std::uint64_t transfer_bytes_ = 0;
+  Unit layer_;
+  Unit embedding_;
+  Unit head_;
+  std::vector<std::vector<Unit>> units_;            ///< per virtual stage, in forward order
+  std::map<std::pair<int, int>, int> tensor_group_; ///< (data, pipeline) -> group
+  std::map<std::pair<int, int>, int> data_group_;   ///< (tensor, pipeline) -> group
+  GroupShape tensor_shape_;
+  GroupShape data_shape_;
+  std::map<std::string, std::uint32_t> labels_;
+};
+
+} // namespace
+
+Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp) {
+  return Planner(scenario, training, mp).plan();
+}
+
+} // namespace partsim

@@ -1,0 +1,170 @@
+// Pipeline schedules (GPipe, 1F1B, interleaved 1F1B), rank placement and per-GPU memory of model-parallel training.
+#include "partsim/error.hpp"
+#include "partsim/model_parallel.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace partsim {
+
+std::vector<PipelineOp> pipeline_schedule(PipelineSchedule schedule, int stages, int stage, int micro_batches,
+                                          int chunks) {
+  PARTSIM_CHECK(stages >= 1 && stage >= 0 && stage < stages && micro_batches >= 1 && chunks >= 1)
+      << "schedule of stage " << stage << " of " << stages << ", " << micro_batches << " micro-batches";
+  std::vector<PipelineOp> ops;
+  const int m = micro_batches;
+  if (schedule == PipelineSchedule::GPipe) {
+    for (int i = 0; i < m; ++i) ops.push_back({Pass::Forward, i, 0});
+    for (int i = 0; i < m; ++i) ops.push_back({Pass::Backward, i, 0});
+    return ops;
+  }
+  if (schedule == PipelineSchedule::OneFOneB) {
+    const int warmup = std::min(stages - stage - 1, m);
+    for (int i = 0; i < warmup; ++i) ops.push_back({Pass::Forward, i, 0});
+    for (int k = 0; k < m - warmup; ++k) {
+      ops.push_back({Pass::Forward, warmup + k, 0});
+      ops.push_back({Pass::Backward, k, 0});
+    }
+    for (int k = m - warmup; k < m; ++k) ops.push_back({Pass::Backward, k, 0});
+    return ops;
+  }
+  PARTSIM_CHECK(m % stages == 0) << "interleaving needs micro-batches (" << m << ") divisible by stages (" << stages
+                                 << ")";
+  const int p = stages;
+  const int v = chunks;
+  const int total = m * v;
+  auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
+  auto forward = [&](int k) { return PipelineOp{Pass::Forward, micro_batch(k), (k / p) % v}; };
+  auto backward = [&](int k) { return PipelineOp{Pass::Backward, micro_batch(k), v - 1 - (k / p) % v}; };
+  const int warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  for (int k = 0; k < warmup; ++k) ops.push_back(forward(k));
+  for (int k = 0; k < total - warmup; ++k) {
+    ops.push_back(forward(warmup + k));
+    ops.push_back(backward(k));
+  }
+  for (int k = total - warmup; k < total; ++k) ops.push_back(backward(k));
+  return ops;
+}
+
+int peak_in_flight(const std::vector<PipelineOp>& ops) {
+  int live = 0;
+  int peak = 0;
+  for (const PipelineOp& op : ops) {
+    live += op.pass == Pass::Forward ? 1 : -1;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+namespace {
+
+int degree(const ModelParallel& mp, ParallelAxis axis) {
+  return axis == ParallelAxis::Tensor ? mp.tensor : axis == ParallelAxis::Data ? mp.data : mp.pipeline;
+}
+
+int& coordinate(ParallelCoordinates& at, ParallelAxis axis) {
+  return axis == ParallelAxis::Tensor ? at.tensor : axis == ParallelAxis::Data ? at.data : at.pipeline;
+}
+
+} // namespace
+
+int rank_of(const ModelParallel& mp, const ParallelCoordinates& at) {
+  ParallelCoordinates copy = at;
+  int rank = 0;
+  int stride = 1;
+  for (ParallelAxis axis : mp.placement) {
+    rank += coordinate(copy, axis) * stride;
+    stride *= degree(mp, axis);
+  }
+  return rank;
+}
+
+ParallelCoordinates coordinates_of(const ModelParallel& mp, int rank) {
+  ParallelCoordinates at;
+  for (ParallelAxis axis : mp.placement) {
+    coordinate(at, axis) = rank % degree(mp, axis);
+    rank /= degree(mp, axis);
+  }
+  return at;
+}
+
+std::vector<int> virtual_stage_layers(const ModelParallel& mp, std::int64_t layers) {
+  if (!mp.stage_layers.empty()) return mp.stage_layers;
+  const int chunks = mp.pipeline * mp.virtual_stages;
+  return std::vector<int>(static_cast<std::size_t>(chunks), static_cast<int>(layers / chunks));
+}
+
+namespace {
+
+/** Parameters held by pipeline stage `stage` (before tensor and ZeRO sharding), and its layer count. */
+std::pair<double, int> stage_parameters(const TransformerModel& model, const ModelParallel& mp, int stage) {
+  const std::vector<int> layers = virtual_stage_layers(mp, model.config().layers);
+  int count = 0;
+  for (int c = 0; c < mp.virtual_stages; ++c) count += layers[static_cast<std::size_t>(c * mp.pipeline + stage)];
+  double parameters = count * model.layer_parameters();
+  if (stage == 0) parameters += model.embedding_parameters();
+  if (stage == mp.pipeline - 1) {
+    parameters += model.output_parameters();
+    // With tied embeddings the last stage keeps its own copy of the token table for the head (Megatron-LM).
+    const TransformerConfig& c = model.config();
+    if (mp.pipeline > 1 && c.tied_embeddings)
+      parameters += static_cast<double>(c.vocab) * static_cast<double>(c.hidden);
+  }
+  return {parameters, count};
+}
+
+} // namespace
+
+MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
+                                      int stage) {
+  const TransformerModel model = training.model.transformer();
+  const TransformerConfig& c = model.config();
+  const double e = bytes_per_element(training.data_type);
+  const double t = static_cast<double>(mp.tensor);
+  const double d = static_cast<double>(mp.data);
+  const auto [parameters, layers] = stage_parameters(model, mp, stage);
+  const double local = parameters / t;
+  MemoryBreakdown m;
+  m.parameters = local * e / (mp.zero >= 3 ? d : 1.0);
+  m.gradients = local * e / (mp.zero >= 2 ? d : 1.0);
+  m.optimizer_states =
+      local * optimizer_bytes_per_parameter(training.optimizer, training.data_type) / (mp.zero >= 1 ? d : 1.0);
+  m.workspace = training.workspace;
+  m.capacity = gpu.memory_capacity.value;
+
+  // One layer's activations for one micro-batch under tensor parallelism: the norms' and the first GEMMs' inputs
+  // (and the dropout masks) stay whole on every tensor rank unless sequence parallelism splits them.
+  const std::int64_t b = training.micro_batch;
+  const double tokens = static_cast<double>(b) * static_cast<double>(c.sequence_length);
+  const double h = static_cast<double>(c.hidden);
+  auto layer_bytes = [&](Recomputation recomputation) {
+    const double total = model.layer_activation_bytes(b, recomputation, e);
+    const double whole =
+        recomputation == Recomputation::Full ? total : 4.0 * e * tokens * h + (c.dropout ? 2.0 * tokens * h : 0.0);
+    const double replicated = mp.sequence_parallel ? whole / t : whole;
+    return (total - whole) / t + replicated;
+  };
+  const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
+  const int in_flight =
+      peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
+  // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
+  m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
+  if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None);
+  if (stage == mp.pipeline - 1) m.activations += model.outer_activation_bytes(b, e) / t;
+  return m;
+}
+
+MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
+                                           const GpuProfile& gpu, int* stage) {
+  MemoryBreakdown peak;
+  for (int s = 0; s < mp.pipeline; ++s) {
+    const MemoryBreakdown m = model_parallel_memory(training, mp, gpu, s);
+    if (s == 0 || m.total() > peak.total()) {
+      peak = m;
+      if (stage != nullptr) *stage = s;
+    }
+  }
+  return peak;
+}
+
+} // namespace partsim

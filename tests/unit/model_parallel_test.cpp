@@ -1,0 +1,263 @@
+// Model parallelism without SimGrid: pipeline schedules, rank placement, the collectives and transfers a plan holds
+// (tensor-parallel volume per layer, ZeRO volume), memory per GPU, and the input errors of strategy model_parallel.
+#include "partsim/model_parallel.hpp"
+#include "partsim/strategy.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+namespace partsim::test {
+namespace {
+
+/** `gpus` A100s in one node training GPT-3 13B-like `model` with strategy model_parallel `strategy`. */
+nlohmann::json mp_scenario(nlohmann::json strategy, int gpus = 8, const std::string& model = "gpt3-13b",
+                           int global_batch = 32) {
+  nlohmann::json doc = base_scenario(1, gpus);
+  doc["cluster"]["gpu"] = "a100-sxm4-80gb";
+  doc["workload"] = {{"kind", "model_training"}, {"model", model}, {"global_batch", global_batch}, {"micro_batch", 1}};
+  strategy["kind"] = "model_parallel";
+  doc["strategy"] = std::move(strategy);
+  return doc;
+}
+
+int count(const std::vector<PipelineOp>& ops, Pass pass) {
+  int n = 0;
+  for (const PipelineOp& op : ops) n += op.pass == pass ? 1 : 0;
+  return n;
+}
+
+TEST(PipelineSchedule, GPipeRunsEveryForwardThenEveryBackward) {
+  const auto ops = pipeline_schedule(PipelineSchedule::GPipe, 4, 1, 6);
+  ASSERT_EQ(ops.size(), 12u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(ops[static_cast<std::size_t>(i)], (PipelineOp{Pass::Forward, i, 0}));
+    EXPECT_EQ(ops[static_cast<std::size_t>(6 + i)], (PipelineOp{Pass::Backward, i, 0}));
+  }
+  EXPECT_EQ(peak_in_flight(ops), 6);
+}
+
+TEST(PipelineSchedule, OneFOneBWarmsUpWithStagesLeftThenAlternates) {
+  const int p = 4;
+  const int m = 8;
+  for (int s = 0; s < p; ++s) {
+    const auto ops = pipeline_schedule(PipelineSchedule::OneFOneB, p, s, m);
+    EXPECT_EQ(count(ops, Pass::Forward), m);
+    EXPECT_EQ(count(ops, Pass::Backward), m);
+    const int warmup = p - s - 1;
+    for (int i = 0; i < warmup; ++i) EXPECT_EQ(ops[static_cast<std::size_t>(i)].pass, Pass::Forward);
+    // Steady state: forward warmup + k, then backward k.
+    EXPECT_EQ(ops[static_cast<std::size_t>(warmup)], (PipelineOp{Pass::Forward, warmup, 0}));
+    EXPECT_EQ(ops[static_cast<std::size_t>(warmup + 1)], (PipelineOp{Pass::Backward, 0, 0}));
+    EXPECT_EQ(peak_in_flight(ops), p - s) << "stage " << s;
+  }
+  // Fewer micro-batches than stages: the warm-up is cut to m.
+  EXPECT_EQ(peak_in_flight(pipeline_schedule(PipelineSchedule::OneFOneB, 8, 0, 3)), 3);
+}
+
+TEST(PipelineSchedule, InterleavedVisitsEveryChunkOfEveryMicroBatchOnce) {
+  const int p = 4;
+  const int m = 8;
+  const int v = 2;
+  for (int s = 0; s < p; ++s) {
+    const auto ops = pipeline_schedule(PipelineSchedule::Interleaved, p, s, m, v);
+    ASSERT_EQ(ops.size(), static_cast<std::size_t>(2 * m * v));
+    std::map<std::tuple<int, int, int>, int> seen;
+    std::map<std::pair<int, int>, bool> forward_done;
+    for (const PipelineOp& op : ops) {
+      ++seen[{static_cast<int>(op.pass), op.micro_batch, op.chunk}];
+      if (op.pass == Pass::Forward)
+        forward_done[{op.micro_batch, op.chunk}] = true;
+      else
+        EXPECT_TRUE(forward_done[std::make_pair(op.micro_batch, op.chunk)]) << "backward before forward";
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(2 * m * v));
+    // Megatron-LM's warm-up: (p - s - 1) x 2 + (v - 1) x p forwards, then one more before the first backward.
+    EXPECT_EQ(peak_in_flight(ops), (p - s - 1) * 2 + (v - 1) * p + 1);
+  }
+  // The first forwards: micro-batches 0..p-1 on chunk 0, then the same on chunk 1.
+  const auto ops = pipeline_schedule(PipelineSchedule::Interleaved, p, 0, m, v);
+  EXPECT_EQ(ops[3], (PipelineOp{Pass::Forward, 3, 0}));
+  EXPECT_EQ(ops[4], (PipelineOp{Pass::Forward, 0, 1}));
+}
+
+TEST(ModelParallelPlacement, TensorFirstKeepsTensorGroupsOnConsecutiveRanks) {
+  ModelParallel mp;
+  mp.data = 2;
+  mp.tensor = 4;
+  mp.pipeline = 3;
+  for (int r = 0; r < mp.gpus(); ++r) EXPECT_EQ(rank_of(mp, coordinates_of(mp, r)), r);
+  EXPECT_EQ(rank_of(mp, {1, 2, 0}), 6); // t + T d
+  EXPECT_EQ(rank_of(mp, {0, 0, 2}), 16);
+  mp.placement = {ParallelAxis::Pipeline, ParallelAxis::Data, ParallelAxis::Tensor};
+  EXPECT_EQ(rank_of(mp, {0, 1, 0}), 6); // pipeline fastest: p + P d + P D t
+  for (int r = 0; r < mp.gpus(); ++r) EXPECT_EQ(rank_of(mp, coordinates_of(mp, r)), r);
+}
+
+/** Per rank: (peer, channel) sequences of sends and receives, to check that every transfer is received in order. */
+void expect_matched_transfers(const Plan& plan) {
+  std::map<std::tuple<int, int, int>, int> sent;
+  std::map<std::tuple<int, int, int>, int> received;
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+    for (const Step& step : plan.ranks[r].steps) {
+      if (const auto* s = std::get_if<SendStep>(&step)) ++sent[{static_cast<int>(r), s->peer, s->channel}];
+      if (const auto* v = std::get_if<RecvStep>(&step)) ++received[{v->peer, static_cast<int>(r), v->channel}];
+    }
+  EXPECT_EQ(sent, received);
+}
+
+TEST(ModelParallelPlan, EveryTransferHasAReceiverInEverySchedule) {
+  for (const char* schedule : {"gpipe", "1f1b", "interleaved"}) {
+    nlohmann::json strategy = {{"data", 2}, {"tensor", 1}, {"pipeline", 4}, {"schedule", schedule}};
+    const Plan plan = build_plan(parse(mp_scenario(strategy)));
+    expect_matched_transfers(plan);
+    EXPECT_EQ(plan.pipeline_stages, 4);
+  }
+}
+
+struct Volume {
+  int all_reduces = 0;
+  int reduce_scatters = 0;
+  int all_gathers = 0;
+  std::uint64_t bytes = 0; ///< of one collective (all the same here)
+  double bus = 0.0;        ///< bus bytes summed
+};
+
+Volume volume(const Plan& plan, int rank, CommKind kind) {
+  Volume v;
+  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == kind) {
+      v.all_reduces += c->op == CollectiveOp::AllReduce ? 1 : 0;
+      v.reduce_scatters += c->op == CollectiveOp::ReduceScatter ? 1 : 0;
+      v.all_gathers += c->op == CollectiveOp::AllGather ? 1 : 0;
+      v.bytes = c->bytes;
+      v.bus += bus_bytes(*c, static_cast<int>(plan.groups[static_cast<std::size_t>(c->group)].size()));
+    }
+  return v;
+}
+
+TEST(ModelParallelPlan, TensorParallelRunsTwoAllReducesOfBshPerLayerEachWay) {
+  // GPT-3 13B: 40 layers, h = 5120, s = 2048, b = 1, bf16. One micro-batch per replica.
+  const Plan plan = build_plan(parse(mp_scenario({{"data", 4}, {"tensor", 2}}, 8, "gpt3-13b", 4)));
+  const Volume v = volume(plan, 0, CommKind::Tensor);
+  EXPECT_EQ(v.all_reduces, 40 * 4);
+  EXPECT_EQ(v.bytes, 1u * 2048 * 5120 * 2);
+  const Plan sp =
+      build_plan(parse(mp_scenario({{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}}, 8, "gpt3-13b", 4)));
+  const Volume s = volume(sp, 0, CommKind::Tensor);
+  EXPECT_EQ(s.all_reduces, 0);
+  EXPECT_EQ(s.reduce_scatters, 40 * 4);
+  EXPECT_EQ(s.all_gathers, 40 * 4);
+  EXPECT_DOUBLE_EQ(s.bus, v.bus); // a reduce-scatter and an all-gather move what an all-reduce moves
+  // Fused per pass: the same bytes in 2 collectives per micro-batch.
+  const Plan fused = build_plan(parse(
+      mp_scenario({{"data", 4}, {"tensor", 2}, {"tensor_collectives", {{"granularity", "pass"}}}}, 8, "gpt3-13b", 4)));
+  const Volume f = volume(fused, 0, CommKind::Tensor);
+  EXPECT_EQ(f.all_reduces, 2);
+  EXPECT_NEAR(f.bus, v.bus, v.bus * 1e-9);
+}
+
+TEST(ModelParallelPlan, ZeroThreeMovesOneAndAHalfTimesThePlainAllReduceVolume) {
+  auto data_volume = [](int zero) {
+    const Plan plan = build_plan(parse(mp_scenario({{"data", 8}, {"zero", zero}}, 8, "gpt2-xl", 8)));
+    return volume(plan, 0, CommKind::Data);
+  };
+  const Volume plain = data_volume(0);
+  EXPECT_GT(plain.all_reduces, 0);
+  EXPECT_EQ(plain.reduce_scatters, 0);
+  for (int zero : {1, 2}) {
+    const Volume v = data_volume(zero);
+    EXPECT_EQ(v.all_reduces, 0);
+    EXPECT_EQ(v.reduce_scatters, v.all_gathers);
+    EXPECT_NEAR(v.bus, plain.bus, plain.bus * 1e-6) << "ZeRO-" << zero;
+  }
+  const Volume z3 = data_volume(3);
+  EXPECT_NEAR(z3.bus, 1.5 * plain.bus, plain.bus * 1e-6);
+  EXPECT_EQ(z3.all_gathers, 2 * z3.reduce_scatters); // forward and backward gathers per reduce-scatter
+}
+
+TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {
+  const Scenario gpipe = parse(mp_scenario({{"pipeline", 8}, {"schedule", "gpipe"}}, 8, "gpt3-13b", 32));
+  const Scenario onef = parse(mp_scenario({{"pipeline", 8}, {"schedule", "1f1b"}}, 8, "gpt3-13b", 32));
+  const auto& training = std::get<ModelTraining>(gpipe.workload);
+  const auto& mp_g = std::get<ModelParallel>(gpipe.strategy);
+  const auto& mp_1 = std::get<ModelParallel>(onef.strategy);
+  const GpuProfile& gpu = gpipe.cluster.gpu;
+  // Stage 1 (no embedding, no head): 5 layers x in-flight micro-batches x one layer's activations.
+  const double layer = training.model.transformer().layer_activation_bytes(1, Recomputation::None, 2.0);
+  EXPECT_NEAR(model_parallel_memory(training, mp_g, gpu, 1).activations, 32 * 5 * layer, 1.0);
+  EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 1).activations, 7 * 5 * layer, 1.0);
+  EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 7 - 1).activations, 2 * 5 * layer, 1.0);
+  // Weights are split by the stages: 5 of 40 layers on stage 1.
+  const double weights = 5 * training.model.transformer().layer_parameters() * 2.0;
+  EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 1).parameters, weights, 1.0);
+}
+
+TEST(ModelParallelMemory, TensorAndZeroShardWhatTheyShard) {
+  const Scenario base = parse(mp_scenario({{"data", 2}, {"tensor", 4}}));
+  const Scenario zero1 = parse(mp_scenario({{"data", 2}, {"tensor", 4}, {"zero", 1}}));
+  const Scenario zero3 = parse(mp_scenario({{"data", 8}, {"zero", 3}}));
+  const Scenario plain = parse(mp_scenario({{"data", 8}}));
+  const auto& training = std::get<ModelTraining>(base.workload);
+  const GpuProfile& gpu = base.cluster.gpu;
+  const MemoryBreakdown b = model_parallel_memory(training, std::get<ModelParallel>(base.strategy), gpu, 0);
+  const MemoryBreakdown z1 = model_parallel_memory(training, std::get<ModelParallel>(zero1.strategy), gpu, 0);
+  EXPECT_NEAR(b.parameters, training.model.transformer().parameters() * 2.0 / 4, 1.0);
+  EXPECT_DOUBLE_EQ(z1.parameters, b.parameters);
+  EXPECT_DOUBLE_EQ(z1.optimizer_states, b.optimizer_states / 2);
+  const MemoryBreakdown p = model_parallel_memory(training, std::get<ModelParallel>(plain.strategy), gpu, 0);
+  const MemoryBreakdown z3 = model_parallel_memory(training, std::get<ModelParallel>(zero3.strategy), gpu, 0);
+  EXPECT_DOUBLE_EQ(z3.parameters, p.parameters / 8);
+  EXPECT_DOUBLE_EQ(z3.gradients, p.gradients / 8);
+  // Sequence parallelism splits the rest of the activations.
+  const Scenario sp = parse(mp_scenario({{"data", 2}, {"tensor", 4}, {"sequence_parallel", true}}));
+  EXPECT_LT(model_parallel_memory(training, std::get<ModelParallel>(sp.strategy), gpu, 0).activations, b.activations);
+  // Plain data parallelism of the same model: the pipeline-free, tensor-free split matches data_parallel_memory's
+  // weights and optimizer states.
+  const MemoryBreakdown dp = data_parallel_memory(training, gpu);
+  EXPECT_NEAR(p.parameters, dp.parameters, 1.0);
+  EXPECT_NEAR(p.optimizer_states, dp.optimizer_states, 1.0);
+}
+
+TEST(ModelParallelMemory, GptThree175BDoesNotFitOnOneNodeWithoutEnoughSplits) {
+  const Scenario s = parse(mp_scenario({{"tensor", 8}}, 8, "gpt3-175b", 8));
+  EXPECT_FALSE(build_plan(s).memory->fits());
+}
+
+std::string error_pointer(const nlohmann::json& doc) {
+  return input_error([&] { parse(doc); }).pointer();
+}
+
+TEST(ModelParallelErrors, EachInvalidCombinationNamesItsKey) {
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 3}})), "/strategy");                                 // 3 x 1 x 1 != 8
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 2}, {"tensor", 3}}, 6)), "/strategy/tensor");        // 40 heads
+  EXPECT_EQ(error_pointer(mp_scenario({{"tensor", 16}}, 16, "llama3-8b")), "/strategy/tensor");      // 8 kv heads
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 16}}, 16, "gpt2-small")), "/strategy/pipeline"); // 12 layers
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 3}}, 3)), "/strategy/pipeline");                 // 40 % 3
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 2}, {"stage_layers", {10, 20}}}, 2)), "/strategy/stage_layers");
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 2}, {"stage_layers", {40}}}, 2)), "/strategy/stage_layers");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 2}, {"pipeline", 4}, {"schedule", "interleaved"}}, 8, "gpt3-13b", 6)),
+            "/workload/global_batch"); // 3 micro-batches, 4 stages
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 8}, {"virtual_stages", 2}})), "/strategy/virtual_stages");
+  EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 8}, {"schedule", "interleaved"}, {"virtual_stages", 1}})),
+            "/strategy/virtual_stages");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"pipeline", 2}, {"zero", 2}})), "/strategy/zero");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"zero", "zero-4"}})), "/strategy/zero");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"placement", {"tensor", "tensor", "data"}}})),
+            "/strategy/placement/1");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"placement", "pipeline_first"}})), "/strategy/placement");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}}, 8, "gpt3-13b", 12)), "/workload/global_batch");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}}, 8, "resnet50")), "/strategy/kind");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"sequence_parallel", true}})), "/strategy/sequence_parallel");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"unknown", 1}})), "/strategy/unknown");
+}
+
+TEST(ModelParallelErrors, FsdpIsZeroThree) {
+  const Scenario s = parse(mp_scenario({{"data", 8}, {"zero", "fsdp"}}));
+  EXPECT_EQ(std::get<ModelParallel>(s.strategy).zero, 3);
+}
+
+} // namespace
+} // namespace partsim::test
