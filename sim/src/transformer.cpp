@@ -136,23 +136,57 @@ double TransformerModel::parameters() const {
   return as_double(config_.layers) * layer_parameters() + embedding_parameters() + output_parameters();
 }
 
+std::int64_t TransformerModel::vocab_shard(int tensor) const {
+  PARTSIM_CHECK(tensor >= 1) << "tensor degree " << tensor;
+  return (config_.vocab + tensor - 1) / tensor;
+}
+
+double TransformerModel::layer_parameters(int tensor) const {
+  double total = 0.0;
+  for (const ComputeOp& op : layer_ops(1, TensorSplit{tensor, false})) total += op.weight_elements;
+  return total;
+}
+
+double TransformerModel::embedding_parameters(int tensor) const {
+  const double h = as_double(config_.hidden);
+  return as_double(vocab_shard(tensor)) * h +
+         (config_.position == PositionEmbedding::Learned ? as_double(config_.sequence_length) * h : 0.0);
+}
+
+double TransformerModel::output_parameters(int tensor) const {
+  const double h = as_double(config_.hidden);
+  const double norm = config_.norm == NormKind::LayerNorm ? 2.0 * h : h;
+  return norm + (config_.tied_embeddings ? 0.0 : as_double(vocab_shard(tensor)) * h);
+}
+
 // --- ops -----------------------------------------------------------------------------------------------------------
 
 std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch) const {
+  return layer_ops(micro_batch, TensorSplit{});
+}
+
+std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
   const TransformerConfig& c = config_;
+  const std::int64_t n = split.tensor;
+  PARTSIM_CHECK(n >= 1 && c.heads % n == 0 && c.kv_heads % n == 0 && c.ffn % n == 0)
+      << "tensor degree " << n << " does not divide heads " << c.heads << ", kv_heads " << c.kv_heads << " and ffn "
+      << c.ffn;
   const double t = tokens(micro_batch);
   const double h = as_double(c.hidden);
-  const double f = as_double(c.ffn);
-  const std::int64_t q_width = c.heads * c.head_dim;
-  const std::int64_t kv_width = c.kv_heads * c.head_dim;
-  const double scores = as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length) *
+  const double f = as_double(c.ffn / n); // this rank's MLP columns
+  // Whole on every rank (norms, residual adds) unless sequence parallelism splits them along the sequence.
+  const double r = split.sequence_parallel ? 1.0 / as_double(n) : 1.0;
+  const std::int64_t heads = c.heads / n; // this rank's query heads
+  const std::int64_t q_width = heads * c.head_dim;
+  const std::int64_t kv_width = c.kv_heads / n * c.head_dim;
+  const double scores = as_double(micro_batch) * as_double(heads) * as_double(c.sequence_length) *
                         as_double(c.sequence_length); // b·a·s² elements
   const double norm_flop = c.norm == NormKind::LayerNorm ? kLayerNormFlop : kRmsNormFlop;
   const double norm_weights = c.norm == NormKind::LayerNorm ? 2.0 * h : h;
   const double dropout_flop = c.dropout ? kDropoutFlop : 0.0;
 
   std::vector<ComputeOp> ops;
-  ops.push_back(pointwise_op("attention_norm", OpKind::Norm, norm_flop, t * h, t * h, norm_weights));
+  ops.push_back(pointwise_op("attention_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
   ops.push_back(linear_op("qkv_projection", t, c.hidden, q_width + 2 * kv_width, c.bias));
   if (c.position == PositionEmbedding::Rotary) {
     const double rotated = t * as_double(q_width + kv_width);
@@ -162,7 +196,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch) con
   ComputeOp qk;
   qk.name = "attention_scores";
   qk.kind = OpKind::Gemm;
-  qk.gemm = GemmShape{micro_batch * c.heads, c.sequence_length, c.sequence_length, c.head_dim};
+  qk.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.sequence_length, c.head_dim};
   qk.forward_flops = qk.gemm->flops();
   qk.backward_flops = 2.0 * qk.forward_flops;
   qk.input_elements = t * as_double(q_width + kv_width);
@@ -178,7 +212,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch) con
   ComputeOp av;
   av.name = "attention_over_values";
   av.kind = OpKind::Gemm;
-  av.gemm = GemmShape{micro_batch * c.heads, c.sequence_length, c.head_dim, c.sequence_length};
+  av.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.head_dim, c.sequence_length};
   av.forward_flops = av.gemm->flops();
   av.backward_flops = 2.0 * av.forward_flops;
   av.input_elements = scores + t * as_double(kv_width);
@@ -186,46 +220,57 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch) con
   av.selectively_recomputed = true;
   ops.push_back(av);
 
+  // Row-parallel: K split, the bias whole (added once the partial products are reduced).
   ops.push_back(linear_op("output_projection", t, q_width, c.hidden, c.bias));
-  ops.push_back(pointwise_op("attention_residual", OpKind::Elementwise, 1.0 + dropout_flop, 2.0 * t * h, t * h, 0.0));
-  ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, t * h, t * h, norm_weights));
+  ops.push_back(
+      pointwise_op("attention_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
+  ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
   if (c.mlp == MlpKind::Gated) {
-    ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn, c.bias));
-    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn, c.bias));
+    ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn / n, c.bias));
+    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
     ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kSwiGluFlop, 2.0 * t * f, t * f, 0.0));
   } else {
-    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn, c.bias));
+    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
     ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kGeluFlop, t * f, t * f, 0.0));
   }
-  ops.push_back(linear_op("mlp_down", t, c.ffn, c.hidden, c.bias));
-  ops.push_back(pointwise_op("mlp_residual", OpKind::Elementwise, 1.0 + dropout_flop, 2.0 * t * h, t * h, 0.0));
+  ops.push_back(linear_op("mlp_down", t, c.ffn / n, c.hidden, c.bias));
+  ops.push_back(pointwise_op("mlp_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
   return ops;
 }
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch) const {
+  return outer_ops(micro_batch, TensorSplit{});
+}
+
+std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
   const TransformerConfig& c = config_;
   const double t = tokens(micro_batch);
   const double h = as_double(c.hidden);
   const bool learned = c.position == PositionEmbedding::Learned;
+  const double n = as_double(split.tensor);
+  const double r = split.sequence_parallel ? 1.0 / n : 1.0; // whole unless split along the sequence
+  const std::int64_t vocab = vocab_shard(split.tensor);
 
   std::vector<ComputeOp> ops;
-  // Gather t rows of h (token ids in, activations out); a learned position row is added to each.
+  // Gather t rows of h (token ids in, activations out); a learned position row is added to each. Vocabulary-parallel:
+  // a rank reads and scatter-adds only the rows of tokens in its shard (1/n of them on average) but writes every row
+  // of its partial output (zeros elsewhere); the position table and dropout act on the reduced output.
   ComputeOp embedding;
   embedding.name = "embedding";
   embedding.kind = OpKind::Lookup;
-  embedding.forward_flops = (learned ? t * h : 0.0) + (c.dropout ? kDropoutFlop * t * h : 0.0);
-  embedding.backward_flops = (learned ? 2.0 : 1.0) * t * h;  // scatter-add into the tables
-  embedding.weight_elements = (learned ? 2.0 : 1.0) * t * h; // rows read, not whole tables
+  embedding.forward_flops = r * ((learned ? t * h : 0.0) + (c.dropout ? kDropoutFlop * t * h : 0.0));
+  embedding.backward_flops = t * h / n + (learned ? r * t * h : 0.0);  // scatter-add into the tables
+  embedding.weight_elements = t * h / n + (learned ? r * t * h : 0.0); // rows read, not whole tables
   embedding.input_elements = t;
   embedding.output_elements = t * h;
   embedding.input_gradient = false;
   ops.push_back(embedding);
 
   const bool layer_norm = c.norm == NormKind::LayerNorm;
-  ops.push_back(pointwise_op("final_norm", OpKind::Norm, layer_norm ? kLayerNormFlop : kRmsNormFlop, t * h, t * h,
-                             layer_norm ? 2.0 * h : h));
-  ops.push_back(linear_op("logits", t, c.hidden, c.vocab, false));
-  const double logits = t * as_double(c.vocab);
+  ops.push_back(pointwise_op("final_norm", OpKind::Norm, layer_norm ? kLayerNormFlop : kRmsNormFlop, r * t * h,
+                             r * t * h, layer_norm ? 2.0 * h : h));
+  ops.push_back(linear_op("logits", t, c.hidden, vocab, false));
+  const double logits = t * as_double(vocab);
   ops.push_back(pointwise_op("loss", OpKind::Loss, kSoftmaxFlop, logits, logits, 0.0));
   ops.back().output_elements = t; // one loss per token; the softmax works over every logit
   return ops;

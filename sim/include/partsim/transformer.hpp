@@ -49,6 +49,22 @@ struct TransformerConfig {
   bool dropout = false;        ///< "dropout": dropout after attention softmax and on residual branches
 };
 
+/** How a tensor-parallel group of `tensor` ranks splits a transformer (Megatron-LM, Shoeybi et al. 2019;
+ * Korthikanti et al. 2022 for sequence parallelism). Per rank:
+ * - column-parallel GEMMs (QKV, MLP up and gate, the logits) keep N / tensor output columns (and their biases);
+ *   row-parallel GEMMs (output projection, MLP down) keep K / tensor input rows and the whole bias;
+ * - the attention core (rotary, scores, softmax, attention over values) keeps heads / tensor heads;
+ * - the MLP activation keeps ffn / tensor columns;
+ * - the token table and the LM head keep a vocabulary shard of ceil(V / tensor) rows (the vocabulary padded to a
+ *   multiple of the degree: Megatron-LM pads further, to a multiple of 128 x degree, which partsim does not);
+ * - norms, residual adds, the position table and the embedding's dropout stay whole on every rank (their weights are
+ *   always replicated), unless `sequence_parallel` splits their work along the sequence.
+ * Needs the degree to divide heads, kv_heads and ffn_size (checked: a broken invariant aborts). */
+struct TensorSplit {
+  int tensor = 1;
+  bool sequence_parallel = false;
+};
+
 /** The first problem with a config (counts below 1, heads not dividing the hidden size when head_dim is implied,
  * kv_heads not dividing heads), or nothing. */
 std::optional<ConfigProblem> find_problem(const TransformerConfig& config);
@@ -87,12 +103,29 @@ class TransformerModel {
   /** Everything: layers·layer_parameters() + embedding_parameters() + output_parameters(). */
   double parameters() const;
 
+  /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
+  std::int64_t vocab_shard(int tensor) const;
+  /** layer_parameters() on one rank of a tensor-parallel group (see TensorSplit): sharded GEMM weights, whole norms
+   * and row-parallel biases. */
+  double layer_parameters(int tensor) const;
+  /** embedding_parameters() on one of `tensor` ranks: vocab_shard·h, plus the whole position table when learned. */
+  double embedding_parameters(int tensor) const;
+  /** output_parameters() on one of `tensor` ranks: the whole final norm, plus vocab_shard·h when untied. */
+  double output_parameters(int tensor) const;
+
   /** Forward ops of one layer for `micro_batch` sequences, in execution order: attention_norm, qkv_projection,
    * [rotary_embedding], attention_scores, attention_softmax, attention_over_values, output_projection,
    * attention_residual, mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual. */
   std::vector<ComputeOp> layer_ops(std::int64_t micro_batch) const;
   /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. */
   std::vector<ComputeOp> outer_ops(std::int64_t micro_batch) const;
+  /** layer_ops() of one rank of a tensor-parallel group: the same ops with the split shapes, flops, bytes and
+   * weights of TensorSplit (`split.tensor` = 1 and no sequence parallelism: layer_ops()). */
+  std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split) const;
+  /** outer_ops() of one rank of a tensor-parallel group: the vocabulary-parallel embedding (a masked lookup in the
+   * rank's shard: rows read and gradient scatter-adds / tensor, whole output) and LM head (logits N =
+   * vocab_shard, the cross-entropy over the rank's logits), the final norm whole unless sequence parallel. */
+  std::vector<ComputeOp> outer_ops(std::int64_t micro_batch, const TensorSplit& split) const;
 
   /** Flops of one layer for `micro_batch` sequences. */
   TrainingFlops layer_flops(std::int64_t micro_batch, Recomputation recomputation) const;
