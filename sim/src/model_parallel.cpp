@@ -11,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <variant>
 
 namespace partsim {
 
@@ -54,11 +55,23 @@ PassTimes price(const std::vector<ComputeOp>& ops, const GpuProfile& gpu, const 
   return p;
 }
 
-/** A piece of a virtual stage: the embedding, a layer (attention and MLP halves, each followed by tensor-parallel
- * communication) or the head. Times are per micro-batch on one tensor rank. */
+/** Bytes of one value the vocabulary-parallel cross-entropy all-reduces per token: fp32, as Megatron-LM computes the
+ * loss on logits cast to float. */
+constexpr std::uint64_t kCrossEntropyValueBytes = 4;
+
+/** A collective on the tensor group inside a pass. */
+struct TensorCollective {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::uint64_t bytes = 0;
+};
+
+/** What a pass over a unit does on one tensor rank, in order: compute (s) or a tensor-parallel collective. */
+using Action = std::variant<double, TensorCollective>;
+
+/** A piece of a virtual stage: the embedding, a layer or the head, per micro-batch on one tensor rank. */
 struct Unit {
-  std::vector<PassTimes> parts; ///< a tensor-parallel collective follows each part of a layer
-  bool layer = false;
+  std::vector<Action> forward;
+  std::vector<Action> backward;
   double parameters = 0.0; ///< on one tensor rank
 };
 
@@ -116,32 +129,86 @@ class Planner {
   }
 
  private:
+  /** Each GEMM priced at its split shape (TensorSplit), the tensor-parallel collectives in between: per layer an
+   * all-reduce of b·s·h after the attention and after the MLP, each way (with sequence parallelism a reduce-scatter
+   * and an all-gather); the vocabulary-parallel embedding and head as Megatron-LM runs them (see the comments). */
   void build_units() {
     const TransformerConfig& c = model_.config();
     const std::int64_t b = training_.micro_batch;
-    const double t = static_cast<double>(mp_.tensor);
+    const int t = mp_.tensor;
+    const bool sp = mp_.sequence_parallel;
+    const TensorSplit split{t, sp};
     std::vector<ComputeOp> attention;
     std::vector<ComputeOp> mlp;
     bool in_mlp = false;
-    for (const ComputeOp& op : model_.layer_ops(b)) {
+    for (const ComputeOp& op : model_.layer_ops(b, split)) {
       in_mlp = in_mlp || op.name == "mlp_norm";
       (in_mlp ? mlp : attention).push_back(op);
     }
     std::vector<ComputeOp> embedding;
+    std::vector<ComputeOp> norm;
     std::vector<ComputeOp> head;
-    for (const ComputeOp& op : model_.outer_ops(b)) (op.name == "embedding" ? embedding : head).push_back(op);
-    auto split = [t](PassTimes p) { return PassTimes{p.forward / t, p.backward / t}; };
+    for (const ComputeOp& op : model_.outer_ops(b, split))
+      (op.name == "embedding" ? embedding : op.name == "final_norm" ? norm : head).push_back(op);
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
-    layer_ = Unit{{split(price(attention, gpu, type, training_.recomputation)),
-                   split(price(mlp, gpu, type, training_.recomputation))},
-                  true,
-                  model_.layer_parameters() / t};
-    embedding_ =
-        Unit{{split(price(embedding, gpu, type, Recomputation::None))}, false, model_.embedding_parameters() / t};
-    double head_parameters = model_.output_parameters();
-    if (mp_.pipeline > 1 && c.tied_embeddings) head_parameters += static_cast<double>(c.vocab * c.hidden);
-    head_ = Unit{{split(price(head, gpu, type, Recomputation::None))}, false, head_parameters / t};
+    const PassTimes a = price(attention, gpu, type, training_.recomputation);
+    const PassTimes m = price(mlp, gpu, type, training_.recomputation);
+    const PassTimes e = price(embedding, gpu, type, Recomputation::None);
+    const PassTimes n = price(norm, gpu, type, Recomputation::None);
+    const PassTimes l = price(head, gpu, type, Recomputation::None);
+
+    // Collectives on the tensor group (none without one). b·s·h elements at the data type's size.
+    const bool tp = t > 1;
+    auto collectives = [&](std::initializer_list<TensorCollective> list) {
+      return tp ? std::vector<Action>(list.begin(), list.end()) : std::vector<Action>();
+    };
+    const std::vector<Action> reduce =
+        sp ? collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}, {CollectiveOp::AllGather, tensor_bytes_}})
+           : collectives({{CollectiveOp::AllReduce, tensor_bytes_}});
+    // The pieces in order, adjacent computes merged into one execution.
+    auto join = [](std::vector<std::vector<Action>> pieces) {
+      std::vector<Action> all;
+      for (const auto& piece : pieces)
+        for (const Action& action : piece) {
+          const auto* seconds = std::get_if<double>(&action);
+          double* last = all.empty() ? nullptr : std::get_if<double>(&all.back());
+          if (seconds != nullptr && last != nullptr)
+            *last += *seconds;
+          else
+            all.push_back(action);
+        }
+      return all;
+    };
+
+    layer_ = Unit{join({{a.forward}, reduce, {m.forward}, reduce}), join({{m.backward}, reduce, {a.backward}, reduce}),
+                  model_.layer_parameters(t)};
+    // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
+    // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
+    // backward is an all-gather; the all-reduce's backward is the identity).
+    embedding_ = Unit{
+        join({{e.forward}, collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}})}),
+        join({sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{}, {e.backward}}),
+        model_.embedding_parameters(t)};
+    // LM head: a column-parallel GEMM over the rank's vocabulary shard. Its input is whole on every rank (with sequence
+    // parallelism gathered first); backward, the partial input gradients are summed by an all-reduce of b·s·h
+    // (reduce-scatter with sequence parallelism). The vocabulary-parallel cross-entropy needs three all-reduces of
+    // b·s fp32 values in the forward pass and none backward: the max logit per token, the target's logit and the sum
+    // of exponentials (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy.forward:
+    // all_reduce(logits_max, MAX), all_reduce(predicted_logits), all_reduce(sum_exp_logits)).
+    const auto token_values = static_cast<std::uint64_t>(b * c.sequence_length) * kCrossEntropyValueBytes;
+    const TensorCollective cross_entropy{CollectiveOp::AllReduce, token_values};
+    double head_parameters = model_.output_parameters(t);
+    // With tied embeddings and a pipeline the last stage holds its own copy of the token table shard (Megatron-LM).
+    if (tied_copy()) head_parameters += static_cast<double>(model_.vocab_shard(t) * c.hidden);
+    head_ = Unit{join({{n.forward},
+                       sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{},
+                       {l.forward},
+                       collectives({cross_entropy, cross_entropy, cross_entropy})}),
+                 join({{l.backward},
+                       collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}}),
+                       {n.backward}}),
+                 head_parameters};
     const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
     units_.resize(static_cast<std::size_t>(chunks_));
     for (int vs = 0; vs < chunks_; ++vs) {
@@ -151,6 +218,9 @@ class Planner {
       if (vs == chunks_ - 1) units.push_back(head_);
     }
   }
+
+  /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
+  bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
 
   void make_groups(Plan& plan) {
     const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data > 1;
@@ -166,9 +236,16 @@ class Planner {
         plan.groups.emplace_back();
         for (int d = 0; d < mp_.data; ++d) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
       }
+    // Megatron-LM's embedding group: the first and last stage of each (data, tensor) position.
+    for (int d = 0; d < mp_.data && tied_copy(); ++d)
+      for (int t = 0; t < mp_.tensor; ++t) {
+        embedding_group_[{d, t}] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back({rank_of(mp_, {d, t, 0}), rank_of(mp_, {d, t, mp_.pipeline - 1})});
+      }
     if (!tensor_group_.empty())
       tensor_shape_ = shape(plan.groups[static_cast<std::size_t>(tensor_group_.begin()->second)]);
     if (!data_group_.empty()) data_shape_ = shape(plan.groups[static_cast<std::size_t>(data_group_.begin()->second)]);
+    for (const std::vector<int>& group : plan.groups) shapes_.push_back(shape(group));
   }
 
   GroupShape shape(const std::vector<int>& group) const {
@@ -204,20 +281,8 @@ class Planner {
     return it->second;
   }
 
-  /** The tensor-parallel communication after one part of a layer: an all-reduce, or with sequence parallelism a
-   * reduce-scatter and an all-gather; `layers` > 1 fuses that many. */
-  void tensor_collectives(std::vector<Step>& steps, int group, double parts) const {
-    if (group < 0) return;
-    const auto bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(tensor_bytes_) * parts));
-    if (mp_.sequence_parallel) {
-      steps.emplace_back(collective(CollectiveOp::ReduceScatter, bytes, group, tensor_shape_, mp_.tensor_collectives,
-                                    CommKind::Tensor, 0));
-      steps.emplace_back(collective(CollectiveOp::AllGather, bytes, group, tensor_shape_, mp_.tensor_collectives,
-                                    CommKind::Tensor, 0));
-    } else {
-      steps.emplace_back(collective(CollectiveOp::AllReduce, bytes, group, tensor_shape_, mp_.tensor_collectives,
-                                    CommKind::Tensor, 0));
-    }
+  void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) const {
+    steps.emplace_back(collective(c.op, c.bytes, group, tensor_shape_, mp_.tensor_collectives, CommKind::Tensor, 0));
   }
 
   /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
@@ -225,6 +290,12 @@ class Planner {
     const bool overlap = mp_.gradient_sync.overlap;
     return collective(mp_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, group, data_shape_,
                       mp_.gradient_sync.collective, CommKind::Data, overlap ? 1 : 0);
+  }
+
+  /** The token table shard's gradient, (V/T)·h elements at the data type's size. */
+  std::uint64_t embedding_sync_bytes() const {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(model_.vocab_shard(mp_.tensor)) *
+                                                   static_cast<double>(model_.config().hidden) * element_));
   }
 
   std::uint64_t unit_bytes(const Unit& unit) const {
@@ -266,16 +337,25 @@ class Planner {
 
     const std::size_t n = units.size();
     if (!mp_.tensor_per_layer && !zero3) {
-      // One compute and one fused tensor-parallel collective for the whole pass; gradients bucketed afterwards.
+      // One compute and one fused tensor-parallel collective per kind for the whole pass (the bytes of all of that
+      // kind, in the order the kinds first appear); gradients bucketed afterwards.
       double time = 0.0;
-      double parts = 0.0;
+      std::vector<TensorCollective> fused;
       for (const Unit& u : units)
-        for (const PassTimes& p : u.parts) {
-          time += forward ? p.forward : p.backward;
-          parts += u.layer ? 1.0 : 0.0;
+        for (const Action& action : forward ? u.forward : u.backward) {
+          if (const auto* seconds = std::get_if<double>(&action)) {
+            time += *seconds;
+            continue;
+          }
+          const auto& c = std::get<TensorCollective>(action);
+          auto it = std::find_if(fused.begin(), fused.end(), [&](const TensorCollective& f) { return f.op == c.op; });
+          if (it == fused.end())
+            fused.push_back(c);
+          else
+            it->bytes += c.bytes;
         }
       compute(time);
-      if (parts > 0) tensor_collectives(steps, tensor_group, parts);
+      for (const TensorCollective& c : fused) tensor_collective(steps, tensor_group, c);
       if (sync_now)
         for (std::size_t k = n; k-- > 0;) {
           bucket += unit_bytes(units[k]);
@@ -294,10 +374,11 @@ class Planner {
         if (sync_now && k > 0) steps.emplace_back(gradient_collective(unit_bytes(units[n - k]), data_group));
         if (k + 1 < n) gather(units[forward ? k + 1 : n - 2 - k]);
       }
-      for (std::size_t i = 0; i < unit.parts.size(); ++i) {
-        const PassTimes& part = unit.parts[forward ? i : unit.parts.size() - 1 - i];
-        compute(forward ? part.forward : part.backward);
-        if (unit.layer) tensor_collectives(steps, tensor_group, 1.0);
+      for (const Action& action : forward ? unit.forward : unit.backward) {
+        if (const auto* seconds = std::get_if<double>(&action))
+          compute(*seconds);
+        else
+          tensor_collective(steps, tensor_group, std::get<TensorCollective>(action));
       }
       if (sync_now && !zero3) {
         bucket += unit_bytes(unit);
@@ -329,6 +410,15 @@ class Planner {
     const bool synced = !data_group_.empty();
     if (synced && mp_.gradient_sync.overlap) steps.emplace_back(StreamSyncStep{});
     for (const CollectiveStep& step : deferred) steps.emplace_back(step);
+    // Tied embeddings: the first and last stage sum their token table gradients once per iteration, after the
+    // data-parallel synchronisation (Megatron-LM's finalize_model_grads).
+    if (tied_copy() && (at.pipeline == 0 || at.pipeline == mp_.pipeline - 1)) {
+      const int group = embedding_group_.at({at.data, at.tensor});
+      const GroupShape& s = shapes_[static_cast<std::size_t>(group)];
+      steps.emplace_back(collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group, s,
+                                    CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity},
+                                    CommKind::Data, 0));
+    }
     // The optimizer step over this rank's share of the stage's parameters (sharded over the replicas under ZeRO).
     double parameters = 0.0;
     for (int c = 0; c < mp_.virtual_stages; ++c)
@@ -362,7 +452,7 @@ class Planner {
         if (const auto* c = std::get_if<CollectiveStep>(&step)) {
           const bool is_auto = c->kind == CommKind::Tensor ? tensor_auto : data_auto;
           if (!is_auto || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
-          const GroupShape& s = c->kind == CommKind::Tensor ? tensor_shape_ : data_shape_;
+          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
           CollectiveStep probe = *c;
           probe.fidelity = Fidelity::Steps;
           steps += planned_messages(probe, s.members, s.nodes, s.slowest);
@@ -387,7 +477,7 @@ class Planner {
           plan.planned_messages += iterations;
         else if (const auto* c = std::get_if<CollectiveStep>(&step);
                  c && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r)) {
-          const GroupShape& s = c->kind == CommKind::Tensor ? tensor_shape_ : data_shape_;
+          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
           plan.planned_messages += iterations * planned_messages(*c, s.members, s.nodes, s.slowest);
         }
       }
@@ -424,6 +514,7 @@ class Planner {
                     mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
                     micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
                     to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
+    if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
   }
 
   const ClusterSpec& cluster_;
@@ -441,9 +532,11 @@ class Planner {
   Unit layer_;
   Unit embedding_;
   Unit head_;
-  std::vector<std::vector<Unit>> units_;            ///< per virtual stage, in forward order
-  std::map<std::pair<int, int>, int> tensor_group_; ///< (data, pipeline) -> group
-  std::map<std::pair<int, int>, int> data_group_;   ///< (tensor, pipeline) -> group
+  std::vector<std::vector<Unit>> units_;               ///< per virtual stage, in forward order
+  std::map<std::pair<int, int>, int> tensor_group_;    ///< (data, pipeline) -> group
+  std::map<std::pair<int, int>, int> data_group_;      ///< (tensor, pipeline) -> group
+  std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
+  std::vector<GroupShape> shapes_;                     ///< per group
   GroupShape tensor_shape_;
   GroupShape data_shape_;
   std::map<std::string, std::uint32_t> labels_;

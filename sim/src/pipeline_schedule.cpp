@@ -96,19 +96,19 @@ std::vector<int> virtual_stage_layers(const ModelParallel& mp, std::int64_t laye
 
 namespace {
 
-/** Parameters held by pipeline stage `stage` (before tensor and ZeRO sharding), and its layer count. */
+/** Parameters one tensor rank of pipeline stage `stage` holds (before ZeRO sharding), and the stage's layer count. */
 std::pair<double, int> stage_parameters(const TransformerModel& model, const ModelParallel& mp, int stage) {
   const std::vector<int> layers = virtual_stage_layers(mp, model.config().layers);
   int count = 0;
   for (int c = 0; c < mp.virtual_stages; ++c) count += layers[static_cast<std::size_t>(c * mp.pipeline + stage)];
-  double parameters = count * model.layer_parameters();
-  if (stage == 0) parameters += model.embedding_parameters();
+  double parameters = count * model.layer_parameters(mp.tensor);
+  if (stage == 0) parameters += model.embedding_parameters(mp.tensor);
   if (stage == mp.pipeline - 1) {
-    parameters += model.output_parameters();
-    // With tied embeddings the last stage keeps its own copy of the token table for the head (Megatron-LM).
+    parameters += model.output_parameters(mp.tensor);
+    // With tied embeddings the last stage keeps its own copy of the token table shard for the head (Megatron-LM).
     const TransformerConfig& c = model.config();
     if (mp.pipeline > 1 && c.tied_embeddings)
-      parameters += static_cast<double>(c.vocab) * static_cast<double>(c.hidden);
+      parameters += static_cast<double>(model.vocab_shard(mp.tensor)) * static_cast<double>(c.hidden);
   }
   return {parameters, count};
 }
@@ -122,8 +122,7 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double e = bytes_per_element(training.data_type);
   const double t = static_cast<double>(mp.tensor);
   const double d = static_cast<double>(mp.data);
-  const auto [parameters, layers] = stage_parameters(model, mp, stage);
-  const double local = parameters / t;
+  const auto [local, layers] = stage_parameters(model, mp, stage);
   MemoryBreakdown m;
   m.parameters = local * e / (mp.zero >= 3 ? d : 1.0);
   m.gradients = local * e / (mp.zero >= 2 ? d : 1.0);
@@ -150,7 +149,14 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
   m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
   if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None);
-  if (stage == mp.pipeline - 1) m.activations += model.outer_activation_bytes(b, e) / t;
+  if (stage == mp.pipeline - 1) {
+    // The head's fp32 logits (4·s·b·V) are split by vocabulary shard; its input (and the embedding's dropout mask,
+    // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.
+    const double logits = 4.0 * tokens * static_cast<double>(c.vocab);
+    const double rest = model.outer_activation_bytes(b, e) - logits;
+    m.activations +=
+        4.0 * tokens * static_cast<double>(model.vocab_shard(mp.tensor)) + (mp.sequence_parallel ? rest / t : rest);
+  }
   return m;
 }
 

@@ -408,6 +408,11 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     throw InputError(reader.source(), at + "/tensor",
                      fmt::format("expected a degree that divides the heads ({}) and key/value heads ({}), got {}",
                                  config.heads, config.kv_heads, mp.tensor));
+  if (config.ffn % mp.tensor != 0)
+    throw InputError(reader.source(), at + "/tensor",
+                     fmt::format("expected a degree that divides the MLP's ffn_size ({}): each rank keeps ffn_size / "
+                                 "tensor of its columns, got {}",
+                                 config.ffn, mp.tensor));
   if (auto placement = reader.optional_child("placement")) {
     if (placement->value().is_string()) {
       if (placement->as_string() != "tensor_first")

@@ -99,6 +99,22 @@ TEST(ModelParallelRun, HybridRunKeepsItsInvariantsAndNamesPassesInTheTrace) {
   EXPECT_NE(trace.str().find("\"name\":\"B mb0\""), std::string::npos);
 }
 
+TEST(ModelParallelRun, TiedEmbeddingGradientsAreDataCommunicationOfTheFirstAndLastStageOnly) {
+  // Three stages, no data parallelism: the only data-kind communication is the all-reduce of the tied token table's
+  // gradient (8 x 1024 bf16 elements) between stage 0 and stage 2, on links of 1 GB/s.
+  nlohmann::json doc = free_pipeline("1f1b", 3, 3, 3);
+  doc["cluster"]["intra_node_link"] = {{"bandwidth", 1e9}, {"latency", 0}};
+  const Outcome o = simulate_document(doc);
+  ASSERT_EQ(o.report.ranks.size(), 3u);
+  for (const RankMetrics& m : o.report.ranks) {
+    if (m.rank == 1)
+      EXPECT_EQ(m.data_exposed, 0.0);
+    else
+      EXPECT_GT(m.data_exposed, 0.0) << "rank " << m.rank;
+  }
+  EXPECT_NE(o.plan.summary.find("tied embedding"), std::string::npos) << o.plan.summary;
+}
+
 /** Speedup over one GPU of a scenario in scenarios/, run by the CLI (one simulation per process). */
 double cli_speedup(const std::string& name) {
   const CliResult r = run_cli({"run", (source_dir() / "scenarios" / (name + ".json")).string(), "--json", "--set",

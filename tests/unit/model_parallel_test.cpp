@@ -2,6 +2,7 @@
 // (tensor-parallel volume per layer, ZeRO volume), memory per GPU, and the input errors of strategy model_parallel.
 #include "partsim/model_parallel.hpp"
 #include "partsim/strategy.hpp"
+#include "partsim/workload_library.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -139,17 +140,18 @@ Volume volume(const Plan& plan, int rank, CommKind kind) {
 }
 
 TEST(ModelParallelPlan, TensorParallelRunsTwoAllReducesOfBshPerLayerEachWay) {
-  // GPT-3 13B: 40 layers, h = 5120, s = 2048, b = 1, bf16. One micro-batch per replica.
+  // GPT-3 13B: 40 layers, h = 5120, s = 2048, b = 1, bf16. One micro-batch per replica. Besides the layers' 4 per
+  // layer: the embedding's and the head's all-reduce of b·s·h and the cross-entropy's 3 small ones.
   const Plan plan = build_plan(parse(mp_scenario({{"data", 4}, {"tensor", 2}}, 8, "gpt3-13b", 4)));
   const Volume v = volume(plan, 0, CommKind::Tensor);
-  EXPECT_EQ(v.all_reduces, 40 * 4);
-  EXPECT_EQ(v.bytes, 1u * 2048 * 5120 * 2);
+  EXPECT_EQ(v.all_reduces, 40 * 4 + 2 + 3);
+  EXPECT_EQ(v.bytes, 1u * 2048 * 5120 * 2); // the last: the first layer's attention, backward
   const Plan sp =
       build_plan(parse(mp_scenario({{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}}, 8, "gpt3-13b", 4)));
   const Volume s = volume(sp, 0, CommKind::Tensor);
-  EXPECT_EQ(s.all_reduces, 0);
-  EXPECT_EQ(s.reduce_scatters, 40 * 4);
-  EXPECT_EQ(s.all_gathers, 40 * 4);
+  EXPECT_EQ(s.all_reduces, 3); // the cross-entropy's
+  EXPECT_EQ(s.reduce_scatters, 40 * 4 + 2);
+  EXPECT_EQ(s.all_gathers, 40 * 4 + 2);
   EXPECT_DOUBLE_EQ(s.bus, v.bus); // a reduce-scatter and an all-gather move what an all-reduce moves
   // Fused per pass: the same bytes in 2 collectives per micro-batch.
   const Plan fused = build_plan(parse(
@@ -157,6 +159,178 @@ TEST(ModelParallelPlan, TensorParallelRunsTwoAllReducesOfBshPerLayerEachWay) {
   const Volume f = volume(fused, 0, CommKind::Tensor);
   EXPECT_EQ(f.all_reduces, 2);
   EXPECT_NEAR(f.bus, v.bus, v.bus * 1e-9);
+}
+
+/** Sum of the bytes of every collective of `kind` on `rank`, and their count. */
+std::pair<std::uint64_t, int> collective_bytes(const Plan& plan, int rank, CommKind kind) {
+  std::uint64_t bytes = 0;
+  int count = 0;
+  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == kind) {
+      bytes += c->bytes;
+      ++count;
+    }
+  return {bytes, count};
+}
+
+TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadAddOneAllReduceOfBshEachWayAndThreeOfBsValues) {
+  // GPT-2 small, tensor 4 x data 2, one micro-batch of b = 1 per replica: L = 12, s = 1024, h = 768, bf16.
+  // Forward: 2L all-reduces of b·s·h·2 bytes in the layers, one after the embedding lookup, and the vocabulary-parallel
+  // cross-entropy's three of b·s fp32 values (max logit, target logit, sum of exponentials). Backward: 2L in the
+  // layers and one for the head's input gradient.
+  const Plan plan = build_plan(parse(mp_scenario({{"data", 2}, {"tensor", 4}}, 8, "gpt2-small", 2)));
+  const std::uint64_t bsh = 1u * 1024 * 768 * 2;
+  const std::uint64_t bs = 1u * 1024 * 4;
+  const auto [bytes, count] = collective_bytes(plan, 0, CommKind::Tensor);
+  EXPECT_EQ(count, 4 * 12 + 2 + 3);
+  EXPECT_EQ(bytes, (4 * 12 + 2) * bsh + 3 * bs);
+  // Every tensor rank runs the same collectives.
+  EXPECT_EQ(collective_bytes(plan, 3, CommKind::Tensor), collective_bytes(plan, 0, CommKind::Tensor));
+  // The order: the embedding's all-reduce is the first collective, the cross-entropy's three end the forward pass.
+  std::vector<std::uint64_t> sizes;
+  for (const Step& step : plan.ranks[0].steps)
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Tensor) sizes.push_back(c->bytes);
+  ASSERT_EQ(sizes.size(), 53u);
+  EXPECT_EQ(sizes[0], bsh);
+  for (std::size_t i = 25; i < 28; ++i) EXPECT_EQ(sizes[i], bs) << i;
+  EXPECT_EQ(sizes[28], bsh); // the head's input gradient, first of the backward pass
+}
+
+TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadSplitTheirParametersByTheTensorDegree) {
+  // GPT-2 small on 4 tensor ranks: V = 50257 (shards of ceil(V/4) = 12565 rows), h = 768, s = 1024 learned
+  // positions, LayerNorm with biases, tied embeddings.
+  const Scenario s = parse(mp_scenario({{"data", 2}, {"tensor", 4}}, 8, "gpt2-small", 2));
+  const auto& training = std::get<ModelTraining>(s.workload);
+  const TransformerModel model = training.model.transformer();
+  const double h = 768;
+  // Per layer and rank: two whole LayerNorms (2h each); QKV and MLP up column-parallel (weights and biases / 4);
+  // output projection and MLP down row-parallel (weights / 4, whole biases).
+  const double layer =
+      2 * 2 * h + (h * 3 * h + 3 * h) / 4 + (h * h / 4 + h) + (h * 4 * h + 4 * h) / 4 + (4 * h * h / 4 + h);
+  EXPECT_DOUBLE_EQ(model.layer_parameters(4), layer);
+  // What the 4 ranks hold together: the sharded weights once, the norms and row-parallel biases 4 times.
+  EXPECT_DOUBLE_EQ(4 * model.layer_parameters(4) - model.layer_parameters(), 3 * (4 * h + 2 * h));
+  EXPECT_EQ(model.vocab_shard(4), 12565);
+  EXPECT_DOUBLE_EQ(model.embedding_parameters(4), 12565 * h + 1024 * h); // the position table whole
+  EXPECT_DOUBLE_EQ(model.output_parameters(4), 2 * h);                   // tied: the final norm only
+  const MemoryBreakdown m = model_parallel_memory(training, std::get<ModelParallel>(s.strategy), s.cluster.gpu, 0);
+  const double parameters = 12 * layer + 12565 * h + 1024 * h + 2 * h;
+  EXPECT_DOUBLE_EQ(m.parameters, parameters * 2); // bf16
+  EXPECT_DOUBLE_EQ(m.gradients, parameters * 2);
+  EXPECT_DOUBLE_EQ(m.optimizer_states, parameters * 12); // Adam: fp32 master, momentum, variance
+  // The head's logits GEMM and the cross-entropy run over the shard: 1/4 of the flops (12565 of 50257 columns).
+  const auto whole = model.outer_ops(1);
+  const auto split = model.outer_ops(1, TensorSplit{4, false});
+  ASSERT_EQ(split[2].name, "logits");
+  EXPECT_EQ(split[2].gemm->n, 12565);
+  EXPECT_DOUBLE_EQ(split[2].forward_flops, 2.0 * 1024 * 12565 * 768);
+  EXPECT_DOUBLE_EQ(split[3].forward_flops, whole[3].forward_flops * 12565 / 50257);
+}
+
+TEST(ModelParallelPlan, TiedEmbeddingsAllReduceTheirGradientBetweenTheFirstAndLastStageOnly) {
+  // GPT-2 small (tied), tensor 2 x pipeline 4, no data parallelism: the only data-kind collective is Megatron-LM's
+  // embedding group all-reduce of the token table shard's gradient, ceil(V/2) x h elements in bf16, once per
+  // iteration, on the first stage (ranks 0, 1) and the last (ranks 6, 7).
+  const Plan plan = build_plan(parse(mp_scenario({{"tensor", 2}, {"pipeline", 4}}, 8, "gpt2-small", 8)));
+  const std::uint64_t shard = 25129u * 768 * 2;
+  for (int rank : {0, 1, 6, 7}) {
+    EXPECT_EQ(collective_bytes(plan, rank, CommKind::Data), std::make_pair(shard, 1)) << "rank " << rank;
+    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+      if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Data) {
+        EXPECT_EQ(c->op, CollectiveOp::AllReduce);
+        EXPECT_EQ(plan.groups[static_cast<std::size_t>(c->group)], (std::vector<int>{rank % 2, rank % 2 + 6}));
+      }
+  }
+  for (int rank : {2, 3, 4, 5}) EXPECT_EQ(collective_bytes(plan, rank, CommKind::Data).second, 0) << "rank " << rank;
+  // The last stage holds the copy: 3 layers, the final norm and the shard.
+  const Scenario s = parse(mp_scenario({{"tensor", 2}, {"pipeline", 4}}, 8, "gpt2-small", 8));
+  const TransformerModel model = std::get<ModelTraining>(s.workload).model.transformer();
+  ASSERT_EQ(plan.stage_memory.size(), 4u);
+  EXPECT_DOUBLE_EQ(plan.stage_memory[3].parameters, (3 * model.layer_parameters(2) + 2 * 768 + 25129.0 * 768) * 2);
+  EXPECT_DOUBLE_EQ(plan.stage_memory[1].parameters, 3 * model.layer_parameters(2) * 2);
+  // One stage: the head uses the embedding's own table, nothing to synchronise.
+  const Plan one =
+      build_plan(parse(mp_scenario({{"tensor", 4}, {"data", 2}, {"gradient_sync", "none"}}, 8, "gpt2-small", 2)));
+  for (int rank = 0; rank < 8; ++rank) EXPECT_EQ(collective_bytes(one, rank, CommKind::Data).second, 0);
+  // Untied (Llama 2 7B): the head has its own matrix, nothing to synchronise either.
+  const Plan untied = build_plan(parse(mp_scenario({{"tensor", 2}, {"pipeline", 4}}, 8, "llama2-7b", 8)));
+  for (int rank = 0; rank < 8; ++rank) EXPECT_EQ(collective_bytes(untied, rank, CommKind::Data).second, 0);
+}
+
+/** A uniform decoder without biases or learned positions (every op's work splits evenly with sequence parallelism):
+ * h = 1024, 8 heads, f = 4096, V = 8, s = 1024. */
+nlohmann::json uniform_model() {
+  return {{"schema_version", 1},
+          {"kind", "transformer"},
+          {"name", "uniform"},
+          {"description", "test"},
+          {"source", "test"},
+          {"mlp", "plain"},
+          {"norm", "layernorm"},
+          {"bias", false},
+          {"tied_embeddings", true},
+          {"architecture", "decoder"},
+          {"layers", 4},
+          {"hidden_size", 1024},
+          {"heads", 8},
+          {"ffn_size", 4096},
+          {"vocab_size", 8},
+          {"sequence_length", 1024},
+          {"position_embedding", "rotary"}};
+}
+
+/** Compute (flop at peak) of micro-batch 0's forward and backward on rank 0 of a 2-GPU run of the uniform model on a
+ * GPU with `points` as its bf16 GEMM efficiency table, no launch overhead and unbounded memory bandwidth. */
+double micro_batch_compute(const nlohmann::json& points, nlohmann::json strategy) {
+  nlohmann::json doc = mp_scenario(std::move(strategy), 2, "gpt2-small", 2);
+  doc["workload"]["model"] = uniform_model();
+  doc["cluster"]["gpu"] = {
+      {"name", "table"},           {"peak_flops", "100TFLOPs"},   {"memory_bandwidth", 1e30},
+      {"memory_capacity", "80GB"}, {"kernel_launch_overhead", 0}, {"gemm_efficiency", {{"points", points}}}};
+  const Plan plan = build_plan(parse(doc));
+  double amount = 0.0;
+  for (const Step& step : plan.ranks[0].steps)
+    if (const auto* c = std::get_if<ComputeStep>(&step))
+      if (plan.labels[c->label] == "F mb0" || plan.labels[c->label] == "B mb0") amount += c->amount;
+  return amount;
+}
+
+TEST(ModelParallelPlan, SplitGemmsArePricedAtTheirOwnShape) {
+  // GPT-2 small on 4 ranks: column-parallel GEMMs keep N/4, row-parallel K/4, the attention core 12/4 heads.
+  const TransformerModel model = load_workload(source_dir(), "gpt2-small", "test", "/workload").transformer();
+  std::map<std::string, GemmShape> shapes;
+  for (const ComputeOp& op : model.layer_ops(1, TensorSplit{4, false}))
+    if (op.gemm) shapes[op.name] = *op.gemm;
+  EXPECT_EQ(shapes["qkv_projection"], (GemmShape{1, 1024, 3 * 768 / 4, 768}));
+  EXPECT_EQ(shapes["attention_scores"], (GemmShape{3, 1024, 1024, 64}));
+  EXPECT_EQ(shapes["attention_over_values"], (GemmShape{3, 1024, 64, 1024}));
+  EXPECT_EQ(shapes["output_projection"], (GemmShape{1, 1024, 768, 768 / 4}));
+  EXPECT_EQ(shapes["mlp_up"], (GemmShape{1, 1024, 3072 / 4, 768}));
+  EXPECT_EQ(shapes["mlp_down"], (GemmShape{1, 1024, 768, 3072 / 4}));
+
+  const nlohmann::json flat = {{{"m", 16}, {"n", 16}, {"k", 16}, {"data_type", "bf16"}, {"efficiency", 1.0}}};
+  // Efficiency 0.8 at 4096 on every axis, halved for each axis at 64 (log-linear in between).
+  nlohmann::json dropping = nlohmann::json::array();
+  for (int m : {64, 4096})
+    for (int n : {64, 4096})
+      for (int k : {64, 4096})
+        dropping.push_back({{"m", m},
+                            {"n", n},
+                            {"k", k},
+                            {"data_type", "bf16"},
+                            {"efficiency", 0.8 * (m == 64 ? 0.5 : 1) * (n == 64 ? 0.5 : 1) * (k == 64 ? 0.5 : 1)}});
+  const nlohmann::json one = {{"data", 2}};
+  const nlohmann::json two = {{"tensor", 2}, {"sequence_parallel", true}};
+  // A flat table and sequence parallelism (every op's work halved): exactly twice as fast.
+  EXPECT_NEAR(micro_batch_compute(flat, one) / micro_batch_compute(flat, two), 2.0, 1e-9);
+  // Smaller GEMMs run at a lower efficiency: less than twice as fast (but faster).
+  const double speedup = micro_batch_compute(dropping, one) / micro_batch_compute(dropping, two);
+  EXPECT_LT(speedup, 2.0 * (1.0 - 1e-3)) << speedup;
+  EXPECT_GT(speedup, 1.0);
+  // Without sequence parallelism the norms and residual adds run whole on both ranks: less than 2 with a flat table.
+  const double whole = micro_batch_compute(flat, one) / micro_batch_compute(flat, {{"tensor", 2}});
+  EXPECT_LT(whole, 2.0 * (1.0 - 1e-6)) << whole;
+  EXPECT_GT(whole, 1.0);
 }
 
 TEST(ModelParallelPlan, ZeroThreeMovesOneAndAHalfTimesThePlainAllReduceVolume) {
@@ -204,7 +378,9 @@ TEST(ModelParallelMemory, TensorAndZeroShardWhatTheyShard) {
   const GpuProfile& gpu = base.cluster.gpu;
   const MemoryBreakdown b = model_parallel_memory(training, std::get<ModelParallel>(base.strategy), gpu, 0);
   const MemoryBreakdown z1 = model_parallel_memory(training, std::get<ModelParallel>(zero1.strategy), gpu, 0);
-  EXPECT_NEAR(b.parameters, training.model.transformer().parameters() * 2.0 / 4, 1.0);
+  const TransformerModel model = training.model.transformer();
+  EXPECT_DOUBLE_EQ(b.parameters,
+                   (40 * model.layer_parameters(4) + model.embedding_parameters(4) + model.output_parameters(4)) * 2.0);
   EXPECT_DOUBLE_EQ(z1.parameters, b.parameters);
   EXPECT_DOUBLE_EQ(z1.optimizer_states, b.optimizer_states / 2);
   const MemoryBreakdown p = model_parallel_memory(training, std::get<ModelParallel>(plain.strategy), gpu, 0);
@@ -231,9 +407,13 @@ std::string error_pointer(const nlohmann::json& doc) {
 }
 
 TEST(ModelParallelErrors, EachInvalidCombinationNamesItsKey) {
-  EXPECT_EQ(error_pointer(mp_scenario({{"data", 3}})), "/strategy");                                 // 3 x 1 x 1 != 8
-  EXPECT_EQ(error_pointer(mp_scenario({{"data", 2}, {"tensor", 3}}, 6)), "/strategy/tensor");        // 40 heads
-  EXPECT_EQ(error_pointer(mp_scenario({{"tensor", 16}}, 16, "llama3-8b")), "/strategy/tensor");      // 8 kv heads
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 3}})), "/strategy");                            // 3 x 1 x 1 != 8
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 2}, {"tensor", 3}}, 6)), "/strategy/tensor");   // 40 heads
+  EXPECT_EQ(error_pointer(mp_scenario({{"tensor", 16}}, 16, "llama3-8b")), "/strategy/tensor"); // 8 kv heads
+  nlohmann::json odd_ffn = mp_scenario({{"tensor", 8}});
+  odd_ffn["workload"]["model"] = uniform_model();
+  odd_ffn["workload"]["model"]["ffn_size"] = 4100;
+  EXPECT_EQ(error_pointer(odd_ffn), "/strategy/tensor");                                             // 4100 % 8
   EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 16}}, 16, "gpt2-small")), "/strategy/pipeline"); // 12 layers
   EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 3}}, 3)), "/strategy/pipeline");                 // 40 % 3
   EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 2}, {"stage_layers", {10, 20}}}, 2)), "/strategy/stage_layers");

@@ -53,11 +53,12 @@ ParallelCoordinates coordinates_of(const ModelParallel& mp, int rank);
  * explicit split, or an even one. */
 std::vector<int> virtual_stage_layers(const ModelParallel& mp, std::int64_t layers);
 
-/** Memory one GPU of pipeline stage `stage` needs: its layers' (and the embedding's or head's) parameters, gradients
- * and optimizer states divided by the tensor degree and sharded over the data degree as ZeRO asks (1: optimizer
- * states, 2: + gradients, 3: + parameters), and the activations of its in-flight micro-batches (peak_in_flight of the
- * schedule), split by the tensor degree except the layer norms' and the GEMM inputs' copies (and dropout masks)
- * unless sequence parallelism splits those too (Korthikanti et al. 2022). */
+/** Memory one GPU of pipeline stage `stage` needs: the parameters, gradients and optimizer states one tensor rank
+ * holds of its layers (and of the vocabulary-parallel embedding or head, with tied embeddings and more than one stage
+ * a copy of the token table's shard on the last stage; see TensorSplit), sharded over the data degree as ZeRO asks
+ * (1: optimizer states, 2: + gradients, 3: + parameters), and the activations of its in-flight micro-batches
+ * (peak_in_flight of the schedule), split by the tensor degree except the layer norms' and the GEMM inputs' copies (and
+ * dropout masks) unless sequence parallelism splits those too (Korthikanti et al. 2022). */
 MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
                                       int stage);
 
@@ -70,7 +71,11 @@ MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const 
  * compared with this. */
 double bus_bytes(const CollectiveStep& step, int members);
 
-/** The plan of a model-parallel training run (see ModelParallel). */
+/** The plan of a model-parallel training run (see ModelParallel): per micro-batch, each GEMM priced at its tensor-split
+ * shape, the layers' tensor all-reduces, the vocabulary-parallel embedding's all-reduce of b·s·h (forward), the
+ * head's (backward) and the cross-entropy's three all-reduces of b·s fp32 values (forward); pipeline transfers; the
+ * data-parallel gradient synchronisation per stage; with tied embeddings and more than one stage, an all-reduce of the
+ * token table shard's gradient between the first and last stage once per iteration (kind Data). */
 Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp);
 
 } // namespace partsim
