@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include <fmt/format.h>
 
@@ -32,16 +33,19 @@ namespace partsim::engine {
 struct RunContext::CollectiveGroups {
   /** One flows or analytic collective: members wait until the last one arrives (and, for flows, after each phase).
    * Two slots per group suffice: no member can start rendezvous r+2 before every member has left rendezvous r. Actors
-   * run one at a time between simcalls, so the slot needs no mutex; waiting members suspend themselves and the last
-   * one resumes them, O(1) per member. */
+   * run one at a time between simcalls, so the count needs no mutex; waiting members block on the semaphore and the
+   * last one releases it once per waiter, O(1) per member. Not Actor::suspend(): a suspended actor's activities (its
+   * detached pipeline sends) are suspended with it, which would stall them while it waits. */
   struct Rendezvous {
-    std::vector<sg4::ActorPtr> waiting;
+    int waiting = 0;
+    sg4::SemaphorePtr released = sg4::Semaphore::create(0);
     double begin = 0.0; ///< when the last member arrived
     double end = 0.0;   ///< when every member is done
   };
 
   struct Group {
     int size = 0;
+    int simulated = 0;                           ///< members with an actor (all unless folding; see folding.hpp)
     std::vector<int> ranks;                      ///< by position
     std::vector<sg4::Host*> hosts;               ///< by position
     std::vector<int> node;                       ///< by position: index of its node among the nodes the group spans
@@ -408,15 +412,13 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
  * the others (the same simulated time for all). */
 template <typename Last>
 void barrier(Group& g, RunContext::CollectiveGroups::Rendezvous& slot, Last&& last) {
-  if (slot.waiting.size() + 1 < static_cast<std::size_t>(g.size)) {
-    slot.waiting.push_back(sg4::Actor::self());
-    sg4::this_actor::suspend();
+  if (slot.waiting + 1 < g.simulated) {
+    ++slot.waiting;
+    slot.released->acquire();
     return;
   }
   last();
-  std::vector<sg4::ActorPtr> waiting;
-  waiting.swap(slot.waiting);
-  for (const sg4::ActorPtr& actor : waiting) actor->resume();
+  for (; slot.waiting > 0; --slot.waiting) slot.released->release();
 }
 
 /** Flows and analytic: every member waits for the last one (Wait). Analytic: everyone then sleeps the closed form.
@@ -428,16 +430,15 @@ void barrier(Group& g, RunContext::CollectiveGroups::Rendezvous& slot, Last&& la
 void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
   const double arrived = sg4::Engine::get_clock();
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
+  // Analytic: the last member sleeps the closed form before it resumes the others, so they wake up at the end
+  // (one timer per collective instead of one per member).
   barrier(g, slot, [&] {
     slot.begin = sg4::Engine::get_clock();
     slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
+    if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
   });
   const double begin = slot.begin;
-  if (step.fidelity == Fidelity::Analytic) {
-    const double end = slot.end;
-    const double now = sg4::Engine::get_clock();
-    if (end > now) sg4::this_actor::sleep_for(end - now);
-  } else {
+  if (step.fidelity != Fidelity::Analytic) {
     for (FlowPhase phase : flow_phases(g, step)) {
       std::vector<sg4::CommPtr> comms;
       std::deque<std::uint64_t*> received;
@@ -567,6 +568,7 @@ void prepare_collectives(RunContext& ctx) {
     Group& g = state->groups[gi];
     const auto& ranks = ctx.plan.groups[gi];
     g.size = static_cast<int>(ranks.size());
+    g.simulated = g.size;
     g.ranks = ranks;
     std::vector<int> node_index(static_cast<std::size_t>(ctx.cluster.nodes), -1);
     for (int pos = 0; pos < g.size; ++pos) {
@@ -621,7 +623,7 @@ void prepare_collectives(RunContext& ctx) {
 void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
   PARTSIM_CHECK(ctx.collectives) << "prepare_collectives() was not called";
   Group& g = ctx.collectives->groups[static_cast<std::size_t>(step.group)];
-  const int pos = ctx.positions[static_cast<std::size_t>(step.group)][static_cast<std::size_t>(rank)];
+  const int pos = ctx.position(step.group, rank);
   PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
   if (g.size < 2) return;
   if (step.fidelity != Fidelity::Steps) {
@@ -642,6 +644,37 @@ void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const Col
   case CollectiveAlgorithm::Direct:
     all_to_all_steps(x, g, step, pos);
     break;
+  }
+}
+
+std::pair<std::uint64_t, std::uint64_t> analytic_bytes(const RunContext& ctx, const CollectiveStep& step, int rank) {
+  const Group& g = ctx.collectives->groups.at(static_cast<std::size_t>(step.group));
+  if (g.size < 2) return {0, 0};
+  const Share share = flow_share(g, step, ctx.position(step.group, rank));
+  return {share.sent, share.received};
+}
+
+bool same_closed_form(const RunContext& ctx, int a, int b) {
+  const auto& ga = ctx.collectives->groups.at(static_cast<std::size_t>(a));
+  const auto& gb = ctx.collectives->groups.at(static_cast<std::size_t>(b));
+  const auto same = [](const LinkCost& x, const LinkCost& y) {
+    return x.latency == y.latency && x.bandwidth == y.bandwidth;
+  };
+  return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
+         ga.even == gb.even && same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
+         ga.links.ports_per_node == gb.links.ports_per_node;
+}
+
+void restrict_collectives(RunContext& ctx, const std::vector<char>& simulated, const std::vector<int>& weight) {
+  PARTSIM_CHECK(ctx.collectives) << "prepare_collectives() was not called";
+  ctx.simulated = simulated;
+  ctx.group_weight = weight;
+  ctx.simulated_members.assign(ctx.plan.groups.size(), 0);
+  for (std::size_t gi = 0; gi < ctx.plan.groups.size(); ++gi) {
+    int count = 0;
+    for (int rank : ctx.plan.groups[gi]) count += simulated.at(static_cast<std::size_t>(rank)) != 0 ? 1 : 0;
+    ctx.simulated_members[gi] = count;
+    ctx.collectives->groups[gi].simulated = count;
   }
 }
 

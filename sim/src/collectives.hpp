@@ -3,6 +3,10 @@
 
 #include "run_context.hpp"
 
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 namespace partsim::engine {
 
 /** Builds the per-group state of every collective in the plan: mailboxes for the step-level algorithms it uses,
@@ -15,5 +19,16 @@ void prepare_collectives(RunContext& ctx);
  * communication in `timeline`. Collectives of different groups may run at once on one rank (from different actors);
  * those of one group run in the same order on every member. */
 void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step);
+
+/** Whether collectives over groups `a` and `b` have the same closed form: the same size, members per node, nodes,
+ * path figures and network ports (so analytic collectives of the same step take the same time). */
+bool same_closed_form(const RunContext& ctx, int a, int b);
+
+/** Bytes `rank` sends and receives in an analytic collective: they depend on its position in the group. */
+std::pair<std::uint64_t, std::uint64_t> analytic_bytes(const RunContext& ctx, const CollectiveStep& step, int rank);
+
+/** Folding: only the `simulated` ranks run (rendezvous wait for those); one instance of group g stands for
+ * `weight[g]` instances in the collective statistics. Call after prepare_collectives(), before actors run. */
+void restrict_collectives(RunContext& ctx, const std::vector<char>& simulated, const std::vector<int>& weight);
 
 } // namespace partsim::engine

@@ -87,6 +87,8 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.baseline_time = result.baseline_time;
   r.messages = result.messages;
   r.executions = result.executions;
+  r.folding = result.folding;
+  r.simulated_ranks = result.simulated_ranks;
   r.balancing = result.balancing;
   r.class_split = plan.class_split;
   r.class_split_methods = plan.class_split_methods;

@@ -41,8 +41,8 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
     ctx.collectives_begun.resize(ctx.plan.groups.size());
   }
   auto& begun = ctx.collectives_begun[group];
-  if (begun.empty()) begun.assign(ctx.plan.ranks.size(), 0);
-  const std::uint64_t instance = begun[static_cast<std::size_t>(rank)]++;
+  if (begun.empty()) begun.assign(ctx.plan.groups[group].size(), 0);
+  const std::uint64_t instance = begun[static_cast<std::size_t>(ctx.position(step.group, rank))]++;
   const double begin = sg4::Engine::get_clock();
   run_collective(ctx, rank, timeline, step);
   const double end = sg4::Engine::get_clock();
@@ -51,8 +51,9 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   times.last_arrival = std::max(times.last_arrival, begin);
   times.last_end = std::max(times.last_end, end);
   const auto members = static_cast<int>(ctx.plan.groups[group].size());
-  if (++times.done < members) return;
+  if (++times.done < ctx.simulated_members[group]) return;
   const double duration = times.last_end - times.last_arrival;
+  const auto weight = static_cast<std::uint64_t>(ctx.group_weight[group]);
   open.erase(instance);
   auto& all = ctx.result.collectives;
   auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
@@ -63,8 +64,8 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
     all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
     it = all.end() - 1;
   }
-  ++it->count;
-  it->total_time += duration;
+  it->count += weight;
+  it->total_time += static_cast<double>(weight) * duration;
   it->min_time = std::min(it->min_time, duration);
   it->max_time = std::max(it->max_time, duration);
 }

@@ -146,6 +146,8 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   engine["seed"] = r.seed;
   engine["messages"] = r.messages;
   engine["executions"] = r.executions;
+  engine["simulated_ranks"] = r.simulated_ranks;
+  engine["folding"] = r.folding;
 
   nlohmann::json summary;
   summary["gpus"] = r.gpus;

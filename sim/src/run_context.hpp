@@ -6,12 +6,14 @@
 #include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Mutex.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -50,13 +52,22 @@ struct RunContext {
     int done = 0;
   };
   std::vector<std::map<std::uint64_t, CollectiveInstance>> open_collectives; ///< per group
-  std::vector<std::vector<std::uint64_t>> collectives_begun;                 ///< per group, per rank
+  std::vector<std::vector<std::uint64_t>> collectives_begun;                 ///< per group, per position
   std::vector<simgrid::s4u::Mailbox*> mailboxes;                             ///< one per rank
-  std::vector<std::vector<int>> positions;                                   ///< positions[group][rank], -1 when absent
-  /** When each rank posted its last two ring steps, per group: [group][rank][step parity]. A rank can be at most
-   * one step ahead of its ring neighbours, so two slots tell every rank when its neighbours arrived. */
-  std::vector<std::vector<std::array<double, 2>>> ring_posted;
-  std::vector<std::vector<std::uint64_t>> ring_steps; ///< ring steps begun, per group and rank
+  /** Per rank: (group, position in it) for every group it belongs to, sorted by group. O(ranks x groups per rank). */
+  std::vector<std::vector<std::pair<int, int>>> memberships;
+  /** Folding (folding.hpp): per rank whether it runs; per group how many members run and how many instances of the
+   * unfolded run one of its instances stands for. */
+  std::vector<char> simulated;
+  std::vector<int> simulated_members;
+  std::vector<int> group_weight;
+
+  /** The position of `rank` in `group`, or -1. */
+  int position(int group, int rank) const {
+    const auto& mine = memberships[static_cast<std::size_t>(rank)];
+    const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair{group, -1});
+    return it != mine.end() && it->first == group ? it->second : -1;
+  }
   /** Per rank: whether the mailboxes of its incoming pipeline transfers have it as permanent receiver (so transfers
    * start when sent, as a posted receive lets them). */
   std::vector<char> p2p_ready;

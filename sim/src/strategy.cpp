@@ -334,29 +334,31 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   if (sync) plan.groups.emplace_back();
 
   const auto per_replica = static_cast<std::uint64_t>(training.global_batch / gpus);
-  plan.ranks.resize(static_cast<std::size_t>(gpus));
-  for (int r = 0; r < gpus; ++r) {
-    RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
-    program.gpu = r;
-    if (sync) plan.groups[0].push_back(r);
-    // Every micro-batch but the last, and the last one's forward pass: nothing to synchronise yet.
-    const double ahead = static_cast<double>(accumulation - 1) * (forward + backward) + forward;
-    program.steps.emplace_back(ComputeStep{ahead * peak, per_replica});
-    if (!sync) {
-      program.steps.emplace_back(ComputeStep{backward * peak, 0});
-    } else if (dp.gradient_sync.overlap) {
-      for (std::size_t b = 0; b < buckets.size(); ++b) {
-        double time = 0.0;
-        for (std::size_t u = buckets[b].first; u <= buckets[b].last; ++u) time += cost.units[u].backward_time;
-        program.steps.emplace_back(ComputeStep{time * peak, 0});
-        program.steps.emplace_back(allreduces[b]);
-      }
-      program.steps.emplace_back(StreamSyncStep{});
-    } else {
-      program.steps.emplace_back(ComputeStep{backward * peak, 0});
-      for (const CollectiveStep& step : allreduces) program.steps.emplace_back(step);
+  // Every replica runs the same program: build it once, copy it (one allocation per rank).
+  RankProgram program;
+  // Every micro-batch but the last, and the last one's forward pass: nothing to synchronise yet.
+  const double ahead = static_cast<double>(accumulation - 1) * (forward + backward) + forward;
+  program.steps.emplace_back(ComputeStep{ahead * peak, per_replica});
+  if (!sync) {
+    program.steps.emplace_back(ComputeStep{backward * peak, 0});
+  } else if (dp.gradient_sync.overlap) {
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      double time = 0.0;
+      for (std::size_t u = buckets[b].first; u <= buckets[b].last; ++u) time += cost.units[u].backward_time;
+      program.steps.emplace_back(ComputeStep{time * peak, 0});
+      program.steps.emplace_back(allreduces[b]);
     }
-    program.steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
+    program.steps.emplace_back(StreamSyncStep{});
+  } else {
+    program.steps.emplace_back(ComputeStep{backward * peak, 0});
+    for (const CollectiveStep& step : allreduces) program.steps.emplace_back(step);
+  }
+  program.steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
+  program.steps.shrink_to_fit();
+  plan.ranks.assign(static_cast<std::size_t>(gpus), program);
+  for (int r = 0; r < gpus; ++r) {
+    plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+    if (sync) plan.groups[0].push_back(r);
   }
 
   const auto iterations = static_cast<std::uint64_t>(training.iterations);

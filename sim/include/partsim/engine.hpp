@@ -20,6 +20,9 @@ struct EngineOptions {
   /** Keep every communication and wait interval (for trace.json and tests); off, only compute intervals and the
    * per-kind totals are kept, so memory stays O(ranks) rather than O(messages). */
   bool record_all_intervals = true;
+  /** Simulate one representative of each class of interchangeable replicas (see docs/engine.md, "Folding replicas");
+   * the result is the same as without folding. Off: every rank is simulated. */
+  bool fold_replicas = true;
 };
 
 /** How the network was configured, for the report. */
@@ -78,6 +81,8 @@ struct RunResult {
   std::optional<BalancingStats> balancing;     ///< set when work was dispatched at run time
   std::optional<CoordinatorStats> coordinator; ///< set in coordinated runs
   std::vector<CollectiveStats> collectives;    ///< in order of first completion
+  std::string folding;                         ///< what folding did, or why it did not (report: engine)
+  std::size_t simulated_ranks = 0;             ///< ranks with an actor; the others took a representative's figures
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

@@ -66,6 +66,8 @@ struct Report {
   double karp_flatt = 0.0;              ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
   std::uint64_t messages = 0;
   std::uint64_t executions = 0;
+  std::string folding;              ///< RunResult::folding
+  std::size_t simulated_ranks = 0;  ///< RunResult::simulated_ranks
   std::uint64_t bytes_sent = 0;     ///< by all ranks and the coordinator
   std::uint64_t bytes_received = 0; ///< by all ranks and the coordinator
 

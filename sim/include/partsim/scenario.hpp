@@ -214,6 +214,7 @@ struct RunSpec {
   NetworkModel network_model = NetworkModel::CM02;
   OutputSelection outputs;
   std::uint64_t max_events = 200'000'000; ///< refuse runs that would simulate more messages+executions than this
+  bool fold_replicas = true; ///< simulate one representative per class of interchangeable replicas (engine.hpp)
 };
 
 struct Scenario {

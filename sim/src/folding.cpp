@@ -1,0 +1,394 @@
+// Folding identical replicas (engine-internal). See folding.hpp.
+#include "folding.hpp"
+
+#include "collectives.hpp"
+#include "platform.hpp"
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+/** A message-level group bigger than this makes its replica's paths too many to check pairwise: no folding. */
+constexpr std::size_t kMaxCheckedGroup = 64;
+/** More distinct replica classes than this: folding would save little; the search stops. */
+constexpr std::size_t kMaxClasses = 64;
+
+struct DisjointSets {
+  std::vector<int> parent;
+  explicit DisjointSets(std::size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
+  int find(int x) {
+    while (parent[static_cast<std::size_t>(x)] != x) {
+      auto& p = parent[static_cast<std::size_t>(x)];
+      p = parent[static_cast<std::size_t>(p)];
+      x = p;
+    }
+    return x;
+  }
+  void unite(int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+  }
+};
+
+class Folder {
+ public:
+  Folder(const RunContext& ctx) : ctx_(ctx), plan_(ctx.plan), n_(plan_.ranks.size()) {}
+
+  /** The folding, or why there is none (std::nullopt with reason_ set). */
+  std::optional<Folding> run() {
+    if (plan_.dynamic || plan_.coordinated) return fail("work is dispatched or coordinated at run time");
+    if (n_ < 2) return fail("one rank");
+    classify_groups();
+    find_replicas();
+    if (replicas_.size() < 2)
+      return fail("all ranks form one replica (they exchange messages at steps or flows "
+                  "fidelity, or pipeline transfers)");
+    if (!match_replicas()) return std::nullopt;
+    if (classes_.size() == replicas_.size())
+      return fail(fmt::format("no two of the {} replicas are interchangeable", replicas_.size()));
+    if (!same_partners() || !disjoint_resources()) return std::nullopt;
+    return build();
+  }
+
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::optional<Folding> fail(std::string why) {
+    reason_ = std::move(why);
+    return std::nullopt;
+  }
+  bool refuse(std::string why) {
+    reason_ = std::move(why);
+    return false;
+  }
+
+  const std::vector<Step>& steps(int rank) const { return plan_.ranks[static_cast<std::size_t>(rank)].steps; }
+  sg4::Host* host(int rank) const {
+    return ctx_.platform.gpus.at(static_cast<std::size_t>(plan_.ranks[static_cast<std::size_t>(rank)].gpu));
+  }
+
+  int node_of(int rank) const { return plan_.ranks[static_cast<std::size_t>(rank)].gpu / ctx_.cluster.gpus_per_node; }
+
+  /** Whether two nodes' speeds change alike over time (the hosts' speeds at time 0 are compared separately). */
+  bool same_speed_changes(int a, int b) const {
+    if (a == b) return true;
+    std::vector<const SpeedChange*> ca;
+    std::vector<const SpeedChange*> cb;
+    for (const SpeedChange& c : ctx_.cluster.speed_changes) {
+      if (c.node == a) ca.push_back(&c);
+      if (c.node == b) cb.push_back(&c);
+    }
+    if (ca.size() != cb.size()) return false;
+    for (std::size_t i = 0; i < ca.size(); ++i)
+      if (ca[i]->points != cb[i]->points || ca[i]->period != cb[i]->period) return false;
+    return true;
+  }
+
+  /** A group is analytic when every collective on it is: it touches no link, so replicas may meet there. */
+  void classify_groups() {
+    analytic_.assign(plan_.groups.size(), 1);
+    for (const RankProgram& program : plan_.ranks)
+      for (const Step& s : program.steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&s))
+          if (c->fidelity != Fidelity::Analytic) analytic_[static_cast<std::size_t>(c->group)] = 0;
+  }
+
+  void find_replicas() {
+    DisjointSets sets(n_);
+    for (std::size_t r = 0; r < n_; ++r)
+      for (const Step& s : steps(static_cast<int>(r))) {
+        if (const auto* c = std::get_if<CollectiveStep>(&s)) {
+          if (!analytic_[static_cast<std::size_t>(c->group)])
+            for (int member : plan_.groups[static_cast<std::size_t>(c->group)]) sets.unite(static_cast<int>(r), member);
+        } else if (const auto* send = std::get_if<SendStep>(&s)) {
+          sets.unite(static_cast<int>(r), send->peer);
+        } else if (const auto* recv = std::get_if<RecvStep>(&s)) {
+          sets.unite(static_cast<int>(r), recv->peer);
+        }
+      }
+    replica_of_.assign(n_, -1);
+    index_in_replica_.assign(n_, -1);
+    std::vector<int> replica_of_root(n_, -1);
+    for (std::size_t r = 0; r < n_; ++r) {
+      int& replica = replica_of_root[static_cast<std::size_t>(sets.find(static_cast<int>(r)))];
+      if (replica < 0) {
+        replica = static_cast<int>(replicas_.size());
+        replicas_.emplace_back();
+      }
+      auto& members = replicas_[static_cast<std::size_t>(replica)];
+      replica_of_[r] = replica;
+      index_in_replica_[r] = static_cast<int>(members.size());
+      members.push_back(static_cast<int>(r));
+    }
+  }
+
+  /** Assigns every replica a class: the first earlier replica it is interchangeable with, or a new one. */
+  bool match_replicas() {
+    class_of_.assign(replicas_.size(), -1);
+    for (std::size_t c = 0; c < replicas_.size(); ++c) {
+      for (std::size_t k = 0; k < classes_.size() && class_of_[c] < 0; ++k) {
+        const int first = classes_[k].front();
+        if (interchangeable(replicas_[c], replicas_[static_cast<std::size_t>(first)])) {
+          class_of_[c] = static_cast<int>(k);
+          classes_[k].push_back(static_cast<int>(c));
+        }
+      }
+      if (class_of_[c] >= 0) continue;
+      if (classes_.size() == kMaxClasses)
+        return refuse(fmt::format("more than {} kinds of replica (a class per replica that differs)", kMaxClasses));
+      class_of_[c] = static_cast<int>(classes_.size());
+      classes_.push_back({static_cast<int>(c)});
+    }
+    return true;
+  }
+
+  /** Rank `a` of one replica against rank `b` at the same index of another: `phi` maps the first replica's ranks to
+   * the second's. Records the analytic group pairs and the message-level group images met. */
+  bool interchangeable(const std::vector<int>& replica, const std::vector<int>& reference) {
+    if (replica.size() != reference.size()) return false;
+    const auto phi = [&](int rank) {
+      return reference[static_cast<std::size_t>(index_in_replica_[static_cast<std::size_t>(rank)])];
+    };
+    std::vector<std::pair<int, int>> group_pairs;
+    for (std::size_t i = 0; i < replica.size(); ++i) {
+      const int a = replica[i];
+      const int b = reference[i];
+      sg4::Host* ha = host(a);
+      sg4::Host* hb = host(b);
+      if (ha->get_speed() != hb->get_speed() || ha->get_core_count() != hb->get_core_count() ||
+          !same_speed_changes(node_of(a), node_of(b)))
+        return false;
+      const auto& sa = steps(a);
+      const auto& sb = steps(b);
+      if (sa.size() != sb.size()) return false;
+      for (std::size_t k = 0; k < sa.size(); ++k) {
+        if (sa[k].index() != sb[k].index()) return false;
+        if (const auto* ca = std::get_if<ComputeStep>(&sa[k])) {
+          const auto& cb = std::get<ComputeStep>(sb[k]);
+          // Samples only count throughput (one tensor rank counts a micro-batch): unfold_results sets them.
+          if (ca->amount != cb.amount || ca->label != cb.label) return false;
+        } else if (const auto* xa = std::get_if<CollectiveStep>(&sa[k])) {
+          const auto& xb = std::get<CollectiveStep>(sb[k]);
+          if (xa->op != xb.op || xa->algorithm != xb.algorithm || xa->fidelity != xb.fidelity ||
+              xa->bytes != xb.bytes || xa->root != xb.root || xa->stream != xb.stream || xa->kind != xb.kind)
+            return false;
+          group_pairs.emplace_back(xa->group, xb.group);
+        } else if (const auto* pa = std::get_if<SendStep>(&sa[k])) {
+          const auto& pb = std::get<SendStep>(sb[k]);
+          if (phi(pa->peer) != pb.peer || pa->bytes != pb.bytes || pa->channel != pb.channel || pa->kind != pb.kind)
+            return false;
+        } else if (const auto* ra = std::get_if<RecvStep>(&sa[k])) {
+          const auto& rb = std::get<RecvStep>(sb[k]);
+          if (phi(ra->peer) != rb.peer || ra->channel != rb.channel || ra->kind != rb.kind) return false;
+        }
+      }
+    }
+    std::sort(group_pairs.begin(), group_pairs.end());
+    group_pairs.erase(std::unique(group_pairs.begin(), group_pairs.end()), group_pairs.end());
+    for (const auto& [ga, gb] : group_pairs) {
+      const auto ia = static_cast<std::size_t>(ga);
+      if (analytic_[ia] != analytic_[static_cast<std::size_t>(gb)]) return false;
+      if (analytic_[ia]) {
+        if (!same_closed_form(ctx_, ga, gb)) return false;
+      } else {
+        const auto& ma = plan_.groups[ia];
+        const auto& mb = plan_.groups[static_cast<std::size_t>(gb)];
+        if (ma.size() != mb.size()) return false;
+        for (std::size_t m = 0; m < ma.size(); ++m)
+          if (phi(ma[m]) != mb[m]) return false;
+      }
+    }
+    for (const auto& pair : group_pairs) image_pairs_.push_back(pair);
+    return true;
+  }
+
+  /** An analytic group and its image must gather the same classes of replicas, so its members arrive when the
+   * image's do. Also fixes each group's image (a group with no simulated member is replaced by one that has). */
+  bool same_partners() {
+    std::vector<std::vector<int>> classes_in(plan_.groups.size());
+    const auto classes_of = [&](int g) -> const std::vector<int>& {
+      auto& set = classes_in[static_cast<std::size_t>(g)];
+      if (set.empty()) {
+        for (int member : plan_.groups[static_cast<std::size_t>(g)])
+          set.push_back(class_of_[static_cast<std::size_t>(replica_of_[static_cast<std::size_t>(member)])]);
+        std::sort(set.begin(), set.end());
+        set.erase(std::unique(set.begin(), set.end()), set.end());
+      }
+      return set;
+    };
+    std::sort(image_pairs_.begin(), image_pairs_.end());
+    image_pairs_.erase(std::unique(image_pairs_.begin(), image_pairs_.end()), image_pairs_.end());
+    image_.assign(plan_.groups.size(), -1);
+    for (const auto& [ga, gb] : image_pairs_) {
+      if (analytic_[static_cast<std::size_t>(ga)] && classes_of(ga) != classes_of(gb))
+        return refuse(fmt::format("groups {} and {} gather different kinds of replica", ga, gb));
+      if (ga == gb) continue;
+      int& image = image_[static_cast<std::size_t>(ga)];
+      if (image >= 0 && image != gb)
+        return refuse(fmt::format("group {} stands for groups {} and {} in different replicas", ga, image, gb));
+      image = gb;
+    }
+    return true;
+  }
+
+  /** No two replicas may share a GPU or a link their message-level traffic uses, so none slows another down. */
+  bool disjoint_resources() {
+    std::unordered_map<const sg4::Host*, int> host_owner;
+    std::unordered_map<const sg4::Link*, int> link_owner;
+    std::vector<sg4::Link*> links;
+    for (std::size_t c = 0; c < replicas_.size(); ++c) {
+      std::set<std::pair<int, int>> pairs;
+      for (int rank : replicas_[c]) {
+        auto [it, fresh] = host_owner.emplace(host(rank), static_cast<int>(c));
+        if (!fresh && it->second != static_cast<int>(c))
+          return refuse(fmt::format("replicas {} and {} share a GPU", it->second, c));
+        for (const Step& s : steps(rank)) {
+          if (const auto* x = std::get_if<CollectiveStep>(&s)) {
+            if (analytic_[static_cast<std::size_t>(x->group)]) continue;
+            const auto& members = plan_.groups[static_cast<std::size_t>(x->group)];
+            if (members.size() > kMaxCheckedGroup)
+              return refuse(fmt::format("a message-level group of {} ranks (more than {} to check pairwise)",
+                                        members.size(), kMaxCheckedGroup));
+            for (int m : members)
+              if (m != rank) pairs.emplace(std::min(rank, m), std::max(rank, m));
+          } else if (const auto* send = std::get_if<SendStep>(&s)) {
+            pairs.emplace(std::min(rank, send->peer), std::max(rank, send->peer));
+          }
+        }
+      }
+      for (const auto& [a, b] : pairs) {
+        for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+          links.clear();
+          double latency = 0.0;
+          host(from)->route_to(host(to), links, &latency);
+          for (const sg4::Link* link : links) {
+            auto [it, fresh] = link_owner.emplace(link, static_cast<int>(c));
+            if (!fresh && it->second != static_cast<int>(c))
+              return refuse(fmt::format("replicas {} and {} share link {}", it->second, c, link->get_name()));
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  Folding build() const {
+    Folding f;
+    f.active = true;
+    f.representative.resize(n_);
+    f.simulated.assign(n_, 0);
+    for (std::size_t r = 0; r < n_; ++r) {
+      const auto replica = static_cast<std::size_t>(replica_of_[r]);
+      const int first = classes_[static_cast<std::size_t>(class_of_[replica])].front();
+      const auto& reference = replicas_[static_cast<std::size_t>(first)];
+      const int rep = reference[static_cast<std::size_t>(index_in_replica_[r])];
+      f.representative[r] = rep;
+      f.simulated[r] = static_cast<char>(rep == static_cast<int>(r));
+      f.simulated_ranks += f.simulated[r] != 0 ? 1 : 0;
+    }
+    // A group with a simulated member stands for itself and for the groups whose image it is.
+    f.group_weight.assign(plan_.groups.size(), 0);
+    std::vector<char> has_simulated(plan_.groups.size(), 0);
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g)
+      for (int member : plan_.groups[g])
+        if (f.simulated[static_cast<std::size_t>(member)] != 0) has_simulated[g] = 1;
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g)
+      if (has_simulated[g] != 0) f.group_weight[g] += 1;
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
+      if (has_simulated[g] != 0 || image_[g] < 0) continue;
+      int image = image_[g];
+      // Follow images until a simulated group (replica c maps to class's first, which has simulated members).
+      for (std::size_t hops = 0;
+           image >= 0 && has_simulated[static_cast<std::size_t>(image)] == 0 && hops < plan_.groups.size(); ++hops)
+        image = image_[static_cast<std::size_t>(image)];
+      if (image >= 0 && has_simulated[static_cast<std::size_t>(image)] != 0)
+        f.group_weight[static_cast<std::size_t>(image)] += 1;
+    }
+    f.classes = classes_.size();
+    f.replicas = replicas_.size();
+    f.note = fmt::format("{} replicas in {} class{}: simulated {} of {} ranks", replicas_.size(), classes_.size(),
+                         classes_.size() == 1 ? "" : "es", f.simulated_ranks, n_);
+    return f;
+  }
+
+  const RunContext& ctx_;
+  const Plan& plan_;
+  std::size_t n_;
+  std::string reason_;
+  std::vector<char> analytic_;                   ///< per group
+  std::vector<std::vector<int>> replicas_;       ///< ranks, in rank order
+  std::vector<int> replica_of_;                  ///< per rank
+  std::vector<int> index_in_replica_;            ///< per rank
+  std::vector<int> class_of_;                    ///< per replica
+  std::vector<std::vector<int>> classes_;        ///< replicas, first = the simulated one
+  std::vector<std::pair<int, int>> image_pairs_; ///< (group, its counterpart in the class's first replica)
+  std::vector<int> image_;                       ///< per group: its counterpart, -1: itself
+};
+
+} // namespace
+
+Folding fold_replicas(const RunContext& ctx, bool enabled) {
+  const std::size_t n = ctx.plan.ranks.size();
+  Folding none;
+  none.representative.resize(n);
+  std::iota(none.representative.begin(), none.representative.end(), 0);
+  none.simulated.assign(n, 1);
+  none.group_weight.assign(ctx.plan.groups.size(), 1);
+  none.simulated_ranks = n;
+  if (!enabled) {
+    none.note = "off (run.fold_replicas = false)";
+    return none;
+  }
+  Folder folder(ctx);
+  if (std::optional<Folding> folded = folder.run()) return *std::move(folded);
+  none.note = "not folded: " + folder.reason();
+  return none;
+}
+
+void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& result) {
+  if (!folding.active) return;
+  const auto iterations = static_cast<std::uint64_t>(ctx.plan.iterations);
+  for (std::size_t r = 0; r < folding.representative.size(); ++r) {
+    const int rep = folding.representative[r];
+    if (rep == static_cast<int>(r)) continue;
+    RankTimeline& main = result.ranks[r];
+    RankTimeline& stream = result.streams[r];
+    main = result.ranks[static_cast<std::size_t>(rep)];
+    stream = result.streams[static_cast<std::size_t>(rep)];
+    // The same times, but an analytic collective's bytes depend on the member's position in its group.
+    // The programs match step for step (fold_replicas checked it) but for the groups and the samples counted.
+    const auto& mine = ctx.plan.ranks[r].steps;
+    const auto& theirs = ctx.plan.ranks[static_cast<std::size_t>(rep)].steps;
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      if (const auto* compute = std::get_if<ComputeStep>(&mine[k])) {
+        main.samples =
+            main.samples - std::get<ComputeStep>(theirs[k]).samples * iterations + compute->samples * iterations;
+        continue;
+      }
+      const auto* step = std::get_if<CollectiveStep>(&mine[k]);
+      if (step == nullptr || step->fidelity != Fidelity::Analytic) continue;
+      const auto [sent, received] = analytic_bytes(ctx, *step, static_cast<int>(r));
+      const auto [rep_sent, rep_received] = analytic_bytes(ctx, std::get<CollectiveStep>(theirs[k]), rep);
+      RankTimeline& t = step->stream == 0 ? main : stream;
+      t.bytes_sent = t.bytes_sent - rep_sent * iterations + sent * iterations;
+      t.bytes_received = t.bytes_received - rep_received * iterations + received * iterations;
+    }
+  }
+}
+
+} // namespace partsim::engine
