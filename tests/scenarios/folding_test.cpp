@@ -111,13 +111,13 @@ TEST(Folding, ThreeDimensionalSplitWithAnalyticCollectivesFoldsToOnePipeline) {
 TEST(Folding, ReplicasSharingALinkAreNotFolded) {
   // Two data-parallel replicas of a 2-stage pipeline whose stages sit on different nodes with one NIC each: both
   // replicas' pipeline transfers cross the same NICs, so their contention must be simulated.
-  const Runs r = both("llama3-70b-3d-64xh100.json",
-                      {"/cluster/nodes=2", "/cluster/gpus_per_node=2", "/cluster/network/nics_per_node=1",
-                       "/strategy/tensor=1", "/strategy/data=2", "/strategy/pipeline=2", "/strategy/schedule=1f1b",
-                       "/strategy/virtual_stages=1", "/strategy/sequence_parallel=false",
-                       "/strategy/placement=[\"data\",\"tensor\",\"pipeline\"]", "/workload/model=gpt2-small",
-                       "/workload/global_batch=8",
-                       R"(/strategy/gradient_sync={"fidelity":"analytic"})", "/run/outputs=[\"table\"]"});
+  const Runs r =
+      both("llama3-70b-3d-64xh100.json",
+           {"/cluster/nodes=2", "/cluster/gpus_per_node=2", "/cluster/network/nics_per_node=1", "/strategy/tensor=1",
+            "/strategy/data=2", "/strategy/pipeline=2", "/strategy/schedule=1f1b", "/strategy/virtual_stages=1",
+            "/strategy/sequence_parallel=false", "/strategy/placement=[\"data\",\"tensor\",\"pipeline\"]",
+            "/workload/model=gpt2-small", "/workload/global_batch=8",
+            R"(/strategy/gradient_sync={"fidelity":"analytic"})", "/run/outputs=[\"table\"]"});
   EXPECT_EQ(r.folded["engine"]["simulated_ranks"], 4);
   EXPECT_TRUE(r.folded["engine"]["folding"].get<std::string>().find("share link") != std::string::npos)
       << r.folded["engine"]["folding"];
