@@ -110,12 +110,12 @@ class Folder {
 
   void find_replicas() {
     DisjointSets sets(n_);
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g)
+      if (analytic_[g] == 0)
+        for (int member : plan_.groups[g]) sets.unite(plan_.groups[g].front(), member);
     for (std::size_t r = 0; r < n_; ++r)
       for (const Step& s : steps(static_cast<int>(r))) {
-        if (const auto* c = std::get_if<CollectiveStep>(&s)) {
-          if (!analytic_[static_cast<std::size_t>(c->group)])
-            for (int member : plan_.groups[static_cast<std::size_t>(c->group)]) sets.unite(static_cast<int>(r), member);
-        } else if (const auto* send = std::get_if<SendStep>(&s)) {
+        if (const auto* send = std::get_if<SendStep>(&s)) {
           sets.unite(static_cast<int>(r), send->peer);
         } else if (const auto* recv = std::get_if<RecvStep>(&s)) {
           sets.unite(static_cast<int>(r), recv->peer);
