@@ -119,9 +119,26 @@ double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links) {
   return step;
 }
 
+/** Depth and degree of the double binary tree of n ranks. The last answer is kept: the planner asks for every
+ * gradient bucket with the same n, and building the trees of 16,384 ranks each time costs milliseconds. */
+struct TreeShape {
+  int max_depth = 0;
+  int max_degree = 0;
+};
+TreeShape tree_shape(int n) {
+  thread_local int last_n = -1;
+  thread_local TreeShape last;
+  if (n != last_n) {
+    const DoubleBinaryTree tree = double_binary_tree(n);
+    last = {tree.max_depth, tree.max_degree};
+    last_n = n;
+  }
+  return last;
+}
+
 double tree_time(double bytes, int n, const LinkCost& link) {
   if (n < 2) return 0.0;
-  const DoubleBinaryTree tree = double_binary_tree(n);
+  const TreeShape tree = tree_shape(n);
   const auto k =
       static_cast<double>(pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, n, bytes, link));
   return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
@@ -213,7 +230,7 @@ std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, in
     best = std::sqrt((n - 2.0) * bytes / (link.latency * link.bandwidth));
   } else if (op == CollectiveOp::AllReduce && algorithm == CollectiveAlgorithm::Tree) {
     // d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>  k = sqrt((2D-1) L S / (2 alpha B))
-    const DoubleBinaryTree tree = double_binary_tree(std::max(n, 1));
+    const TreeShape tree = tree_shape(std::max(n, 1));
     best = std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth));
     most = std::floor(bytes / 2.0); // each tree carries half
   } else {

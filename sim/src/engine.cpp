@@ -95,8 +95,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   RunContext ctx(plan, result, options, scenario.cluster, platform);
   ctx.streams.resize(ranks);
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
-  ctx.mailboxes.reserve(ranks);
-  for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
+  if (plan.dynamic) { // the dispatcher's assignments
+    ctx.mailboxes.reserve(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
+  }
   ctx.memberships.resize(ranks);
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
     for (std::size_t i = 0; i < plan.groups[g].size(); ++i)

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -363,6 +364,25 @@ Folding fold_replicas(const RunContext& ctx, bool enabled) {
 void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& result) {
   if (!folding.active) return;
   const auto iterations = static_cast<std::uint64_t>(ctx.plan.iterations);
+  // What each simulated rank counted per step (samples, or bytes of an analytic collective), computed once.
+  struct Counted {
+    std::uint64_t samples = 0, sent = 0, received = 0;
+  };
+  std::vector<std::vector<Counted>> counted(folding.representative.size());
+  const auto counts = [&](int rank) -> const std::vector<Counted>& {
+    auto& c = counted[static_cast<std::size_t>(rank)];
+    if (!c.empty()) return c;
+    const auto& steps = ctx.plan.ranks[static_cast<std::size_t>(rank)].steps;
+    c.resize(steps.size());
+    for (std::size_t k = 0; k < steps.size(); ++k)
+      if (const auto* compute = std::get_if<ComputeStep>(&steps[k])) {
+        c[k].samples = compute->samples;
+      } else if (const auto* step = std::get_if<CollectiveStep>(&steps[k]);
+                 step != nullptr && step->fidelity == Fidelity::Analytic) {
+        std::tie(c[k].sent, c[k].received) = analytic_bytes(ctx, *step, rank);
+      }
+    return c;
+  };
   for (std::size_t r = 0; r < folding.representative.size(); ++r) {
     const int rep = folding.representative[r];
     if (rep == static_cast<int>(r)) continue;
@@ -370,23 +390,21 @@ void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& re
     RankTimeline& stream = result.streams[r];
     main = result.ranks[static_cast<std::size_t>(rep)];
     stream = result.streams[static_cast<std::size_t>(rep)];
-    // The same times, but an analytic collective's bytes depend on the member's position in its group.
-    // The programs match step for step (fold_replicas checked it) but for the groups and the samples counted.
-    const auto& mine = ctx.plan.ranks[r].steps;
-    const auto& theirs = ctx.plan.ranks[static_cast<std::size_t>(rep)].steps;
-    for (std::size_t k = 0; k < mine.size(); ++k) {
-      if (const auto* compute = std::get_if<ComputeStep>(&mine[k])) {
-        main.samples =
-            main.samples - std::get<ComputeStep>(theirs[k]).samples * iterations + compute->samples * iterations;
+    // The same times, but the programs (equal step for step, as fold_replicas checked) may count different samples,
+    // and an analytic collective's bytes depend on the member's position in its group.
+    const auto& steps = ctx.plan.ranks[r].steps;
+    const std::vector<Counted>& theirs = counts(rep);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      if (const auto* compute = std::get_if<ComputeStep>(&steps[k])) {
+        main.samples = main.samples - theirs[k].samples * iterations + compute->samples * iterations;
         continue;
       }
-      const auto* step = std::get_if<CollectiveStep>(&mine[k]);
+      const auto* step = std::get_if<CollectiveStep>(&steps[k]);
       if (step == nullptr || step->fidelity != Fidelity::Analytic) continue;
       const auto [sent, received] = analytic_bytes(ctx, *step, static_cast<int>(r));
-      const auto [rep_sent, rep_received] = analytic_bytes(ctx, std::get<CollectiveStep>(theirs[k]), rep);
       RankTimeline& t = step->stream == 0 ? main : stream;
-      t.bytes_sent = t.bytes_sent - rep_sent * iterations + sent * iterations;
-      t.bytes_received = t.bytes_received - rep_received * iterations + received * iterations;
+      t.bytes_sent = t.bytes_sent - theirs[k].sent * iterations + sent * iterations;
+      t.bytes_received = t.bytes_received - theirs[k].received * iterations + received * iterations;
     }
   }
 }
