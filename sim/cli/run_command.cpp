@@ -144,8 +144,11 @@ int run(const RunOptions& options) {
     if (!written.empty() && !options.json)
       std::cout << fmt::format("\n  wrote {} in {}\n", fmt::join(written, ", "), dir.string());
   }
-  std::cerr << fmt::format("partsim: simulated {} messages and {} executions in {:.3f} s of wall time\n",
-                           result.messages, result.executions, wall);
+  std::cerr << fmt::format("partsim: simulated {} messages and {} executions in {:.3f} s of wall time{}\n",
+                           result.messages, result.executions, wall,
+                           result.simulated_ranks < plan.ranks.size() && result.simulated_ranks > 0
+                               ? fmt::format(" ({} ranks simulated for {})", result.simulated_ranks, plan.ranks.size())
+                               : std::string());
   return 0;
 }
 

@@ -18,6 +18,8 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -82,7 +84,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks
   // would pass Linux's default limit of 65,536 mappings (vm.max_map_count) and SimGrid aborts. The actors' loops are
   // flat, so large runs go without guard pages.
-  if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
+  if (plan.ranks.size() > 8192) {
+    sg4::Engine::set_config("contexts/guard-size:0");
+    // Without guard pages SimGrid callocs every stack. Below glibc's mmap threshold (128 KiB, adjusted upwards at
+    // run time) calloc zeroes the heap memory it hands out, touching every page of every stack: 2.6 GB at 16,384
+    // ranks. Mapped separately, a stack costs only the pages its actor touches (one mapping each, half the limit).
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+  }
 
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
