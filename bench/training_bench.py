@@ -11,10 +11,11 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import partsim_run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -23,22 +24,7 @@ GPUS_PER_NODE = 8
 
 
 def run(partsim, args, cwd):
-    """Runs partsim; returns (wall seconds, peak RSS in MiB, stdout). Exits on failure."""
-    # Output goes to files, not pipes: a report bigger than a pipe's buffer would block the child before wait4.
-    out_path, err_path = os.path.join(cwd, "stdout"), os.path.join(cwd, "stderr")
-    with open(out_path, "w") as out_file, open(err_path, "w") as err_file:
-        begin = time.perf_counter()
-        proc = subprocess.Popen([partsim] + args, cwd=cwd, stdout=out_file, stderr=err_file)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - begin
-    with open(out_path) as f:
-        out = f.read()
-    with open(err_path) as f:
-        err = f.read()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.exit(f"training_bench.py: partsim {' '.join(args)} failed (exit {code}):\n{err}")
-    return wall, usage.ru_maxrss / 1024.0, out
+    return partsim_run.run(partsim, args, cwd, "training_bench.py")
 
 
 def main():
