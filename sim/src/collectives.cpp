@@ -92,9 +92,11 @@ class StepTransfers {
  public:
   StepTransfers(RunContext& ctx, RankTimeline& timeline) : ctx_(ctx), timeline_(timeline) {}
 
+  /** Detached, as NCCL's next step waits for what it received, not for its send to be acknowledged: the transfer
+   * goes on while the sender moves on, and its receiver waits for it. One simcall less per message. */
   void send(sg4::Mailbox* to, std::uint64_t bytes) {
     mark_posted();
-    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(), bytes));
+    to->put_init(std::make_unique<std::uint64_t>(bytes).release(), bytes)->detach();
     timeline_.bytes_sent += bytes;
     ++timeline_.messages_sent;
     ++ctx_.result.messages;

@@ -89,6 +89,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     // Without guard pages SimGrid callocs every stack. Below glibc's mmap threshold (128 KiB, adjusted upwards at
     // run time) calloc zeroes the heap memory it hands out, touching every page of every stack: 2.6 GB at 16,384
     // ranks. Mapped separately, a stack costs only the pages its actor touches (one mapping each, half the limit).
+    // (The partsim CLI links jemalloc, which maps large blocks anyway; this is for glibc's malloc in other hosts.)
     mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   }
 
