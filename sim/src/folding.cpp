@@ -201,6 +201,13 @@ class Folder {
     }
     std::sort(group_pairs.begin(), group_pairs.end());
     group_pairs.erase(std::unique(group_pairs.begin(), group_pairs.end()), group_pairs.end());
+    std::set<std::pair<int, int>> transfers; // (from, to) of the replica's message-level traffic
+    for (const int rank : replica)
+      for (const Step& s : steps(rank))
+        if (const auto* send = std::get_if<SendStep>(&s)) {
+          transfers.emplace(rank, send->peer);
+          transfers.emplace(send->peer, rank); // LV08's acknowledgements flow back
+        }
     for (const auto& [ga, gb] : group_pairs) {
       const auto ia = static_cast<std::size_t>(ga);
       if (analytic_[ia] != analytic_[static_cast<std::size_t>(gb)]) return false;
@@ -212,32 +219,89 @@ class Folder {
         if (ma.size() != mb.size()) return false;
         for (std::size_t m = 0; m < ma.size(); ++m)
           if (phi(ma[m]) != mb[m]) return false;
+        if (ma.size() <= kMaxCheckedGroup) // larger ones: disjoint_resources() refuses to fold
+          for (const int x : ma)
+            for (const int y : ma)
+              if (x != y) transfers.emplace(x, y);
       }
     }
+    if (!same_routes(transfers, phi)) return false;
     for (const auto& pair : group_pairs) image_pairs_.push_back(pair);
     return true;
   }
 
-  /** An analytic group and its image must gather the same classes of replicas, so its members arrive when the
-   * image's do. Also fixes each group's image (a group with no simulated member is replaced by one that has). */
-  bool same_partners() {
-    std::vector<std::vector<int>> classes_in(plan_.groups.size());
-    const auto classes_of = [&](int g) -> const std::vector<int>& {
-      auto& set = classes_in[static_cast<std::size_t>(g)];
-      if (set.empty()) {
-        for (int member : plan_.groups[static_cast<std::size_t>(g)])
-          set.push_back(class_of_[static_cast<std::size_t>(replica_of_[static_cast<std::size_t>(member)])]);
-        std::sort(set.begin(), set.end());
-        set.erase(std::unique(set.begin(), set.end()), set.end());
+  /** Equal programs on equal GPUs are not enough: the same transfer can cross NVLink in one replica and the network
+   * in another (a pipeline split across a node boundary), or an extra leaf uplink. Corresponding transfers must cross
+   * links of the same figures, and a link of one replica must always stand for the same link of the other and no
+   * other (a bijection), so the transfers share links alike and contend alike. */
+  template <typename Phi>
+  bool same_routes(const std::set<std::pair<int, int>>& transfers, const Phi& phi) const {
+    std::unordered_map<const sg4::Link*, const sg4::Link*> image;
+    std::unordered_map<const sg4::Link*, const sg4::Link*> preimage;
+    std::vector<sg4::Link*> la;
+    std::vector<sg4::Link*> lb;
+    for (const auto& [x, y] : transfers) {
+      la.clear();
+      lb.clear();
+      double latency_a = 0.0;
+      double latency_b = 0.0;
+      host(x)->route_to(host(y), la, &latency_a);
+      host(phi(x))->route_to(host(phi(y)), lb, &latency_b);
+      if (la.size() != lb.size() || latency_a != latency_b) return false;
+      for (std::size_t i = 0; i < la.size(); ++i) {
+        const sg4::Link* a = la[i];
+        const sg4::Link* b = lb[i];
+        if (a->get_bandwidth() != b->get_bandwidth() || a->get_latency() != b->get_latency() ||
+            a->get_sharing_policy() != b->get_sharing_policy())
+          return false;
+        if (image.emplace(a, b).first->second != b || preimage.emplace(b, a).first->second != a) return false;
       }
-      return set;
+    }
+    return true;
+  }
+
+  /** The simulated rank whose timeline `rank` takes: the one at its index in its class's first replica. */
+  int representative(int rank) const {
+    const auto replica = static_cast<std::size_t>(replica_of_[static_cast<std::size_t>(rank)]);
+    const auto first = classes_[static_cast<std::size_t>(class_of_[replica])].front();
+    return replicas_[static_cast<std::size_t>(first)]
+                    [static_cast<std::size_t>(index_in_replica_[static_cast<std::size_t>(rank)])];
+  }
+
+  /** An analytic instance starts when its last member arrives, and a member arrives when its representative does.
+   * The folded run waits only for the simulated members of the group that stands for it, so the group's members must
+   * have exactly those as representatives: the same classes are not enough (a group holding the representative of
+   * one class and a folded rank of another, whose representative sits in a second group, would not wait for it). A
+   * group with simulated members stands for itself only. Also fixes each group's image (a group with no simulated
+   * member is replaced by one that has). */
+  bool same_partners() {
+    const auto representatives = [&](int g) {
+      std::vector<int> reps;
+      for (const int member : plan_.groups[static_cast<std::size_t>(g)]) reps.push_back(representative(member));
+      std::sort(reps.begin(), reps.end());
+      reps.erase(std::unique(reps.begin(), reps.end()), reps.end());
+      return reps;
+    };
+    const auto simulated_members = [&](int g) {
+      std::vector<int> sim;
+      for (const int member : plan_.groups[static_cast<std::size_t>(g)])
+        if (representative(member) == member) sim.push_back(member);
+      std::sort(sim.begin(), sim.end());
+      return sim;
     };
     std::sort(image_pairs_.begin(), image_pairs_.end());
     image_pairs_.erase(std::unique(image_pairs_.begin(), image_pairs_.end()), image_pairs_.end());
     image_.assign(plan_.groups.size(), -1);
     for (const auto& [ga, gb] : image_pairs_) {
-      if (analytic_[static_cast<std::size_t>(ga)] && classes_of(ga) != classes_of(gb))
-        return refuse(fmt::format("groups {} and {} gather different kinds of replica", ga, gb));
+      if (analytic_[static_cast<std::size_t>(ga)]) {
+        const std::vector<int> own = simulated_members(ga);
+        if (!own.empty() && ga != gb)
+          return refuse(fmt::format("group {} has simulated members but stands for group {}", ga, gb));
+        if (representatives(ga) != (own.empty() ? simulated_members(gb) : own))
+          return refuse(fmt::format("analytic group {} would not wait for all its members: their representatives are "
+                                    "not the simulated members of group {}",
+                                    ga, gb));
+      }
       if (ga == gb) continue;
       int& image = image_[static_cast<std::size_t>(ga)];
       if (image >= 0 && image != gb)
