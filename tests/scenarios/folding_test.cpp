@@ -242,6 +242,19 @@ TEST(Folding, TransfersOverDifferentLinksMakeDifferentClasses) {
                 R"(/strategy/placement=["pipeline","data","tensor"])", "/workload/global_batch=12", untied_gpt2()}));
   EXPECT_EQ(note(r), "3 replicas in 2 classes: simulated 4 of 6 ranks");
   expect_same_report(r.folded, r.full);
+
+  // Tensor 4 x pipeline 3 on 6 nodes of 2 GPUs, pipeline first: tensor rank t's pipeline is GPUs 3t to 3t+2, so
+  // pipelines 0 and 2 cross a node boundary between stages 1 and 2, pipelines 1 and 3 between stages 0 and 1; node 0
+  // is slow. Three classes: {0}, {1, 3}, {2}, met in analytic tensor collectives.
+  const Runs r3d = both(
+      "llama3-70b-3d-64xh100.json",
+      small_3d({"/cluster/nodes=6", "/cluster/gpus_per_node=2", "/cluster/network/nics_per_node=2", "/strategy/data=1",
+                "/strategy/tensor=4", "/strategy/pipeline=3", R"(/strategy/placement=["pipeline","tensor","data"])",
+                "/strategy/sequence_parallel=true", R"(/strategy/tensor_collectives={"fidelity":"analytic"})",
+                R"(/strategy/gradient_sync={"fidelity":"analytic","overlap":false})",
+                "/cluster/node_speed_factors=[0.8,1,1,1,1,1]", "/workload/global_batch=6"}));
+  EXPECT_EQ(note(r3d), "4 replicas in 3 classes: simulated 9 of 12 ranks");
+  expect_same_report(r3d.folded, r3d.full);
 }
 
 TEST(Folding, FatTreeReplicasCrossingLeavesOrSharingUplinks) {
