@@ -233,6 +233,33 @@ class WindowTests : public QObject {
     QVERIFY(w.status_text().contains(QStringLiteral("out of memory")));
   }
 
+  void model_parallel_fields_edit_the_split() {
+    MainWindow w;
+    QSignalSpy runs(&w, &MainWindow::run_finished);
+    QVERIFY(w.open_scenario(scenario("seed-3-pipeline-nvlink.json")).isEmpty());
+    QCOMPARE(wait_run(runs), RunState::Finished);
+    // A model-parallel strategy shows its degrees and hides the data-parallel partitions.
+    auto* pipeline = qobject_cast<IntegerEditor*>(w.form()->editor("/strategy/pipeline"));
+    auto* tensor = qobject_cast<IntegerEditor*>(w.form()->editor("/strategy/tensor"));
+    QVERIFY(pipeline != nullptr && tensor != nullptr);
+    QVERIFY(!pipeline->parentWidget()->isHidden());
+    QVERIFY(w.form()->editor("/strategy/partitions")->parentWidget()->isHidden());
+    QCOMPARE(pipeline->current_value(), nlohmann::json(8));
+    const double pipelined = w.current_report()->makespan();
+    // Re-split the same 8 GPUs by tensor: a burst of edits in the form, then one run.
+    QVERIFY(!tensor->isEnabled()); // absent from the file: its check box adds it
+    w.form()->enable_box("/strategy/tensor")->setChecked(true);
+    tensor->spin_box()->setValue(8);
+    pipeline->spin_box()->setValue(1);
+    w.run(); // 170,000 events: more than the window re-runs by itself
+    QCOMPARE(wait_run(runs), RunState::Finished);
+    QCOMPARE(w.document()->value("/strategy/tensor")->get<int>(), 8);
+    QCOMPARE(w.document()->value("/strategy/pipeline")->get<int>(), 1);
+    QCOMPARE(tensor->current_value(), nlohmann::json(8));
+    QVERIFY(w.current_report()->makespan() > 0);
+    QVERIFY(w.current_report()->makespan() != pipelined);
+  }
+
   void opened_files_are_remembered() {
     QSettings().remove(QStringLiteral("recent_files"));
     MainWindow w;

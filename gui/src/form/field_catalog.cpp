@@ -132,7 +132,9 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
       quantity("/cluster/intra_node_link/bandwidth", QStringLiteral("Intra-node bandwidth"), Dimension::Bandwidth, true,
                "300GBps"),
       quantity("/cluster/intra_node_link/latency", QStringLiteral("Intra-node latency"), Dimension::Time, true, "1us"),
-      choice("/cluster/network/topology", QStringLiteral("Network topology"), {QStringLiteral("star")}, true),
+      choice("/cluster/network/topology", QStringLiteral("Network topology"),
+             {QStringLiteral("star"), QStringLiteral("fat_tree"), QStringLiteral("rail")}, true),
+      integer("/cluster/network/nics_per_node", QStringLiteral("NICs per node"), 1, 1024, true, 16, 1),
       choice("/cluster/network/profile", QStringLiteral("Network profile"), inter, true),
       quantity("/cluster/network/bandwidth", QStringLiteral("NIC bandwidth"), Dimension::Bandwidth, true, "25GBps"),
       quantity("/cluster/network/latency", QStringLiteral("Network latency"), Dimension::Time, true, "2us"),
@@ -199,10 +201,45 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
   shares.kind = FieldKind::Shares;
   shares.optional = true;
   shares.default_value = "balanced";
+  const QStringList data_parallel{QStringLiteral("data_parallel")};
+  const QStringList model_parallel{QStringLiteral("model_parallel")};
+  auto for_strategy = [](FieldSpec f, QStringList kinds) {
+    f.strategy_kinds = std::move(kinds);
+    return f;
+  };
   strategy.fields = {
-      choice("/strategy/kind", QStringLiteral("Kind"), {QStringLiteral("data_parallel")}),
-      integer("/strategy/partitions", QStringLiteral("Partitions"), 1, 1e7, true, 128, 1),
-      shares,
+      choice("/strategy/kind", QStringLiteral("Kind"),
+             {QStringLiteral("data_parallel"), QStringLiteral("model_parallel")}),
+      for_strategy(integer("/strategy/partitions", QStringLiteral("Partitions"), 1, 1e7, true, 128, 1), data_parallel),
+      for_strategy(shares, data_parallel),
+      for_strategy(integer("/strategy/data", QStringLiteral("Data-parallel degree"), 1, 65536, true, 64, 1),
+                   model_parallel),
+      for_strategy(integer("/strategy/tensor", QStringLiteral("Tensor-parallel degree"), 1, 65536, true, 16, 1),
+                   model_parallel),
+      for_strategy(integer("/strategy/pipeline", QStringLiteral("Pipeline stages"), 1, 65536, true, 64, 1),
+                   model_parallel),
+      for_strategy(choice("/strategy/schedule", QStringLiteral("Schedule"),
+                          {QStringLiteral("1f1b"), QStringLiteral("gpipe"), QStringLiteral("interleaved")}, true),
+                   model_parallel),
+      for_strategy(integer("/strategy/virtual_stages", QStringLiteral("Virtual stages"), 1, 1024, true, 8, 2),
+                   model_parallel),
+      for_strategy(json_field("/strategy/sequence_parallel", QStringLiteral("Sequence parallel"), true,
+                              QStringLiteral("true or false")),
+                   model_parallel),
+      for_strategy(
+          json_field("/strategy/zero", QStringLiteral("ZeRO stage"), 1, QStringLiteral("0, 1, 2, 3 or \"fsdp\"")),
+          model_parallel),
+      for_strategy(json_field("/strategy/placement", QStringLiteral("Placement"),
+                              nlohmann::json::parse(R"(["tensor", "data", "pipeline"])"),
+                              QStringLiteral("\"tensor_first\" or the three axes, fastest-varying first")),
+                   model_parallel),
+      for_strategy(json_field("/strategy/stage_layers", QStringLiteral("Layers per stage"), nlohmann::json::array(),
+                              QStringLiteral("one count per (virtual) stage: [6, 6, 6, 6]")),
+                   model_parallel),
+      for_strategy(json_field("/strategy/tensor_collectives", QStringLiteral("Tensor collectives"),
+                              nlohmann::json::parse(R"({"fidelity": "auto", "granularity": "layer"})"),
+                              QStringLiteral("{\"algorithm\": ..., \"fidelity\": ..., \"granularity\": \"layer\"}")),
+                   model_parallel),
       choice("/strategy/gradient_sync", QStringLiteral("Gradient sync"),
              {QStringLiteral("none"), QStringLiteral("ring_allreduce")}, true),
   };
@@ -258,6 +295,8 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
       choice("/run/network_model", QStringLiteral("Network model"), {QStringLiteral("CM02"), QStringLiteral("LV08")},
              true),
       integer("/run/max_events", QStringLiteral("Max events"), 1, 1e18, true, 0, 200000000),
+      json_field("/run/fold_replicas", QStringLiteral("Fold replicas"), false,
+                 QStringLiteral("true (default): simulate one of each class of identical replicas; false: every rank")),
       json_field("/run/outputs", QStringLiteral("Outputs"),
                  nlohmann::json::parse(R"(["table", "report_json", "ranks_csv", "trace"])")),
   };

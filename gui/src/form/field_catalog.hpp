@@ -39,6 +39,7 @@ struct FieldSpec {
   nlohmann::json default_value; ///< written when an optional field is switched on
   QString tooltip;
   QStringList workload_kinds; ///< shown only for these /workload/kind values (empty: always)
+  QStringList strategy_kinds; ///< shown only for these /strategy/kind values (empty: always)
 };
 
 /** A group box of the form. An optional section is an optional object (`/strategy/balancing`). */

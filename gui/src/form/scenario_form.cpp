@@ -164,10 +164,17 @@ void ScenarioForm::refresh_values() {
   const nlohmann::json* kind = document_->value("/workload/kind");
   const QString workload_kind =
       kind != nullptr && kind->is_string() ? QString::fromStdString(kind->get<std::string>()) : QString();
+  // Likewise for the strategy: a model-parallel split has no partitions, a data-parallel one no tensor degree.
+  const nlohmann::json* strategy = document_->value("/strategy/kind");
+  const QString strategy_kind = strategy != nullptr && strategy->is_string()
+                                    ? QString::fromStdString(strategy->get<std::string>())
+                                    : QStringLiteral("data_parallel");
   for (Row& row : rows_) {
-    if (!row.spec.workload_kinds.isEmpty())
-      row.layout->setRowVisible(row.cell, row.spec.workload_kinds.contains(workload_kind) ||
-                                              document_->value(row.spec.pointer) != nullptr);
+    const bool present = document_->value(row.spec.pointer) != nullptr;
+    const bool workload_fits = row.spec.workload_kinds.isEmpty() || row.spec.workload_kinds.contains(workload_kind);
+    const bool strategy_fits = row.spec.strategy_kinds.isEmpty() || row.spec.strategy_kinds.contains(strategy_kind);
+    if (!row.spec.workload_kinds.isEmpty() || !row.spec.strategy_kinds.isEmpty())
+      row.layout->setRowVisible(row.cell, (workload_fits && strategy_fits) || present);
     const nlohmann::json* value = document_->value(row.spec.pointer);
     if (value == nullptr || row.editor->current_value() != *value) row.editor->set_value(value);
     if (row.enable != nullptr) {
