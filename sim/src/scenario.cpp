@@ -255,17 +255,12 @@ CollectiveChoice parse_collective_choice(JsonReader& reader) {
 void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice) {
   if (!choice.algorithm) return;
   const CollectiveAlgorithm a = *choice.algorithm;
-  const bool ok = op == CollectiveOp::AllReduce   ? a != CollectiveAlgorithm::Direct
-                  : op == CollectiveOp::AllToAll  ? a == CollectiveAlgorithm::Direct
-                  : op == CollectiveOp::Broadcast ? a == CollectiveAlgorithm::Ring || a == CollectiveAlgorithm::Tree
-                                                  : a == CollectiveAlgorithm::Ring;
-  if (!ok)
+  if (!is_supported(op, a)) // the engine's own list (a broadcast has no tree algorithm)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
                      fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
-                                 op == CollectiveOp::AllReduce   ? "auto, ring, tree, hierarchical"
-                                 : op == CollectiveOp::AllToAll  ? "auto, direct"
-                                 : op == CollectiveOp::Broadcast ? "auto, ring, tree"
-                                                                 : "auto, ring"));
+                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical"
+                                 : op == CollectiveOp::AllToAll ? "auto, direct"
+                                                                : "auto, ring"));
 }
 
 std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {

@@ -264,6 +264,10 @@ TEST(CollectiveErrors, CollectiveWorkloadNeedsTheCollectiveStrategy) {
   expect_error(doc, "/strategy/kind", "a collective workload runs with strategy kind \"collective\"");
   doc["strategy"] = {{"kind", "collective"}, {"algorithm", "ring"}};
   expect_error(doc, "/strategy/algorithm", "ring cannot run all_to_all; expected one of: auto, direct");
+  // The engine has no tree broadcast: an input error, not an internal check failing mid-run.
+  doc["workload"]["operation"] = "broadcast";
+  doc["strategy"]["algorithm"] = "tree";
+  expect_error(doc, "/strategy/algorithm", "tree cannot run broadcast; expected one of: auto, ring");
 }
 
 TEST(CollectiveErrors, RootOnlyForBroadcastAndWithinTheCluster) {
