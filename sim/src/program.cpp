@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace sg4 = simgrid::s4u;
 
@@ -70,8 +71,12 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   it->max_time = std::max(it->max_time, duration);
 }
 
-sg4::Mailbox* p2p_mailbox(int from, int to, int channel) {
-  return sg4::Mailbox::by_name(fmt::format("p2p-{}-{}-{}", from, to, channel));
+/** The mailbox of transfers from `from` to `to` on `channel`, looked up by name once (formatting the name and
+ * finding it per transfer was a tenth of a 1024-rank pipeline run). */
+sg4::Mailbox* p2p_mailbox(RunContext& ctx, int from, int to, int channel) {
+  auto [it, fresh] = ctx.p2p_mailboxes.try_emplace(std::tuple{from, to, channel}, nullptr);
+  if (fresh) it->second = sg4::Mailbox::by_name(fmt::format("p2p-{}-{}-{}", from, to, channel));
+  return it->second;
 }
 
 /** Makes the rank's actor the permanent receiver of its incoming pipeline mailboxes, once, on its first step. */
@@ -83,21 +88,21 @@ void prepare_receiver(RunContext& ctx, int rank) {
   std::set<std::pair<int, int>> sources;
   for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
     if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
-  for (const auto& [peer, channel] : sources) p2p_mailbox(peer, rank, channel)->set_receiver(sg4::Actor::self());
+  for (const auto& [peer, channel] : sources) p2p_mailbox(ctx, peer, rank, channel)->set_receiver(sg4::Actor::self());
 }
 
 void run_send(RunContext& ctx, int rank, RankTimeline& timeline, const SendStep& step) {
-  send_eager(p2p_mailbox(rank, step.peer, step.channel), step.bytes);
+  send_eager(p2p_mailbox(ctx, rank, step.peer, step.channel), step.bytes);
   timeline.bytes_sent += step.bytes;
   ++timeline.messages_sent;
   ++ctx.result.messages;
   ctx.event_done();
 }
 
-void run_recv(int rank, RankTimeline& timeline, const RecvStep& step) {
+void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep& step) {
   const double wait_before = timeline.total(IntervalKind::Wait);
   const double begin = sg4::Engine::get_clock();
-  receive_eager(p2p_mailbox(step.peer, rank, step.channel), timeline);
+  receive_eager(p2p_mailbox(ctx, step.peer, rank, step.channel), timeline);
   timeline.bubble += timeline.total(IntervalKind::Wait) - wait_before;
   timeline.blocked_by_kind[static_cast<std::size_t>(step.kind)] += sg4::Engine::get_clock() - begin;
 }
@@ -195,7 +200,7 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
   } else if (const auto* send = std::get_if<SendStep>(&step)) {
     run_send(ctx, rank, timeline, *send);
   } else if (const auto* recv = std::get_if<RecvStep>(&step)) {
-    run_recv(rank, timeline, *recv);
+    run_recv(ctx, rank, timeline, *recv);
   }
 }
 

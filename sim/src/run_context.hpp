@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,8 @@ struct RunContext {
   /** Per rank: whether the mailboxes of its incoming pipeline transfers have it as permanent receiver (so transfers
    * start when sent, as a posted receive lets them). */
   std::vector<char> p2p_ready;
+  /** Pipeline mailboxes by (sender, receiver, channel), looked up by name once each (program.cpp). */
+  std::map<std::tuple<int, int, int>, simgrid::s4u::Mailbox*> p2p_mailboxes;
   std::uint64_t events_done = 0;
   std::uint64_t events_planned = 0;
   std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
