@@ -10,6 +10,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include <fmt/format.h>
 
@@ -111,40 +112,40 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
 
 void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  if (!stream.mutex) {
-    stream.mutex = sg4::Mutex::create();
-    stream.changed = sg4::ConditionVariable::create();
+  if (!stream.work) {
+    stream.work = sg4::Semaphore::create(0);
+    stream.idle = sg4::Semaphore::create(0);
     RankTimeline& overlapped = ctx.result.streams[static_cast<std::size_t>(rank)];
     overlapped.keep_all = ctx.options.record_all_intervals;
     sg4::Actor::create("stream-" + std::to_string(rank), sg4::this_actor::get_host(),
                        [&ctx, &stream, &overlapped, rank] {
-                         std::unique_lock lock(*stream.mutex);
                          while (true) {
-                           while (stream.queue.empty() && !stream.closed) stream.changed->wait(lock);
-                           if (stream.queue.empty()) break;
+                           stream.work->acquire();
+                           if (stream.queue.empty()) break; // the close token
                            const CollectiveStep* next = stream.queue.front();
                            stream.queue.pop_front();
-                           lock.unlock();
                            timed_collective(ctx, rank, overlapped, *next);
-                           lock.lock();
-                           --stream.pending;
-                           stream.changed->notify_all();
+                           if (--stream.pending == 0 && stream.program_waits) {
+                             stream.program_waits = false;
+                             stream.idle->release();
+                           }
                          }
                          overlapped.finish = sg4::Engine::get_clock();
                        });
   }
-  const std::unique_lock lock(*stream.mutex);
   stream.queue.push_back(&step);
   ++stream.pending;
-  stream.changed->notify_all();
+  stream.work->release();
 }
 
 void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  if (!stream.mutex) return;
+  if (!stream.work) return;
   const double begin = sg4::Engine::get_clock();
-  std::unique_lock lock(*stream.mutex);
-  while (stream.pending > 0) stream.changed->wait(lock);
+  if (stream.pending > 0) {
+    stream.program_waits = true;
+    stream.idle->acquire();
+  }
   const double end = sg4::Engine::get_clock();
   timeline.record(IntervalKind::Communication, begin, end);
   timeline.stream_wait += end - begin;
@@ -154,10 +155,9 @@ void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
 void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   sync_stream(ctx, rank, timeline);
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  if (!stream.mutex) return;
-  const std::unique_lock lock(*stream.mutex);
+  if (!stream.work) return;
   stream.closed = true;
-  stream.changed->notify_all();
+  stream.work->release();
 }
 
 void create_receiving_actor(const std::string& name, sg4::Host* host, sg4::Mailbox* inbox, std::function<void()> body) {
