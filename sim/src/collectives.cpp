@@ -45,7 +45,6 @@ struct RunContext::CollectiveGroups {
 
   struct Group {
     int size = 0;
-    int simulated = 0;                           ///< members with an actor (all unless folding; see folding.hpp)
     std::vector<int> ranks;                      ///< by position
     std::vector<sg4::Host*> hosts;               ///< by position
     std::vector<int> node;                       ///< by position: index of its node among the nodes the group spans
@@ -413,8 +412,8 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
 /** Blocks until every member has called it for this slot; the last one runs `last` first. Returns when it released
  * the others (the same simulated time for all). */
 template <typename Last>
-void barrier(Group& g, RunContext::CollectiveGroups::Rendezvous& slot, Last&& last) {
-  if (slot.waiting + 1 < g.simulated) {
+void barrier(int members, RunContext::CollectiveGroups::Rendezvous& slot, Last&& last) {
+  if (slot.waiting + 1 < members) {
     ++slot.waiting;
     slot.released->acquire();
     return;
@@ -432,9 +431,10 @@ void barrier(Group& g, RunContext::CollectiveGroups::Rendezvous& slot, Last&& la
 void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
   const double arrived = sg4::Engine::get_clock();
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
-  // Analytic: the last member sleeps the closed form before it resumes the others, so they wake up at the end
+  const int members = ctx.simulated_members[static_cast<std::size_t>(step.group)]; // the others are folded
+  // Analytic: the last member sleeps the closed form before it releases the others, so they wake up at the end
   // (one timer per collective instead of one per member).
-  barrier(g, slot, [&] {
+  barrier(members, slot, [&] {
     slot.begin = sg4::Engine::get_clock();
     slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
     if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
@@ -454,7 +454,7 @@ void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& s
       }
       for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
       for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
-      barrier(g, slot, [&] {
+      barrier(members, slot, [&] {
         const double extra = phase_extra(g, step, phase);
         if (extra > 0) sg4::this_actor::sleep_for(extra);
       });
@@ -571,7 +571,6 @@ void prepare_collectives(RunContext& ctx) {
     Group& g = state->groups[gi];
     const auto& ranks = ctx.plan.groups[gi];
     g.size = static_cast<int>(ranks.size());
-    g.simulated = g.size;
     g.ranks = ranks;
     std::vector<int> node_index(static_cast<std::size_t>(ctx.cluster.nodes), -1);
     for (int pos = 0; pos < g.size; ++pos) {
@@ -623,11 +622,9 @@ void prepare_collectives(RunContext& ctx) {
   ctx.collectives = std::move(state);
 }
 
-void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
+void run_collective(RunContext& ctx, int pos, RankTimeline& timeline, const CollectiveStep& step) {
   PARTSIM_CHECK(ctx.collectives) << "prepare_collectives() was not called";
   Group& g = ctx.collectives->groups[static_cast<std::size_t>(step.group)];
-  const int pos = ctx.position(step.group, rank);
-  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
   if (g.size < 2) return;
   if (step.fidelity != Fidelity::Steps) {
     rendezvous(ctx, timeline, step, g, pos);
@@ -666,19 +663,6 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
   return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
          ga.even == gb.even && same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
          ga.links.ports_per_node == gb.links.ports_per_node;
-}
-
-void restrict_collectives(RunContext& ctx, const std::vector<char>& simulated, const std::vector<int>& weight) {
-  PARTSIM_CHECK(ctx.collectives) << "prepare_collectives() was not called";
-  ctx.simulated = simulated;
-  ctx.group_weight = weight;
-  ctx.simulated_members.assign(ctx.plan.groups.size(), 0);
-  for (std::size_t gi = 0; gi < ctx.plan.groups.size(); ++gi) {
-    int count = 0;
-    for (int rank : ctx.plan.groups[gi]) count += simulated.at(static_cast<std::size_t>(rank)) != 0 ? 1 : 0;
-    ctx.simulated_members[gi] = count;
-    ctx.collectives->groups[gi].simulated = count;
-  }
 }
 
 } // namespace partsim::engine

@@ -15,10 +15,10 @@ namespace partsim::engine {
  * over a group with different member counts per node. */
 void prepare_collectives(RunContext& ctx);
 
-/** Runs `step` for `rank` in the calling actor until the rank's part of the collective is done, recording wait and
- * communication in `timeline`. Collectives of different groups may run at once on one rank (from different actors);
- * those of one group run in the same order on every member. */
-void run_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step);
+/** Runs `step` for the member at position `pos` of its group (RunContext::position) in the calling actor until its
+ * part of the collective is done, recording wait and communication in `timeline`. Collectives of different groups may
+ * run at once on one rank (from different actors); those of one group run in the same order on every member. */
+void run_collective(RunContext& ctx, int pos, RankTimeline& timeline, const CollectiveStep& step);
 
 /** Whether collectives over groups `a` and `b` have the same closed form: the same size, members per node, nodes,
  * path figures and network ports (so analytic collectives of the same step take the same time). */
@@ -26,9 +26,5 @@ bool same_closed_form(const RunContext& ctx, int a, int b);
 
 /** Bytes `rank` sends and receives in an analytic collective: they depend on its position in the group. */
 std::pair<std::uint64_t, std::uint64_t> analytic_bytes(const RunContext& ctx, const CollectiveStep& step, int rank);
-
-/** Folding: only the `simulated` ranks run (rendezvous wait for those); one instance of group g stands for
- * `weight[g]` instances in the collective statistics. Call after prepare_collectives(), before actors run. */
-void restrict_collectives(RunContext& ctx, const std::vector<char>& simulated, const std::vector<int>& weight);
 
 } // namespace partsim::engine

@@ -18,8 +18,6 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -74,8 +72,9 @@ std::string simgrid_version() {
 
 RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptions& options) {
   xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
-  // Never destroyed: SimGrid then frees every host, link, mailbox and actor one by one (0.4 s of a 1.2 s run at 16,384
-  // GPUs) just before the process ends. SimGrid 3.32 allows one engine per process anyway, so nothing is lost.
+  // Not destroyed here: that frees every host, link, mailbox and actor one by one (0.4 s of a 1.2 s run at 16,384
+  // GPUs). SimGrid's exit handler does it at process exit, which the partsim CLI skips (_Exit once its output is
+  // written). SimGrid 3.32 allows one engine per process anyway.
   auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
   RunResult result;
   result.network = configure_network(scenario.run.network_model);
@@ -84,14 +83,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks
   // would pass Linux's default limit of 65,536 mappings (vm.max_map_count) and SimGrid aborts. The actors' loops are
   // flat, so large runs go without guard pages.
-  if (plan.ranks.size() > 8192) {
-    sg4::Engine::set_config("contexts/guard-size:0");
-    // Without guard pages SimGrid callocs every stack. Below glibc's mmap threshold (128 KiB, adjusted upwards at
-    // run time) calloc zeroes the heap memory it hands out, touching every page of every stack: 2.6 GB at 16,384
-    // ranks. Mapped separately, a stack costs only the pages its actor touches (one mapping each, half the limit).
-    // (The partsim CLI links jemalloc, which maps large blocks anyway; this is for glibc's malloc in other hosts.)
-    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-  }
+  if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
 
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
@@ -115,7 +107,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
           .emplace_back(static_cast<int>(g), static_cast<int>(i));
   engine::prepare_collectives(ctx);
   const engine::Folding folding = engine::fold_replicas(ctx, options.fold_replicas && scenario.run.fold_replicas);
-  engine::restrict_collectives(ctx, folding.simulated, folding.group_weight);
+  ctx.group_weight = folding.group_weight;
+  ctx.simulated_members.assign(plan.groups.size(), 0);
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    for (int rank : plan.groups[g]) ctx.simulated_members[g] += folding.simulated[static_cast<std::size_t>(rank)];
   result.folding = folding.note;
   result.simulated_ranks = folding.simulated_ranks;
   if (folding.active) {

@@ -358,10 +358,7 @@ class Folder {
     f.representative.resize(n_);
     f.simulated.assign(n_, 0);
     for (std::size_t r = 0; r < n_; ++r) {
-      const auto replica = static_cast<std::size_t>(replica_of_[r]);
-      const int first = classes_[static_cast<std::size_t>(class_of_[replica])].front();
-      const auto& reference = replicas_[static_cast<std::size_t>(first)];
-      const int rep = reference[static_cast<std::size_t>(index_in_replica_[r])];
+      const int rep = representative(static_cast<int>(r));
       f.representative[r] = rep;
       f.simulated[r] = static_cast<char>(rep == static_cast<int>(r));
       f.simulated_ranks += f.simulated[r] != 0 ? 1 : 0;
@@ -374,18 +371,9 @@ class Folder {
         if (f.simulated[static_cast<std::size_t>(member)] != 0) has_simulated[g] = 1;
     for (std::size_t g = 0; g < plan_.groups.size(); ++g)
       if (has_simulated[g] != 0) f.group_weight[g] += 1;
-    for (std::size_t g = 0; g < plan_.groups.size(); ++g) {
-      if (has_simulated[g] != 0 || image_[g] < 0) continue;
-      int image = image_[g];
-      // Follow images until a simulated group (replica c maps to class's first, which has simulated members).
-      for (std::size_t hops = 0;
-           image >= 0 && has_simulated[static_cast<std::size_t>(image)] == 0 && hops < plan_.groups.size(); ++hops)
-        image = image_[static_cast<std::size_t>(image)];
-      if (image >= 0 && has_simulated[static_cast<std::size_t>(image)] != 0)
-        f.group_weight[static_cast<std::size_t>(image)] += 1;
-    }
-    f.classes = classes_.size();
-    f.replicas = replicas_.size();
+    // An image is a group of its class's first replica, which is simulated whole.
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g)
+      if (has_simulated[g] == 0 && image_[g] >= 0) f.group_weight[static_cast<std::size_t>(image_[g])] += 1;
     f.note = fmt::format("{} replicas in {} class{}: simulated {} of {} ranks", replicas_.size(), classes_.size(),
                          classes_.size() == 1 ? "" : "es", f.simulated_ranks, n_);
     return f;

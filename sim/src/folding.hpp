@@ -25,8 +25,6 @@ struct Folding {
   std::vector<char> simulated;     ///< per rank
   std::vector<int> group_weight;   ///< per group: instances of the unfolded run one simulated instance stands for
   std::size_t simulated_ranks = 0;
-  std::size_t classes = 0;  ///< replica classes
-  std::size_t replicas = 0; ///< replicas (connected components)
 };
 
 /** Decides the folding of ctx.plan; call after prepare_collectives(). Without `enabled`, or when the plan does not

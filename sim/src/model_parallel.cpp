@@ -34,27 +34,6 @@ double bus_bytes(const CollectiveStep& step, int members) {
 
 namespace {
 
-/** Forward and backward time of a group of ops on one whole GPU (recomputed forwards included in the backward). */
-struct PassTimes {
-  double forward = 0.0;
-  double backward = 0.0;
-};
-
-PassTimes price(const std::vector<ComputeOp>& ops, const GpuProfile& gpu, const std::string& type,
-                Recomputation recomputation) {
-  PassTimes p;
-  const double e = bytes_per_element(type);
-  for (const ComputeOp& op : ops) {
-    const double forward = op_time(op, gpu, type, e, false);
-    p.forward += forward;
-    p.backward += op_time(op, gpu, type, e, true);
-    if (recomputation == Recomputation::Full ||
-        (recomputation == Recomputation::Selective && op.selectively_recomputed))
-      p.backward += forward;
-  }
-  return p;
-}
-
 /** Bytes of one value the vocabulary-parallel cross-entropy all-reduces per token: fp32, as Megatron-LM computes the
  * loss on logits cast to float. */
 constexpr std::uint64_t kCrossEntropyValueBytes = 4;
@@ -152,11 +131,11 @@ class Planner {
       (op.name == "embedding" ? embedding : op.name == "final_norm" ? norm : head).push_back(op);
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
-    const PassTimes a = price(attention, gpu, type, training_.recomputation);
-    const PassTimes m = price(mlp, gpu, type, training_.recomputation);
-    const PassTimes e = price(embedding, gpu, type, Recomputation::None);
-    const PassTimes n = price(norm, gpu, type, Recomputation::None);
-    const PassTimes l = price(head, gpu, type, Recomputation::None);
+    const TrainingUnit a = price_ops("attention", attention, gpu, type, training_.recomputation);
+    const TrainingUnit m = price_ops("mlp", mlp, gpu, type, training_.recomputation);
+    const TrainingUnit e = price_ops("embedding", embedding, gpu, type, Recomputation::None);
+    const TrainingUnit n = price_ops("norm", norm, gpu, type, Recomputation::None);
+    const TrainingUnit l = price_ops("head", head, gpu, type, Recomputation::None);
 
     // Collectives on the tensor group (none without one). b·s·h elements at the data type's size.
     const bool tp = t > 1;
@@ -181,14 +160,15 @@ class Planner {
       return all;
     };
 
-    layer_ = Unit{join({{a.forward}, reduce, {m.forward}, reduce}), join({{m.backward}, reduce, {a.backward}, reduce}),
-                  model_.layer_parameters(t)};
+    layer_ = Unit{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
+                  join({{m.backward_time}, reduce, {a.backward_time}, reduce}), model_.layer_parameters(t)};
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
     // backward is an all-gather; the all-reduce's backward is the identity).
     embedding_ = Unit{
-        join({{e.forward}, collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}})}),
-        join({sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{}, {e.backward}}),
+        join({{e.forward_time},
+              collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}})}),
+        join({sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{}, {e.backward_time}}),
         model_.embedding_parameters(t)};
     // LM head: a column-parallel GEMM over the rank's vocabulary shard. Its input is whole on every rank (with sequence
     // parallelism gathered first); backward, the partial input gradients are summed by an all-reduce of b·s·h
@@ -201,13 +181,13 @@ class Planner {
     double head_parameters = model_.output_parameters(t);
     // With tied embeddings and a pipeline the last stage holds its own copy of the token table shard (Megatron-LM).
     if (tied_copy()) head_parameters += static_cast<double>(model_.vocab_shard(t) * c.hidden);
-    head_ = Unit{join({{n.forward},
+    head_ = Unit{join({{n.forward_time},
                        sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{},
-                       {l.forward},
+                       {l.forward_time},
                        collectives({cross_entropy, cross_entropy, cross_entropy})}),
-                 join({{l.backward},
+                 join({{l.backward_time},
                        collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}}),
-                       {n.backward}}),
+                       {n.backward_time}}),
                  head_parameters};
     const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
     units_.resize(static_cast<std::size_t>(chunks_));

@@ -44,9 +44,11 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   }
   auto& begun = ctx.collectives_begun[group];
   if (begun.empty()) begun.assign(ctx.plan.groups[group].size(), 0);
-  const std::uint64_t instance = begun[static_cast<std::size_t>(ctx.position(step.group, rank))]++;
+  const int pos = ctx.position(step.group, rank);
+  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
+  const std::uint64_t instance = begun[static_cast<std::size_t>(pos)]++;
   const double begin = sg4::Engine::get_clock();
-  run_collective(ctx, rank, timeline, step);
+  run_collective(ctx, pos, timeline, step);
   const double end = sg4::Engine::get_clock();
   auto& open = ctx.open_collectives[group];
   RunContext::CollectiveInstance& times = open[instance];

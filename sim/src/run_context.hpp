@@ -58,9 +58,8 @@ struct RunContext {
   std::vector<simgrid::s4u::Mailbox*> mailboxes;                             ///< one per rank
   /** Per rank: (group, position in it) for every group it belongs to, sorted by group. O(ranks x groups per rank). */
   std::vector<std::vector<std::pair<int, int>>> memberships;
-  /** Folding (folding.hpp): per rank whether it runs; per group how many members run and how many instances of the
-   * unfolded run one of its instances stands for. */
-  std::vector<char> simulated;
+  /** Folding (folding.hpp), per group: how many members have an actor (a collective's rendezvous waits for those),
+   * and how many instances of the unfolded run one of its instances stands for (collective statistics). */
   std::vector<int> simulated_members;
   std::vector<int> group_weight;
 

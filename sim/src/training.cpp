@@ -10,23 +10,6 @@ namespace partsim {
 
 namespace {
 
-/** Forward and backward time of `ops`, the backward including the forward of recomputed ops. */
-TrainingUnit price(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
-                   const std::string& data_type, Recomputation recomputation) {
-  TrainingUnit unit;
-  unit.name = std::move(name);
-  const double bytes = bytes_per_element(data_type);
-  for (const ComputeOp& op : ops) {
-    const double forward = op_time(op, gpu, data_type, bytes, false);
-    unit.forward_time += forward;
-    unit.backward_time += op_time(op, gpu, data_type, bytes, true);
-    if (recomputation == Recomputation::Full ||
-        (recomputation == Recomputation::Selective && op.selectively_recomputed))
-      unit.backward_time += forward;
-  }
-  return unit;
-}
-
 std::vector<ComputeOp> pick(const std::vector<ComputeOp>& ops, bool embedding) {
   std::vector<ComputeOp> out;
   for (const ComputeOp& op : ops)
@@ -69,6 +52,22 @@ double TrainingCost::backward_time() const {
   return sum;
 }
 
+TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
+                       const std::string& data_type, Recomputation recomputation) {
+  TrainingUnit unit;
+  unit.name = std::move(name);
+  const double bytes = bytes_per_element(data_type);
+  for (const ComputeOp& op : ops) {
+    const double forward = op_time(op, gpu, data_type, bytes, false);
+    unit.forward_time += forward;
+    unit.backward_time += op_time(op, gpu, data_type, bytes, true);
+    if (recomputation == Recomputation::Full ||
+        (recomputation == Recomputation::Selective && op.selectively_recomputed))
+      unit.backward_time += forward;
+  }
+  return unit;
+}
+
 TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
   TrainingCost cost;
   const std::string& type = training.data_type;
@@ -76,16 +75,16 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   if (training.model.is_transformer()) {
     const TransformerModel model = training.model.transformer();
     const std::vector<ComputeOp> outer = model.outer_ops(b);
-    cost.units.push_back(price("embedding", pick(outer, true), gpu, type, Recomputation::None));
+    cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
     cost.units.front().parameters = model.embedding_parameters();
     const std::vector<ComputeOp> layer = model.layer_ops(b);
-    TrainingUnit priced = price("layer", layer, gpu, type, training.recomputation);
+    TrainingUnit priced = price_ops("layer", layer, gpu, type, training.recomputation);
     priced.parameters = model.layer_parameters();
     for (std::int64_t l = 0; l < model.config().layers; ++l) {
       cost.units.push_back(priced);
       cost.units.back().name = "layer " + std::to_string(l);
     }
-    cost.units.push_back(price("head", pick(outer, false), gpu, type, Recomputation::None));
+    cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));
     cost.units.back().parameters = model.output_parameters();
     cost.parameters = model.parameters();
     cost.model_flops_per_sample = model.training_flops(1, Recomputation::None).total();
@@ -94,7 +93,7 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   } else {
     const CnnModel model = training.model.cnn();
     for (const ComputeOp& op : model.ops(b)) {
-      cost.units.push_back(price(op.name, {op}, gpu, type, Recomputation::None));
+      cost.units.push_back(price_ops(op.name, {op}, gpu, type, Recomputation::None));
       cost.units.back().parameters = op.weight_elements;
     }
     cost.parameters = model.parameters();

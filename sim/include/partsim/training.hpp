@@ -2,6 +2,7 @@
 // and the memory one data-parallel replica needs. Pure arithmetic, no SimGrid.
 #pragma once
 
+#include "partsim/compute_op.hpp"
 #include "partsim/hardware.hpp"
 #include "partsim/scenario.hpp"
 
@@ -39,6 +40,11 @@ struct TrainingUnit {
   double backward_time = 0.0; ///< s, including recomputed forward work
   double parameters = 0.0;
 };
+
+/** Forward and backward time of `ops` (one micro-batch) on one GPU at nominal speed, each op's roofline time from the
+ * cost model; the backward includes the forward of the ops `recomputation` runs again. Parameters are left at 0. */
+TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
+                       const std::string& data_type, Recomputation recomputation);
 
 /** One micro-batch of a model on a GPU profile. */
 struct TrainingCost {
