@@ -114,24 +114,6 @@ double TransformerModel::tokens(std::int64_t micro_batch) const {
 
 // --- parameters ----------------------------------------------------------------------------------------------------
 
-double TransformerModel::layer_parameters() const {
-  double total = 0.0;
-  for (const ComputeOp& op : layer_ops(1)) total += op.weight_elements;
-  return total;
-}
-
-double TransformerModel::embedding_parameters() const {
-  const double h = as_double(config_.hidden);
-  return as_double(config_.vocab) * h +
-         (config_.position == PositionEmbedding::Learned ? as_double(config_.sequence_length) * h : 0.0);
-}
-
-double TransformerModel::output_parameters() const {
-  const double h = as_double(config_.hidden);
-  const double norm = config_.norm == NormKind::LayerNorm ? 2.0 * h : h;
-  return norm + (config_.tied_embeddings ? 0.0 : as_double(config_.vocab) * h);
-}
-
 double TransformerModel::parameters() const {
   return as_double(config_.layers) * layer_parameters() + embedding_parameters() + output_parameters();
 }

@@ -94,24 +94,18 @@ class TransformerModel {
   /** The config with kv_heads and head_dim resolved. */
   const TransformerConfig& config() const { return config_; }
 
-  /** Parameters of one layer: two norms, QKV and output projections, the MLP, biases. */
-  double layer_parameters() const;
-  /** Token embedding table, plus the position table when learned (V·h + s·h). */
-  double embedding_parameters() const;
-  /** The extra norm, plus the LM head matrix (V·h) when embeddings are untied. */
-  double output_parameters() const;
+  /** Parameters of one layer on one of `tensor` ranks (see TensorSplit): two norms, QKV and output projections, the
+   * MLP, biases; sharded GEMM weights, whole norms and row-parallel biases. */
+  double layer_parameters(int tensor = 1) const;
+  /** Token embedding table on one of `tensor` ranks (vocab_shard·h), plus the whole position table when learned. */
+  double embedding_parameters(int tensor = 1) const;
+  /** The extra norm, plus the LM head matrix (vocab_shard·h on one of `tensor` ranks) when embeddings are untied. */
+  double output_parameters(int tensor = 1) const;
   /** Everything: layers·layer_parameters() + embedding_parameters() + output_parameters(). */
   double parameters() const;
 
   /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
   std::int64_t vocab_shard(int tensor) const;
-  /** layer_parameters() on one rank of a tensor-parallel group (see TensorSplit): sharded GEMM weights, whole norms
-   * and row-parallel biases. */
-  double layer_parameters(int tensor) const;
-  /** embedding_parameters() on one of `tensor` ranks: vocab_shard·h, plus the whole position table when learned. */
-  double embedding_parameters(int tensor) const;
-  /** output_parameters() on one of `tensor` ranks: the whole final norm, plus vocab_shard·h when untied. */
-  double output_parameters(int tensor) const;
 
   /** Forward ops of one layer for `micro_batch` sequences, in execution order: attention_norm, qkv_projection,
    * [rotary_embedding], attention_scores, attention_softmax, attention_over_values, output_projection,
