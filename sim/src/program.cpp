@@ -158,7 +158,6 @@ void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   sync_stream(ctx, rank, timeline);
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
   if (!stream.work) return;
-  stream.closed = true;
   stream.work->release();
 }
 

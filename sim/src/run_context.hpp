@@ -30,9 +30,8 @@ struct Platform;
 struct CommStream {
   std::deque<const CollectiveStep*> queue;
   std::uint64_t pending = 0;       ///< queued or running
-  bool closed = false;             ///< the program has ended: the stream's actor exits once the queue is empty
   bool program_waits = false;      ///< the program is blocked until the stream is idle
-  simgrid::s4u::SemaphorePtr work; ///< one token per queued collective, and one for the close
+  simgrid::s4u::SemaphorePtr work; ///< one token per queued collective, and one to close: a token with nothing queued
   simgrid::s4u::SemaphorePtr idle; ///< released when the stream runs dry while the program waits
 };
 
