@@ -9,10 +9,12 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/simix.hpp>
 
 #include <fmt/format.h>
 
@@ -39,8 +41,11 @@ struct RunContext::CollectiveGroups {
   struct Rendezvous {
     int waiting = 0;
     sg4::SemaphorePtr released = sg4::Semaphore::create(0);
-    double begin = 0.0; ///< when the last member arrived
-    double end = 0.0;   ///< when every member is done
+    int arrived = 0;                                       ///< driven flows: members arrived
+    int drivers_waiting = 0;                               ///< driven flows: drivers blocked on `driving`
+    sg4::SemaphorePtr driving = sg4::Semaphore::create(0); ///< driven flows: drivers, at the start and between phases
+    double begin = 0.0;                                    ///< when the last member arrived
+    double end = 0.0;                                      ///< when every member is done
   };
 
   struct Group {
@@ -412,35 +417,138 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
 /** Blocks until every member has called it for this slot; the last one runs `last` first. Returns when it released
  * the others (the same simulated time for all). */
 template <typename Last>
-void barrier(int members, RunContext::CollectiveGroups::Rendezvous& slot, Last&& last) {
-  if (slot.waiting + 1 < members) {
-    ++slot.waiting;
-    slot.released->acquire();
+void barrier(int members, int& waiting, sg4::Semaphore& released, Last&& last) {
+  if (waiting + 1 < members) {
+    ++waiting;
+    released.acquire();
     return;
   }
   last();
-  for (; slot.waiting > 0; --slot.waiting) slot.released->release();
+  for (; waiting > 0; --waiting) released.release();
+}
+
+// ---- Driven flows ----
+
+/** Whether every flow of a flows collective carries a byte at least: a two-host execution needs one (a message of
+ * none still pays its latency, so such collectives go member by member, see rendezvous()). */
+bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return step.bytes >= 1; // an edge carries bytes - bytes/n, or the whole message for a broadcast
+  case CollectiveAlgorithm::Tree:
+    return step.bytes >= 2; // each tree carries half
+  case CollectiveAlgorithm::Hierarchical:
+    // the inter-node ring carries bytes / per_node; the intra-node one bytes - bytes / per_node
+    return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
+  case CollectiveAlgorithm::Direct:
+    return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
+  }
+  return false;
+}
+
+/** Members whose flows one driver starts: as many as keep it near kFlowsPerDriver flows in flight. SimGrid 3.32
+ * removes a finished activity from its actor's list by a scan of that list, so an actor with k flows in flight pays
+ * O(k) per flow; a few drivers per group instead of one actor per member save most context switches. */
+constexpr int kFlowsPerDriver = 32;
+
+int members_per_driver(const Group& g, const CollectiveStep& step) {
+  int flows = 1;                                              // ring, hierarchical: one edge leaves each member
+  if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
+  if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
+  return std::max(1, kFlowsPerDriver / flows);
+}
+
+/** Starts the flows that members [first, last) send in `phase`, as two-host executions without computation (the
+ * default host model turns one into a single network action from the first host to the second, as a message), and
+ * waits for them. The executions are created in this actor (which owns them: their finish is O(flows it drives)) and
+ * set up and started in the kernel by one simcall. */
+void drive_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int first, int last) {
+  struct Pending {
+    sg4::ExecPtr exec;
+    sg4::Host* from;
+    sg4::Host* to;
+    double bytes;
+  };
+  std::vector<Pending> pending;
+  for (int pos = first; pos < last; ++pos)
+    for (const Flow& f : member_flows(g, step, phase, pos))
+      pending.push_back({sg4::Exec::init(), g.hosts[static_cast<std::size_t>(pos)],
+                         g.hosts[static_cast<std::size_t>(f.to)], static_cast<double>(f.bytes)});
+  simgrid::kernel::actor::simcall_answered([&pending] {
+    for (Pending& p : pending)
+      p.exec->set_hosts({p.from, p.to})
+          ->set_flops_amounts({0.0, 0.0})
+          ->set_bytes_amounts({0.0, p.bytes, 0.0, 0.0})
+          ->start();
+  });
+  for (const Pending& p : pending) p.exec->wait(); // not wait_all: see StepTransfers::wait
+}
+
+/** A flows collective driven by a few of its members (positions that are multiples of members_per_driver): the
+ * others only wait for the end. Same schedule as member by member: every flow of a phase starts when the last member
+ * has arrived (or the previous phase ended), the phase ends with its last flow, and the last driver to finish sleeps
+ * the phase's extra time. Returns the simulated time the flows began. */
+double driven_flows(const CollectiveStep& step, Group& g, RunContext::CollectiveGroups::Rendezvous& slot, int pos) {
+  const int per_driver = members_per_driver(g, step);
+  const int drivers = (g.size + per_driver - 1) / per_driver;
+  const bool driver = pos % per_driver == 0;
+  if (++slot.arrived < g.size) {
+    if (!driver) {
+      slot.released->acquire(); // released at the end
+      return slot.begin;
+    }
+    ++slot.drivers_waiting;
+    slot.driving->acquire();
+  } else {
+    slot.arrived = 0;
+    slot.begin = sg4::Engine::get_clock();
+    for (; slot.drivers_waiting > 0; --slot.drivers_waiting) slot.driving->release();
+    if (!driver) {
+      slot.released->acquire();
+      return slot.begin;
+    }
+  }
+  const std::vector<FlowPhase> phases = flow_phases(g, step);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    drive_flows(g, step, phases[i], pos, std::min(pos + per_driver, g.size));
+    barrier(drivers, slot.drivers_waiting, *slot.driving, [&] {
+      const double extra = phase_extra(g, step, phases[i]);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+      if (i + 1 == phases.size())
+        for (int k = g.size - drivers; k > 0; --k) slot.released->release();
+    });
+  }
+  return slot.begin;
 }
 
 /** Flows and analytic: every member waits for the last one (Wait). Analytic: everyone then sleeps the closed form.
- * Flows: every member puts its outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the
- * same instant, so they move at once; which put meets which get does not matter, the transfer runs from the put's
- * host to the get's). Not Comm::sendto_async: SimGrid 3.32 files every host-to-host comm under one actor and removes
- * each finished one from that actor's list, quadratic in the flows in flight. After each phase a barrier, where the
- * last member to finish sleeps the phase's extra time. Everyone is done when all flows are (Communication). */
+ * Flows: driven by a few members (driven_flows) when every flow carries bytes; otherwise every member puts its
+ * outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the same instant, so they move at
+ * once; which put meets which get does not matter, the transfer runs from the put's host to the get's), and after
+ * each phase a barrier, where the last member to finish sleeps the phase's extra time. Not Comm::sendto_async: SimGrid
+ * 3.32 detaches every host-to-host comm and removes each finished one from one list of all of them (quadratic).
+ * Everyone is done when all flows are (Communication). */
 void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
   const double arrived = sg4::Engine::get_clock();
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
   const int members = ctx.simulated_members[static_cast<std::size_t>(step.group)]; // the others are folded
-  // Analytic: the last member sleeps the closed form before it releases the others, so they wake up at the end
-  // (one timer per collective instead of one per member).
-  barrier(members, slot, [&] {
-    slot.begin = sg4::Engine::get_clock();
-    slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
-    if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
-  });
-  const double begin = slot.begin;
-  if (step.fidelity != Fidelity::Analytic) {
+  double begin = 0.0;
+  if (step.fidelity == Fidelity::Flows && every_flow_carries_bytes(g, step)) {
+    // A flows group is one replica (folding.hpp): all its members run or none does.
+    PARTSIM_CHECK(members == g.size) << "flows collective on group " << step.group << " with " << members << " of "
+                                     << g.size << " members simulated";
+    begin = driven_flows(step, g, slot, pos);
+  } else {
+    // Analytic: the last member sleeps the closed form before it releases the others, so they wake up at the end
+    // (one timer per collective instead of one per member).
+    barrier(members, slot.waiting, *slot.released, [&] {
+      slot.begin = sg4::Engine::get_clock();
+      slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
+      if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
+    });
+    begin = slot.begin;
+  }
+  if (step.fidelity == Fidelity::Flows && !every_flow_carries_bytes(g, step)) {
     for (FlowPhase phase : flow_phases(g, step)) {
       std::vector<sg4::CommPtr> comms;
       std::deque<std::uint64_t*> received;
@@ -454,7 +562,7 @@ void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& s
       }
       for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
       for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
-      barrier(members, slot, [&] {
+      barrier(members, slot.waiting, *slot.released, [&] {
         const double extra = phase_extra(g, step, phase);
         if (extra > 0) sg4::this_actor::sleep_for(extra);
       });

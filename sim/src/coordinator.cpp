@@ -47,7 +47,7 @@ void coordinator(Coordinated& c) {
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
     if (c.work.serial_amount > 0) {
       const double begin = sg4::Engine::get_clock();
-      sg4::this_actor::execute(c.work.serial_amount);
+      execute(c.work.serial_amount);
       timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock());
       c.stats.serial_compute += sg4::Engine::get_clock() - begin;
       ++c.ctx.result.executions;

@@ -59,8 +59,7 @@ struct Balancer {
 /** Runs `samples` on the calling worker's GPU. */
 void compute(Balancer& b, RankTimeline& timeline, std::uint64_t samples, std::uint64_t& done, double& took) {
   const double begin = sg4::Engine::get_clock();
-  if (samples > 0 && b.work.amount_per_sample > 0)
-    sg4::this_actor::execute(static_cast<double>(samples) * b.work.amount_per_sample);
+  if (samples > 0 && b.work.amount_per_sample > 0) execute(static_cast<double>(samples) * b.work.amount_per_sample);
   const double end = sg4::Engine::get_clock();
   timeline.record(IntervalKind::Compute, begin, end);
   timeline.samples += samples;

@@ -133,7 +133,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   }
   const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
   sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
-    if (baseline_total > 0) sg4::this_actor::execute(baseline_total);
+    if (baseline_total > 0) engine::execute(baseline_total);
     result.baseline_time = sg4::Engine::get_clock();
   });
 

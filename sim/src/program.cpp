@@ -8,9 +8,11 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/simix.hpp>
 
 #include <fmt/format.h>
 
@@ -29,7 +31,7 @@ void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& ste
   timeline.samples += step.samples;
   if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
-  sg4::this_actor::execute(step.amount);
+  execute(step.amount);
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
   ++ctx.result.executions;
   ctx.event_done();
@@ -111,6 +113,14 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
 }
 
 } // namespace
+
+void execute(double flops) {
+  const sg4::ExecPtr exec = sg4::Exec::init();
+  sg4::Host* host = sg4::this_actor::get_host();
+  simgrid::kernel::actor::simcall_answered(
+      [&exec, host, flops] { exec->set_flops_amount(flops)->set_host(host)->start(); });
+  exec->wait();
+}
 
 void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];

@@ -14,6 +14,11 @@ class Host;
 
 namespace partsim::engine {
 
+/** this_actor::execute(flops) in two simcalls instead of five: the execution is created by the calling actor (which
+ * owns it), set up and started by one kernel call, then waited for. Every simcall is a round trip through the
+ * maestro, and a large run spends most of its time switching between actors' stacks. */
+void execute(double flops);
+
 /** Runs `step` for `rank` in the calling actor, recording its intervals in `timeline`. */
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step);
 
