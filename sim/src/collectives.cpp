@@ -5,7 +5,9 @@
 
 #include "partsim/error.hpp"
 #include "platform.hpp"
+#include "program.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -68,6 +70,20 @@ struct RunContext::CollectiveGroups {
     std::vector<sg4::Mailbox*> flow_in;                  ///< by position: the flows of a flows collective (any sender)
     std::optional<DoubleBinaryTree> tree;
     std::array<Rendezvous, 2> slots;
+    /** A passive group (prepare_passive_streams): its members' passive streams arrive here, no actor waits. */
+    struct Passive {
+      bool on = false;
+      int arrived = 0;
+      std::vector<double> arrival;          ///< by position: when it arrived at the running instance
+      std::vector<int> live;                ///< positions of the simulated members
+      const CollectiveStep* step = nullptr; ///< the running instance, once every simulated member arrived
+      double begin = 0.0;
+      int per_driver = 1; ///< flows: members whose flows one driver actor starts
+      int drivers = 0;    ///< flows: driver actors (none when the group has no flows collective)
+      int phase_done = 0; ///< flows: drivers done with the current phase
+      sg4::SemaphorePtr start = sg4::Semaphore::create(0); ///< flows: drivers, until an instance begins
+      sg4::SemaphorePtr phase = sg4::Semaphore::create(0); ///< flows: drivers, until the phase's last flow is done
+    } passive;
     TwoLevelCost links; ///< slowest intra-node and inter-node paths between members, network ports per node
     LinkCost slowest;   ///< the slower of the two (pipeline chunks, flow latencies)
   };
@@ -521,6 +537,22 @@ double driven_flows(const CollectiveStep& step, Group& g, RunContext::Collective
   return slot.begin;
 }
 
+/** Records member `pos`'s part of a flows or analytic collective that began at `begin` and ends now: waiting since it
+ * arrived, communicating since the collective began, the bytes its edges carry, and its flows as messages. */
+void account(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, const Group& g, int pos,
+             double arrived, double begin) {
+  timeline.record(IntervalKind::Wait, arrived, begin);
+  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+  const Share share = flow_share(g, step, pos);
+  timeline.bytes_sent += share.sent;
+  timeline.bytes_received += share.received;
+  if (step.fidelity == Fidelity::Flows) {
+    timeline.messages_sent += share.flows;
+    ctx.result.messages += share.flows;
+    for (std::uint64_t i = 0; i < share.flows; ++i) ctx.event_done();
+  }
+}
+
 /** Flows and analytic: every member waits for the last one (Wait). Analytic: everyone then sleeps the closed form.
  * Flows: driven by a few members (driven_flows) when every flow carries bytes; otherwise every member puts its
  * outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the same instant, so they move at
@@ -568,17 +600,64 @@ void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& s
       });
     }
   }
-  timeline.record(IntervalKind::Wait, arrived, begin);
-  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+  account(ctx, timeline, step, g, pos, arrived, begin);
+}
 
-  const Share share = flow_share(g, step, pos);
-  timeline.bytes_sent += share.sent;
-  timeline.bytes_received += share.received;
-  if (step.fidelity == Fidelity::Flows) {
-    timeline.messages_sent += share.flows;
-    ctx.result.messages += share.flows;
-    for (std::uint64_t i = 0; i < share.flows; ++i) ctx.event_done();
+// ---- Passive groups: no member waits in an actor ----
+
+Group& group_of(RunContext& ctx, const CollectiveStep& step) {
+  return ctx.collectives->groups[static_cast<std::size_t>(step.group)];
+}
+
+/** The running instance of passive group `g` ends now (in the kernel): every simulated member records its part on
+ * its stream's timeline, the instance its statistics, and each member's stream moves on (which may begin the next
+ * instance of this group: its state is reset first). */
+void end_passive(RunContext& ctx, Group& g) {
+  auto& p = g.passive;
+  const CollectiveStep& step = *p.step;
+  for (int pos : p.live) {
+    const auto rank = static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(pos)]);
+    account(ctx, ctx.result.streams[rank], step, g, pos, p.arrival[static_cast<std::size_t>(pos)], p.begin);
   }
+  record_collective(ctx, step, sg4::Engine::get_clock() - p.begin);
+  p.step = nullptr;
+  for (int pos : p.live) passive_collective_done(ctx, g.ranks[static_cast<std::size_t>(pos)]);
+}
+
+/** Driver `d` of passive group `g` (a daemon actor): for each flows instance, starts the flows of its members in each
+ * phase; the last driver done with a phase sleeps the phase's extra time, releases the others and, after the last
+ * phase, ends the instance. Same schedule as member by member (rendezvous). */
+void drive_passive(RunContext& ctx, Group& g, int d) {
+  auto& p = g.passive;
+  const int first = d * p.per_driver;
+  const int last = std::min(first + p.per_driver, g.size);
+  while (true) {
+    p.start->acquire();
+    const CollectiveStep& step = *p.step;
+    const std::vector<FlowPhase> phases = flow_phases(g, step);
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      drive_flows(g, step, phases[i], first, last);
+      if (++p.phase_done < p.drivers) {
+        p.phase->acquire();
+        continue;
+      }
+      p.phase_done = 0;
+      const double extra = phase_extra(g, step, phases[i]);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+      const bool ended = i + 1 == phases.size();
+      simgrid::kernel::actor::simcall_answered([&] {
+        for (int k = 1; k < p.drivers; ++k) p.phase->release();
+        if (ended) end_passive(ctx, g);
+      });
+    }
+  }
+}
+
+/** Whether `step` can run without its members waiting in an actor: analytic, or flows whose flows all carry bytes. */
+bool passive_capable(const Group& g, const CollectiveStep& step) {
+  return g.size >= 2 && step.stream != 0 &&
+         (step.fidelity == Fidelity::Analytic ||
+          (step.fidelity == Fidelity::Flows && every_flow_carries_bytes(g, step)));
 }
 
 // ---- Set-up ----
@@ -771,6 +850,100 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
   return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
          ga.even == gb.even && same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
          ga.links.ports_per_node == gb.links.ports_per_node;
+}
+
+void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated) {
+  const auto& plan = ctx.plan;
+  auto& groups = ctx.collectives->groups;
+  std::vector<char> group_ok(groups.size(), 0);
+  std::vector<char> used(groups.size(), 0);
+  std::vector<char> stream_ok(plan.ranks.size(), 0);
+  for (const RankProgram& program : plan.ranks)
+    for (const Step& s : program.steps)
+      if (const auto* step = std::get_if<CollectiveStep>(&s)) {
+        const auto gi = static_cast<std::size_t>(step->group);
+        if (!used[gi]) group_ok[gi] = 1;
+        used[gi] = 1;
+        group_ok[gi] = group_ok[gi] && passive_capable(groups[gi], *step);
+      }
+  // A stream is passive when it queues something and only on passive groups; a group when all its members' streams
+  // are (an actor-run stream would wait in it): repeat until both agree.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+      bool queues = false;
+      bool ok = true;
+      for (const Step& s : plan.ranks[r].steps)
+        if (const auto* step = std::get_if<CollectiveStep>(&s); step != nullptr && step->stream != 0) {
+          queues = true;
+          ok = ok && group_ok[static_cast<std::size_t>(step->group)];
+        }
+      stream_ok[r] = queues && ok;
+    }
+    for (std::size_t gi = 0; gi < groups.size(); ++gi)
+      if (group_ok[gi])
+        for (int rank : plan.groups[gi])
+          if (!stream_ok[static_cast<std::size_t>(rank)]) {
+            group_ok[gi] = 0;
+            changed = true;
+            break;
+          }
+  }
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    if (!stream_ok[r] || !simulated[r]) continue;
+    CommStream& stream = ctx.streams[r];
+    stream.passive = true;
+    stream.idle = sg4::Semaphore::create(0);
+    ctx.result.streams[r].keep_all = ctx.options.record_all_intervals;
+  }
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+    if (!group_ok[gi]) continue;
+    Group& g = groups[gi];
+    auto& p = g.passive;
+    p.on = true;
+    p.arrival.assign(static_cast<std::size_t>(g.size), 0.0);
+    for (int pos = 0; pos < g.size; ++pos)
+      if (simulated[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(pos)])]) p.live.push_back(pos);
+    if (p.live.empty()) continue;
+    bool flows = false;
+    p.per_driver = std::numeric_limits<int>::max();
+    for (const Step& s : plan.ranks[static_cast<std::size_t>(g.ranks.front())].steps)
+      if (const auto* step = std::get_if<CollectiveStep>(&s);
+          step != nullptr && step->group == static_cast<int>(gi) && step->fidelity == Fidelity::Flows) {
+        flows = true;
+        p.per_driver = std::min(p.per_driver, members_per_driver(g, *step));
+      }
+    if (!flows) continue;
+    // A flows group is one replica (folding.hpp): all its members run or none does.
+    PARTSIM_CHECK(p.live.size() == static_cast<std::size_t>(g.size))
+        << "flows collectives on group " << gi << " with " << p.live.size() << " of " << g.size << " members simulated";
+    p.drivers = (g.size + p.per_driver - 1) / p.per_driver;
+    for (int d = 0; d < p.drivers; ++d)
+      sg4::Actor::create(fmt::format("flows-{}-{}", gi, d), g.hosts[static_cast<std::size_t>(d * p.per_driver)],
+                         [&ctx, &g, d] { drive_passive(ctx, g, d); })
+          ->daemonize();
+  }
+}
+
+void arrive_passively(RunContext& ctx, int rank, const CollectiveStep& step) {
+  Group& g = group_of(ctx, step);
+  auto& p = g.passive;
+  PARTSIM_CHECK(p.on) << "rank " << rank << " arrives passively at a collective on active group " << step.group;
+  const int pos = ctx.position(step.group, rank);
+  p.arrival[static_cast<std::size_t>(pos)] = sg4::Engine::get_clock();
+  if (++p.arrived < ctx.simulated_members[static_cast<std::size_t>(step.group)]) return;
+  p.arrived = 0;
+  p.step = &step;
+  p.begin = sg4::Engine::get_clock();
+  // One simcall from an actor (none from the kernel): an analytic instance ends by a kernel timer at its closed form,
+  // a flows one when its drivers are done.
+  simgrid::kernel::actor::simcall_answered([&ctx, &g] {
+    auto& q = g.passive;
+    if (q.step->fidelity == Fidelity::Analytic)
+      simgrid::kernel::timer::Timer::set(q.begin + analytic_time(g, *q.step), [&ctx, &g] { end_passive(ctx, g); });
+    else
+      for (int d = 0; d < q.drivers; ++d) q.start->release();
+  });
 }
 
 } // namespace partsim::engine

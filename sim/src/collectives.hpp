@@ -15,6 +15,14 @@ namespace partsim::engine {
  * over a group with different member counts per node. */
 void prepare_collectives(RunContext& ctx);
 
+/** After folding (`simulated` per rank): makes passive the communication streams whose collectives are all analytic or
+ * flows on groups whose members' streams are all passive (RunContext::CommStream::passive), and starts the flow
+ * driver actors of those groups. */
+void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated);
+
+/** A passive stream's rank arrives now at `step` (the head of its queue); the last simulated member begins it. */
+void arrive_passively(RunContext& ctx, int rank, const CollectiveStep& step);
+
 /** Runs `step` for the member at position `pos` of its group (RunContext::position) in the calling actor until its
  * part of the collective is done, recording wait and communication in `timeline`. Collectives of different groups may
  * run at once on one rank (from different actors); those of one group run in the same order on every member. */

@@ -111,6 +111,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   ctx.simulated_members.assign(plan.groups.size(), 0);
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
     for (int rank : plan.groups[g]) ctx.simulated_members[g] += folding.simulated[static_cast<std::size_t>(rank)];
+  engine::prepare_passive_streams(ctx, folding.simulated);
   result.folding = folding.note;
   result.simulated_ranks = folding.simulated_ranks;
   if (folding.active) {

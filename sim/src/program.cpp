@@ -56,24 +56,10 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   RunContext::CollectiveInstance& times = open[instance];
   times.last_arrival = std::max(times.last_arrival, begin);
   times.last_end = std::max(times.last_end, end);
-  const auto members = static_cast<int>(ctx.plan.groups[group].size());
   if (++times.done < ctx.simulated_members[group]) return;
   const double duration = times.last_end - times.last_arrival;
-  const auto weight = static_cast<std::uint64_t>(ctx.group_weight[group]);
   open.erase(instance);
-  auto& all = ctx.result.collectives;
-  auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
-    return c.op == step.op && c.algorithm == step.algorithm && c.fidelity == step.fidelity && c.kind == step.kind &&
-           c.ranks == members && c.bytes == step.bytes;
-  });
-  if (it == all.end()) {
-    all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
-    it = all.end() - 1;
-  }
-  it->count += weight;
-  it->total_time += static_cast<double>(weight) * duration;
-  it->min_time = std::min(it->min_time, duration);
-  it->max_time = std::max(it->max_time, duration);
+  record_collective(ctx, step, duration);
 }
 
 /** The mailbox of transfers from `from` to `to` on `channel`, looked up by name once (formatting the name and
@@ -114,6 +100,25 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
 
 } // namespace
 
+void record_collective(RunContext& ctx, const CollectiveStep& step, double duration) {
+  const auto group = static_cast<std::size_t>(step.group);
+  const auto members = static_cast<int>(ctx.plan.groups[group].size());
+  const auto weight = static_cast<std::uint64_t>(ctx.group_weight[group]);
+  auto& all = ctx.result.collectives;
+  auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
+    return c.op == step.op && c.algorithm == step.algorithm && c.fidelity == step.fidelity && c.kind == step.kind &&
+           c.ranks == members && c.bytes == step.bytes;
+  });
+  if (it == all.end()) {
+    all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
+    it = all.end() - 1;
+  }
+  it->count += weight;
+  it->total_time += static_cast<double>(weight) * duration;
+  it->min_time = std::min(it->min_time, duration);
+  it->max_time = std::max(it->max_time, duration);
+}
+
 void execute(double flops) {
   const sg4::ExecPtr exec = sg4::Exec::init();
   sg4::Host* host = sg4::this_actor::get_host();
@@ -124,6 +129,13 @@ void execute(double flops) {
 
 void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (stream.passive) {
+    if (stream.pending++ == 0)
+      arrive_passively(ctx, rank, step);
+    else
+      stream.queue.push_back(&step);
+    return;
+  }
   if (!stream.work) {
     stream.work = sg4::Semaphore::create(0);
     stream.idle = sg4::Semaphore::create(0);
@@ -150,9 +162,22 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
   stream.work->release();
 }
 
+void passive_collective_done(RunContext& ctx, int rank) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  --stream.pending;
+  if (!stream.queue.empty()) {
+    const CollectiveStep* next = stream.queue.front();
+    stream.queue.pop_front();
+    arrive_passively(ctx, rank, *next);
+  } else if (stream.pending == 0 && stream.program_waits) {
+    stream.program_waits = false;
+    stream.idle->release();
+  }
+}
+
 void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  if (!stream.work) return;
+  if (!stream.idle) return;
   const double begin = sg4::Engine::get_clock();
   if (stream.pending > 0) {
     stream.program_waits = true;
@@ -167,8 +192,10 @@ void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
 void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
   sync_stream(ctx, rank, timeline);
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  if (!stream.work) return;
-  stream.work->release();
+  if (stream.passive)
+    ctx.result.streams[static_cast<std::size_t>(rank)].finish = sg4::Engine::get_clock();
+  else if (stream.work)
+    stream.work->release();
 }
 
 void create_receiving_actor(const std::string& name, sg4::Host* host, sg4::Mailbox* inbox, std::function<void()> body) {

@@ -25,6 +25,14 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
 /** Queues `step` on the rank's communication stream (starting the stream's actor on first use) and returns. */
 void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step);
 
+/** For a passive stream (RunContext::CommStream::passive): the collective the rank was in has ended; it arrives at
+ * its next queued one, or wakes its program if that waits for the stream. Runs in the kernel (maestro). */
+void passive_collective_done(RunContext& ctx, int rank);
+
+/** Adds one collective instance of `duration` (last arrival to last completion) to the run's statistics, weighted by
+ * the instances of the unfolded run it stands for. */
+void record_collective(RunContext& ctx, const CollectiveStep& step, double duration);
+
 /** Blocks until the rank's communication stream is idle; the time blocked is exposed communication. */
 void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline);
 

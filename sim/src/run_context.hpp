@@ -28,9 +28,13 @@ struct Platform;
  * program goes on (NCCL on its own CUDA stream). Actors run one at a time between simcalls, so the fields need no
  * mutex: two semaphores carry the wake-ups (one simcall each, against about three for a mutex and a condition). */
 struct CommStream {
-  std::deque<const CollectiveStep*> queue;
-  std::uint64_t pending = 0;       ///< queued or running
-  bool program_waits = false;      ///< the program is blocked until the stream is idle
+  std::deque<const CollectiveStep*> queue; ///< not begun yet
+  std::uint64_t pending = 0;               ///< queued or running
+  bool program_waits = false;              ///< the program is blocked until the stream is idle
+  /** Passive: every collective it queues is analytic or flows on a passive group (prepare_passive_streams), so it
+   * needs no actor: the rank arrives at the head of its queue, and the collective's end (a kernel timer, or the
+   * group's flow drivers) records its part and moves it on. Saves an actor and several simcalls per collective. */
+  bool passive = false;
   simgrid::s4u::SemaphorePtr work; ///< one token per queued collective, and one to close: a token with nothing queued
   simgrid::s4u::SemaphorePtr idle; ///< released when the stream runs dry while the program waits
 };
