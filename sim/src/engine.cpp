@@ -95,6 +95,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
   RunContext ctx(plan, result, options, scenario.cluster, platform);
   ctx.streams.resize(ranks);
+  ctx.drive_collectives = scenario.run.drive_collectives;
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   if (plan.dynamic) { // the dispatcher's assignments
     ctx.mailboxes.reserve(ranks);

@@ -65,6 +65,9 @@ struct RunContext {
    * and how many instances of the unfolded run one of its instances stands for (collective statistics). */
   std::vector<int> simulated_members;
   std::vector<int> group_weight;
+  /** run.drive_collectives: flows started by driver actors, passive streams (collectives.hpp); off, every member
+   * runs its part in its own actor. */
+  bool drive_collectives = true;
 
   /** The position of `rank` in `group`, or -1. */
   int position(int group, int rank) const {
