@@ -565,7 +565,7 @@ void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& s
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
   const int members = ctx.simulated_members[static_cast<std::size_t>(step.group)]; // the others are folded
   double begin = 0.0;
-  const bool driven = ctx.drive_collectives && every_flow_carries_bytes(g, step);
+  const bool driven = ctx.lean_engine && every_flow_carries_bytes(g, step);
   if (step.fidelity == Fidelity::Flows && driven) {
     // A flows group is one replica (folding.hpp): all its members run or none does.
     PARTSIM_CHECK(members == g.size) << "flows collective on group " << step.group << " with " << members << " of "
@@ -854,7 +854,7 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
 }
 
 void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated) {
-  if (!ctx.drive_collectives) return;
+  if (!ctx.lean_engine) return;
   const auto& plan = ctx.plan;
   auto& groups = ctx.collectives->groups;
   std::vector<char> group_ok(groups.size(), 0);

@@ -95,7 +95,19 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
   RunContext ctx(plan, result, options, scenario.cluster, platform);
   ctx.streams.resize(ranks);
-  ctx.drive_collectives = scenario.run.drive_collectives;
+  ctx.lean_engine = scenario.run.lean_engine;
+  {
+    std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
+    for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));
+    std::vector<char> changes(static_cast<std::size_t>(scenario.cluster.nodes), 0);
+    for (const SpeedChange& c : scenario.cluster.speed_changes) changes.at(static_cast<std::size_t>(c.node)) = 1;
+    ctx.compute_alone.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const auto gpu = static_cast<std::size_t>(plan.ranks[r].gpu);
+      ctx.compute_alone[r] = scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 &&
+                             !changes[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))];
+    }
+  }
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   if (plan.dynamic) { // the dispatcher's assignments
     ctx.mailboxes.reserve(ranks);

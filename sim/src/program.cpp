@@ -27,11 +27,14 @@ namespace partsim::engine {
 
 namespace {
 
-void run_compute(RunContext& ctx, RankTimeline& timeline, const ComputeStep& step) {
+void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const ComputeStep& step) {
   timeline.samples += step.samples;
   if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
-  execute(step.amount);
+  if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0)
+    sg4::this_actor::sleep_for(step.amount / sg4::this_actor::get_host()->get_speed());
+  else
+    execute(step.amount);
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
   ++ctx.result.executions;
   ctx.event_done();
@@ -224,7 +227,7 @@ std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeli
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {
   if (ctx.plan.pipeline_stages > 1) prepare_receiver(ctx, rank);
   if (const auto* compute = std::get_if<ComputeStep>(&step)) {
-    run_compute(ctx, timeline, *compute);
+    run_compute(ctx, rank, timeline, *compute);
   } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {
     if (collective->stream == 0) {
       const double begin = sg4::Engine::get_clock();

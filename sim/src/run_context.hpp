@@ -65,9 +65,13 @@ struct RunContext {
    * and how many instances of the unfolded run one of its instances stands for (collective statistics). */
   std::vector<int> simulated_members;
   std::vector<int> group_weight;
-  /** run.drive_collectives: flows started by driver actors, passive streams (collectives.hpp); off, every member
-   * runs its part in its own actor. */
-  bool drive_collectives = true;
+  /** run.lean_engine: flows started by driver actors, passive streams (collectives.hpp), executions alone on their
+   * GPU as sleeps (compute_alone); off, every member runs its part in its own actor and every execution is one. */
+  bool lean_engine = true;
+  /** Per rank: its GPU runs nothing but this rank's executions, at a constant speed (no speed changes), so an
+   * execution takes amount / speed exactly as SimGrid's CPU model would compute it: a sleep of that time (one simcall
+   * and no CPU action instead of two simcalls and an action; a third of a 4,096-GPU data-parallel run). */
+  std::vector<char> compute_alone;
 
   /** The position of `rank` in `group`, or -1. */
   int position(int group, int rank) const {

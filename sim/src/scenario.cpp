@@ -630,7 +630,7 @@ RunSpec parse_run(JsonReader reader) {
   }
   run.max_events = static_cast<std::uint64_t>(reader.integer_or("max_events", 200'000'000, 1, INT64_MAX));
   run.fold_replicas = reader.boolean_or("fold_replicas", true);
-  run.drive_collectives = reader.boolean_or("drive_collectives", true);
+  run.lean_engine = reader.boolean_or("lean_engine", true);
   reader.finish();
   return run;
 }

@@ -215,9 +215,11 @@ struct RunSpec {
   OutputSelection outputs;
   std::uint64_t max_events = 200'000'000; ///< refuse runs that would simulate more messages+executions than this
   bool fold_replicas = true; ///< simulate one representative per class of interchangeable replicas (engine.hpp)
-  /** Flows and analytic collectives run by a few driver actors and kernel timers while their members only wait
-   * (docs/engine.md); false: every member runs its part in its own actor. The same figures either way. */
-  bool drive_collectives = true;
+  /** The engine's lean paths (docs/engine.md, "Lean engine"): flows and analytic collectives run by a few driver
+   * actors and kernel timers while their members only wait, overlapped streams of such collectives without an actor,
+   * executions alone on a GPU of constant speed as sleeps of amount / speed. false: every member runs its part in its
+   * own actor and every execution is a SimGrid execution. The same figures (to the last bits of sums). */
+  bool lean_engine = true;
 };
 
 struct Scenario {
