@@ -59,49 +59,78 @@ class FabricZone : public sgr::NetZoneImpl {
  public:
   explicit FabricZone(const std::string& name) : NetZoneImpl(name) {}
 
-  void set_endpoint(const sg4::Host* host, const Endpoint& endpoint) {
+  /** Call once the endpoint's links are created: their kernel objects and latencies are looked up here once
+   * (s4u::Link::get_impl is a dynamic_cast: half the cost of a route when done per message). */
+  void set_endpoint(const sg4::Host* host, const Endpoint& e) {
     const auto id = static_cast<std::size_t>(host->get_netpoint()->id());
     if (endpoints_.size() <= id) endpoints_.resize(id + 1);
-    endpoints_[id] = endpoint;
+    Attached& a = endpoints_[id];
+    a.node = e.node;
+    a.intra = {hop(e.intra.up), hop(e.intra.down)};
+    a.nic = {hop(e.nic.up), hop(e.nic.down)};
+    a.levels = e.levels;
+    a.group = e.group;
+    for (std::size_t l = 0; l < kMaxLevels; ++l) a.uplink[l] = {hop(e.uplink[l].up), hop(e.uplink[l].down)};
   }
-  void set_loopback(sg4::Link* link) { loopback_ = link; }
+  void set_loopback(const sg4::Link* link) { loopback_ = hop(link); }
 
   void get_local_route(const sgr::NetPoint* src, const sgr::NetPoint* dst, sgr::Route* route,
                        double* latency) override {
-    const auto add = [route, latency](const sg4::Link* link) {
-      route->link_list_.push_back(link->get_impl());
-      if (latency != nullptr) *latency += link->get_latency();
+    const auto add = [route, latency](const Hop& h) {
+      route->link_list_.push_back(h.impl);
+      if (latency != nullptr) *latency += h.latency;
     };
     if (src == dst) {
       add(loopback_);
       return;
     }
-    const Endpoint& a = endpoints_.at(static_cast<std::size_t>(src->id()));
-    const Endpoint& b = endpoints_.at(static_cast<std::size_t>(dst->id()));
+    const Attached& a = endpoints_.at(static_cast<std::size_t>(src->id()));
+    const Attached& b = endpoints_.at(static_cast<std::size_t>(dst->id()));
     if (a.node >= 0 && a.node == b.node) {
-      PARTSIM_CHECK(a.intra.up != nullptr && b.intra.down != nullptr) << "no intra-node link in " << get_name();
+      PARTSIM_CHECK(a.intra.up.impl != nullptr && b.intra.down.impl != nullptr)
+          << "no intra-node link in " << get_name();
       add(a.intra.up);
       add(b.intra.down);
       return;
     }
-    PARTSIM_CHECK(a.nic.up != nullptr && b.nic.down != nullptr)
+    PARTSIM_CHECK(a.nic.up.impl != nullptr && b.nic.down.impl != nullptr)
         << "no network path from " << src->get_name() << " to " << dst->get_name();
     add(a.nic.up);
-    std::array<const sg4::Link*, kMaxLevels> down{};
+    std::array<const Hop*, kMaxLevels> down{};
     int downs = 0;
     for (int level = 0; level < std::max(a.levels, b.levels); ++level) {
       const auto l = static_cast<std::size_t>(level);
       if (level < a.levels && level < b.levels && a.group[l] == b.group[l]) break; // their common switch
       if (level < a.levels) add(a.uplink[l].up);
-      if (level < b.levels) down[static_cast<std::size_t>(downs++)] = b.uplink[l].down;
+      if (level < b.levels) down[static_cast<std::size_t>(downs++)] = &b.uplink[l].down;
     }
-    while (downs > 0) add(down[static_cast<std::size_t>(--downs)]);
+    while (downs > 0) add(*down[static_cast<std::size_t>(--downs)]);
     add(b.nic.down);
   }
 
  private:
-  std::vector<Endpoint> endpoints_; ///< by netpoint id
-  sg4::Link* loopback_ = nullptr;
+  /** One link of a route as SimGrid's route wants it. */
+  struct Hop {
+    simgrid::kernel::resource::StandardLinkImpl* impl = nullptr;
+    double latency = 0.0;
+  };
+  struct HopPair {
+    Hop up;
+    Hop down;
+  };
+  /** An Endpoint with its links' kernel objects. */
+  struct Attached {
+    int node = -1;
+    HopPair intra;
+    HopPair nic;
+    int levels = 0;
+    std::array<int, kMaxLevels> group{};
+    std::array<HopPair, kMaxLevels> uplink{};
+  };
+  static Hop hop(const sg4::Link* link) { return link == nullptr ? Hop{} : Hop{link->get_impl(), link->get_latency()}; }
+
+  std::vector<Attached> endpoints_; ///< by netpoint id
+  Hop loopback_;
 };
 
 /** A split-duplex link: each direction has `bandwidth`; `latency` is each direction's one-way latency. */
