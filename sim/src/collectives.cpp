@@ -78,9 +78,9 @@ struct RunContext::CollectiveGroups {
       std::vector<int> live;                ///< positions of the simulated members
       const CollectiveStep* step = nullptr; ///< the running instance, once every simulated member arrived
       double begin = 0.0;
-      int per_driver = 1; ///< flows: members whose flows one driver actor starts
-      int drivers = 0;    ///< flows: driver actors (none when the group has no flows collective)
-      int phase_done = 0; ///< flows: drivers done with the current phase
+      int per_driver = 1;    ///< flows: members whose flows one driver actor starts
+      int drivers = 0;       ///< flows: driver actors (none when the group has no flows collective)
+      int phase_waiting = 0; ///< flows: drivers waiting for the current phase to end
       sg4::SemaphorePtr start = sg4::Semaphore::create(0); ///< flows: drivers, until an instance begins
       sg4::SemaphorePtr phase = sg4::Semaphore::create(0); ///< flows: drivers, until the phase's last flow is done
     } passive;
@@ -500,6 +500,23 @@ void drive_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, in
   for (const Pending& p : pending) p.exec->wait(); // not wait_all: see StepTransfers::wait
 }
 
+/** Drives the flows of members [first, last) through every phase of `step` with the group's other drivers: after
+ * each phase they meet (`met` counts those waiting on `phase_done`, released by the last); the last one to get there
+ * sleeps the phase's extra time and, after the last phase, runs `ended` before it releases the others. */
+template <typename Ended>
+void drive_phases(const Group& g, const CollectiveStep& step, int first, int last, int drivers, int& met,
+                  sg4::Semaphore& phase_done, Ended&& ended) {
+  const std::vector<FlowPhase> phases = flow_phases(g, step);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    drive_flows(g, step, phases[i], first, last);
+    barrier(drivers, met, phase_done, [&] {
+      const double extra = phase_extra(g, step, phases[i]);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+      if (i + 1 == phases.size()) ended();
+    });
+  }
+}
+
 /** A flows collective driven by a few of its members (positions that are multiples of members_per_driver): the
  * others only wait for the end. Same schedule as member by member: every flow of a phase starts when the last member
  * has arrived (or the previous phase ended), the phase ends with its last flow, and the last driver to finish sleeps
@@ -524,16 +541,9 @@ double driven_flows(const CollectiveStep& step, Group& g, RunContext::Collective
       return slot.begin;
     }
   }
-  const std::vector<FlowPhase> phases = flow_phases(g, step);
-  for (std::size_t i = 0; i < phases.size(); ++i) {
-    drive_flows(g, step, phases[i], pos, std::min(pos + per_driver, g.size));
-    barrier(drivers, slot.drivers_waiting, *slot.driving, [&] {
-      const double extra = phase_extra(g, step, phases[i]);
-      if (extra > 0) sg4::this_actor::sleep_for(extra);
-      if (i + 1 == phases.size())
-        for (int k = g.size - drivers; k > 0; --k) slot.released->release();
-    });
-  }
+  drive_phases(g, step, pos, std::min(pos + per_driver, g.size), drivers, slot.drivers_waiting, *slot.driving, [&] {
+    for (int k = g.size - drivers; k > 0; --k) slot.released->release();
+  });
   return slot.begin;
 }
 
@@ -625,32 +635,16 @@ void end_passive(RunContext& ctx, Group& g) {
   for (int pos : p.live) passive_collective_done(ctx, g.ranks[static_cast<std::size_t>(pos)]);
 }
 
-/** Driver `d` of passive group `g` (a daemon actor): for each flows instance, starts the flows of its members in each
- * phase; the last driver done with a phase sleeps the phase's extra time, releases the others and, after the last
- * phase, ends the instance. Same schedule as member by member (rendezvous). */
+/** Driver `d` of passive group `g` (a daemon actor): drives each flows instance's flows of its members with the
+ * group's other drivers; the last one done ends the instance (in the kernel). Same schedule as member by member. */
 void drive_passive(RunContext& ctx, Group& g, int d) {
   auto& p = g.passive;
   const int first = d * p.per_driver;
   const int last = std::min(first + p.per_driver, g.size);
   while (true) {
     p.start->acquire();
-    const CollectiveStep& step = *p.step;
-    const std::vector<FlowPhase> phases = flow_phases(g, step);
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-      drive_flows(g, step, phases[i], first, last);
-      if (++p.phase_done < p.drivers) {
-        p.phase->acquire();
-        continue;
-      }
-      p.phase_done = 0;
-      const double extra = phase_extra(g, step, phases[i]);
-      if (extra > 0) sg4::this_actor::sleep_for(extra);
-      const bool ended = i + 1 == phases.size();
-      simgrid::kernel::actor::simcall_answered([&] {
-        for (int k = 1; k < p.drivers; ++k) p.phase->release();
-        if (ended) end_passive(ctx, g);
-      });
-    }
+    drive_phases(g, *p.step, first, last, p.drivers, p.phase_waiting, *p.phase,
+                 [&] { simgrid::kernel::actor::simcall_answered([&] { end_passive(ctx, g); }); });
   }
 }
 
