@@ -19,20 +19,8 @@ struct Runs {
 };
 
 nlohmann::json run_json(const std::string& scenario, std::vector<std::string> sets, bool fold) {
-  std::vector<std::string> args{"run",
-                                (source_dir() / "scenarios" / scenario).string(),
-                                "--json",
-                                "--no-files",
-                                "--no-progress",
-                                "--set",
-                                std::string("/run/fold_replicas=") + (fold ? "true" : "false")};
-  for (std::string& s : sets) {
-    args.emplace_back("--set");
-    args.push_back(std::move(s));
-  }
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  sets.push_back(std::string("/run/fold_replicas=") + (fold ? "true" : "false"));
+  return run_scenario_json(scenario, sets);
 }
 
 Runs both(const std::string& scenario, const std::vector<std::string>& sets) {

@@ -15,21 +15,9 @@
 namespace partsim::test {
 namespace {
 
-nlohmann::json run_json(const std::string& scenario, std::vector<std::string> sets, bool drive) {
-  std::vector<std::string> args{"run",
-                                (source_dir() / "scenarios" / scenario).string(),
-                                "--json",
-                                "--no-files",
-                                "--no-progress",
-                                "--set",
-                                std::string("/run/lean_engine=") + (drive ? "true" : "false")};
-  for (std::string& s : sets) {
-    args.emplace_back("--set");
-    args.push_back(std::move(s));
-  }
-  const CliResult r = run_cli(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+nlohmann::json run_json(const std::string& scenario, std::vector<std::string> sets, bool lean) {
+  sets.push_back(std::string("/run/lean_engine=") + (lean ? "true" : "false"));
+  return run_scenario_json(scenario, sets);
 }
 
 /** Every figure of the two reports equal; times to 1e-12 relative: SimGrid's CPU model ends an execution after

@@ -91,4 +91,16 @@ CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::p
   return result;
 }
 
+nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<std::string>& sets) {
+  std::vector<std::string> args{"run", (source_dir() / "scenarios" / scenario).string(), "--json", "--no-files",
+                                "--no-progress"};
+  for (const std::string& s : sets) {
+    args.emplace_back("--set");
+    args.push_back(s);
+  }
+  const CliResult r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << scenario << ": " << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
 } // namespace partsim::test

@@ -45,6 +45,10 @@ struct CliResult {
 /** Runs the built `partsim` binary with `args` in folder `cwd` (default: a fresh temporary folder). */
 CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
 
+/** `partsim run scenarios/<scenario> --json --no-files --no-progress`, with `--set` for each of `sets`: the report,
+ * or an empty object (and a test failure naming stderr) when the run fails. */
+nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<std::string>& sets);
+
 /** Runs `action`, which must throw an InputError, and returns the error (a test failure when nothing is thrown). */
 template <typename Action>
 InputError input_error(Action&& action) {
