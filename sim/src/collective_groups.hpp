@@ -76,6 +76,9 @@ struct RunContext::CollectiveGroups {
       simgrid::s4u::SemaphorePtr phase =
           simgrid::s4u::Semaphore::create(0); ///< flows: drivers, until the phase's last flow is done
     } passive;
+    /** Analytic all-to-all: seconds per byte (of a member's buffer) on the busiest switch uplink, 0 when no uplink
+     * is on the members' routes (collectives.cpp, all_to_all_uplink). */
+    double all_to_all_uplink = 0.0;
     TwoLevelCost links; ///< slowest intra-node and inter-node paths between members, network ports per node
     LinkCost slowest;   ///< the slower of the two (pipeline chunks, flow latencies)
   };

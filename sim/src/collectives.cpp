@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -84,6 +85,40 @@ void measure_paths(Group& g) {
   g.slowest = slowest_link(g.links, g.per_node, static_cast<int>(m));
 }
 
+/** Seconds per byte of a member's buffer that an all-to-all puts on the busiest switch uplink (fat-tree leaf and pod
+ * uplinks, rail uplinks to the spine): every member sends bytes / n to every other, so a switch S with m_S members
+ * under it sends out, for each of them, bytes / n to every member neither under S nor on its own node (those go
+ * through the node's NVSwitch), over an uplink of bandwidth B_S each way (and receives as much). The closed forms
+ * see only the members' paths, not what the members below one switch add up to on its uplink. */
+double all_to_all_uplink(const Group& g, const std::vector<int>& gpus, const Platform& platform) {
+  if (platform.attachments.empty()) return 0.0;
+  const auto n = static_cast<std::size_t>(g.size);
+  double worst = 0.0;
+  for (int level = 0; level < kMaxUplinkLevels; ++level) {
+    const auto l = static_cast<std::size_t>(level);
+    std::map<int, std::vector<int>> under; // switch -> positions
+    for (std::size_t pos = 0; pos < n; ++pos) {
+      const Attachment& a = platform.attachments.at(static_cast<std::size_t>(gpus[pos]));
+      if (level < a.levels) under[a.group[l]].push_back(static_cast<int>(pos));
+    }
+    for (const auto& [sw, positions] : under) {
+      std::map<int, double> on_node; // group node index -> its members under this switch
+      for (int pos : positions) on_node[g.node[static_cast<std::size_t>(pos)]] += 1.0;
+      double peers_out = 0.0; // over the members under the switch: peers neither under it nor on their node
+      for (int pos : positions) {
+        const int node = g.node[static_cast<std::size_t>(pos)];
+        const double node_members = static_cast<double>(g.members[static_cast<std::size_t>(node)].size());
+        peers_out += static_cast<double>(n) - static_cast<double>(positions.size()) - (node_members - on_node[node]);
+      }
+      const double bandwidth =
+          platform.attachments.at(static_cast<std::size_t>(gpus[static_cast<std::size_t>(positions.front())]))
+              .uplink_bandwidth[l];
+      worst = std::max(worst, peers_out / static_cast<double>(n) / bandwidth);
+    }
+  }
+  return worst;
+}
+
 std::vector<sg4::Mailbox*> mailboxes(std::size_t group, const char* kind, int n) {
   std::vector<sg4::Mailbox*> boxes;
   boxes.reserve(static_cast<std::size_t>(n));
@@ -98,6 +133,7 @@ void prepare_collectives(RunContext& ctx) {
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
+    bool analytic_a2a = false;
   };
   std::vector<Needs> needs(count);
   for (const RankProgram& program : ctx.plan.ranks)
@@ -113,6 +149,7 @@ void prepare_collectives(RunContext& ctx) {
       n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
       n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
       n.flows |= step->fidelity == Fidelity::Flows;
+      n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
       if (step->fidelity == Fidelity::Steps) {
         n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
         n.a2a |= step->algorithm == CollectiveAlgorithm::Direct;
@@ -127,8 +164,10 @@ void prepare_collectives(RunContext& ctx) {
     g.size = static_cast<int>(ranks.size());
     g.ranks = ranks;
     std::vector<int> node_index(static_cast<std::size_t>(ctx.cluster.nodes), -1);
+    std::vector<int> gpus;
     for (int pos = 0; pos < g.size; ++pos) {
       const int gpu = ctx.plan.ranks[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].gpu;
+      gpus.push_back(gpu);
       g.hosts.push_back(ctx.platform.gpus.at(static_cast<std::size_t>(gpu)));
       int& index = node_index.at(static_cast<std::size_t>(gpu / ctx.cluster.gpus_per_node));
       if (index < 0) {
@@ -153,6 +192,7 @@ void prepare_collectives(RunContext& ctx) {
                                        ->size(),
                                    g.per_node, g.members.size()));
     measure_paths(g);
+    if (needs[gi].analytic_a2a) g.all_to_all_uplink = all_to_all_uplink(g, gpus, ctx.platform);
     if (needs[gi].tree) g.tree = double_binary_tree(g.size);
     const auto steps_needed = [&](bool flag) { return flag && g.size > 1; };
     if (steps_needed(needs[gi].ring)) g.ring_in = mailboxes(gi, "ring", g.size);
@@ -202,7 +242,7 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
   };
   return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
          ga.even == gb.even && same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
-         ga.links.ports_per_node == gb.links.ports_per_node;
+         ga.links.ports_per_node == gb.links.ports_per_node && ga.all_to_all_uplink == gb.all_to_all_uplink;
 }
 
 } // namespace partsim::engine

@@ -245,8 +245,11 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
 }
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
-  return collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size, g.per_node,
-                         static_cast<int>(g.members.size()), g.links);
+  const double closed = collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size, g.per_node,
+                                        static_cast<int>(g.members.size()), g.links);
+  if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
+  // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
+  return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));
 }
 
 /** Whether every flow of a flows collective carries a byte at least: a two-host execution needs one (a message of

@@ -41,7 +41,7 @@ struct Duplex {
 };
 
 /** Uplink levels above a host's first switch: leaf and pod uplinks of a 3-level fat-tree at most. */
-constexpr int kMaxLevels = 2;
+constexpr int kMaxLevels = kMaxUplinkLevels;
 
 /** How a host is attached: its own links, and per level above its first switch, which switch and that switch's
  * uplink. Two hosts' routes climb until the first level whose switch they share. */
@@ -255,6 +255,13 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
       }
       fabric->set_endpoint(host, endpoint);
       platform.gpus.push_back(host);
+      Attachment attached;
+      attached.levels = endpoint.levels;
+      for (std::size_t l = 0; l < static_cast<std::size_t>(endpoint.levels); ++l) {
+        attached.group[l] = endpoint.group[l];
+        attached.uplink_bandwidth[l] = endpoint.uplink[l].up->get_bandwidth();
+      }
+      platform.attachments.push_back(attached);
     }
   }
   if (with_coordinator) {

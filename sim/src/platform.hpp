@@ -4,6 +4,7 @@
 
 #include "partsim/scenario.hpp"
 
+#include <array>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -12,7 +13,19 @@ class Host;
 
 namespace partsim::engine {
 
+/** Uplink levels above a GPU's first switch: leaf and pod uplinks of a 3-level fat-tree at most. */
+constexpr int kMaxUplinkLevels = 2;
+
+/** Where a GPU hangs in the network: at each uplink level, which switch (leaf, pod or rail) and that switch's uplink
+ * bandwidth (each direction). No levels in a star or a single node. */
+struct Attachment {
+  int levels = 0;
+  std::array<int, kMaxUplinkLevels> group{};
+  std::array<double, kMaxUplinkLevels> uplink_bandwidth{};
+};
+
 struct Platform {
+  std::vector<Attachment> attachments;       ///< by global GPU index
   std::vector<simgrid::s4u::Host*> gpus;     ///< indexed by global GPU index (node * gpus_per_node + local)
   simgrid::s4u::Host* baseline = nullptr;    ///< isolated nominal GPU for the single-GPU reference run
   simgrid::s4u::Host* coordinator = nullptr; ///< dispatcher host (run-time balancing only)

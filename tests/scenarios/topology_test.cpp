@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -151,12 +153,13 @@ TEST_P(OversubscribedFatTree, SlowsAnAllToAllByAboutTheRatio) {
 
 INSTANTIATE_TEST_SUITE_P(Ratios, OversubscribedFatTree, ::testing::Values(1, 2, 4, 8));
 
-/** The engine's all-to-all (direct: every rank sends to every other at once, every message simulated) over the same
- * 32 nodes, 4 per leaf, at leaf oversubscription r. */
-class OversubscribedFatTreeAllToAll : public ::testing::TestWithParam<int> {};
+/** The engine's all-to-all (direct: every rank sends to every other at once) over the same 32 nodes, 4 per leaf, at
+ * leaf oversubscription r, at each fidelity: every message simulated, one flow per pair sharing the links in
+ * SimGrid, or the closed form, which adds the busiest switch uplink's load (collectives.cpp, all_to_all_uplink). */
+class OversubscribedFatTreeAllToAll : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
 
 TEST_P(OversubscribedFatTreeAllToAll, SlowsByAboutTheRatio) {
-  const int ratio = GetParam();
+  const auto [ratio, fidelity] = GetParam();
   const int n = 32;
   const json network = {
       {"topology", "fat_tree"},
@@ -169,7 +172,7 @@ TEST_P(OversubscribedFatTreeAllToAll, SlowsByAboutTheRatio) {
     CollectiveStep step;
     step.op = CollectiveOp::AllToAll;
     step.algorithm = CollectiveAlgorithm::Direct;
-    step.fidelity = Fidelity::Steps;
+    step.fidelity = fidelity;
     step.bytes = static_cast<std::uint64_t>(n * chunk);
     plan.ranks.push_back({i, {step}});
     plan.groups[0].push_back(i);
@@ -188,7 +191,47 @@ TEST_P(OversubscribedFatTreeAllToAll, SlowsByAboutTheRatio) {
   EXPECT_GE(slowdown, 0.9 * ratio); // 28 r / 31 for r >= 2
 }
 
-INSTANTIATE_TEST_SUITE_P(Ratios, OversubscribedFatTreeAllToAll, ::testing::Values(1, 2, 4, 8));
+INSTANTIATE_TEST_SUITE_P(Ratios, OversubscribedFatTreeAllToAll,
+                         ::testing::Combine(::testing::Values(1, 2, 4, 8),
+                                            ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
+                         [](const auto& info) {
+                           return "r" + std::to_string(std::get<0>(info.param)) + "_" +
+                                  to_string(std::get<1>(info.param));
+                         });
+
+TEST(Topology, AnalyticAllToAllSeesTheBusiestUplink) {
+  // 8 nodes of 8 GPUs, a 2 GiB all-to-all: flows share the links in SimGrid; the closed form takes the busiest switch
+  // uplink (peers on the same node go through its NVSwitch, not the network). They agree on every network.
+  const std::vector<std::string> networks = {
+      R"({"topology":"fat_tree","profile":"ib-ndr","nics_per_node":8,"fat_tree":{"nodes_per_leaf":2,)"
+      R"("leaf_oversubscription":4,"switch_latency":"0.5us"}})",
+      R"({"topology":"fat_tree","profile":"ib-ndr","nics_per_node":1,"fat_tree":{"nodes_per_leaf":2,)"
+      R"("leaf_oversubscription":2,"switch_latency":"0.5us"}})",
+      R"({"topology":"rail","profile":"ib-ndr","nics_per_node":8,"rail":{"switch_latency":"1us",)"
+      R"("spine_oversubscription":4}})",
+      R"({"topology":"fat_tree","profile":"ib-ndr","nics_per_node":8,"fat_tree":{"levels":3,"nodes_per_leaf":1,)"
+      R"("leaves_per_pod":2,"leaf_oversubscription":1,"pod_oversubscription":4,"switch_latency":"0.5us"}})",
+      R"({"topology":"star","profile":"ib-ndr","nics_per_node":8})"};
+  double star = 0.0;
+  for (const std::string& network : networks) {
+    std::vector<double> makespans;
+    for (const char* fidelity : {"flows", "analytic"})
+      makespans.push_back(run_scenario_json("allreduce-ring-vs-hierarchical.json",
+                                            {"/cluster/network=" + network, R"(/workload/operation="all_to_all")",
+                                             R"(/workload/bytes="2GiB")", R"(/strategy/algorithm="direct")",
+                                             std::string("/strategy/fidelity=\"") + fidelity + "\""})
+                              .value("/summary/makespan_s"_json_pointer, 0.0));
+    EXPECT_GT(makespans[0], 0.0) << network;
+    EXPECT_NEAR(makespans[1], makespans[0], 1e-4 * makespans[0]) << network;
+    star = makespans[0];
+  }
+  EXPECT_LT(star, 0.5 * run_scenario_json("allreduce-ring-vs-hierarchical.json",
+                                          {"/cluster/network=" + networks[0], R"(/workload/operation="all_to_all")",
+                                           R"(/workload/bytes="2GiB")", R"(/strategy/algorithm="direct")",
+                                           R"(/strategy/fidelity="analytic")"})
+                            .value("/summary/makespan_s"_json_pointer, 0.0))
+      << "the oversubscribed leaves slow the all-to-all";
+}
 
 TEST(Topology, NonOversubscribedFatTreeRingAllReduceEqualsStar) {
   // The closed-form star ring of tests/scenarios/closed_forms_test.cpp, on 16 nodes in 4 leaves of 4 with no switch
