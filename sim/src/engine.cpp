@@ -35,6 +35,7 @@ using engine::RunContext;
 void run_rank(RunContext& ctx, int rank) {
   RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
   const RankProgram& program = ctx.plan.ranks[static_cast<std::size_t>(rank)];
+  engine::prepare_receiver(ctx, rank);
   for (std::int64_t it = 0; it < ctx.plan.iterations; ++it)
     for (const Step& step : program.steps) {
       engine::run_step(ctx, rank, timeline, step);

@@ -219,6 +219,33 @@ double driven_flows(const CollectiveStep& step, Group& g, RunContext::Collective
   return slot.begin;
 }
 
+/** A flows collective member by member (flows of no byte, or the plain engine): after the rendezvous every member
+ * puts its outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the same instant, so they
+ * move at once; which put meets which get does not matter, the transfer runs from the put's host to the get's), and
+ * after each phase a barrier, where the last member to finish sleeps the phase's extra time. Not Comm::sendto_async:
+ * SimGrid 3.32 detaches every host-to-host comm and removes each finished one from one list of all of them. */
+void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::CollectiveGroups::Rendezvous& slot,
+                       int members, int pos) {
+  for (FlowPhase phase : flow_phases(g, step)) {
+    std::vector<sg4::CommPtr> comms;
+    std::deque<std::uint64_t*> received;
+    // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
+    for (const Flow& f : member_flows(g, step, phase, pos))
+      comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
+          std::make_unique<std::uint64_t>(f.bytes).release(), f.bytes));
+    for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
+      received.push_back(nullptr);
+      comms.push_back(g.flow_in[static_cast<std::size_t>(pos)]->get_async<std::uint64_t>(&received.back()));
+    }
+    for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
+    for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
+    barrier(members, slot.waiting, *slot.released, [&] {
+      const double extra = phase_extra(g, step, phase);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+    });
+  }
+}
+
 } // namespace
 
 FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
@@ -305,53 +332,28 @@ void drive_phases(const CollectiveGroup& g, const CollectiveStep& step, int firs
   }
 }
 
-/** Flows and analytic: every member waits for the last one (Wait). Analytic: everyone then sleeps the closed form.
- * Flows: driven by a few members (driven_flows) when every flow carries bytes; otherwise every member puts its
- * outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the same instant, so they move at
- * once; which put meets which get does not matter, the transfer runs from the put's host to the get's), and after
- * each phase a barrier, where the last member to finish sleeps the phase's extra time. Not Comm::sendto_async: SimGrid
- * 3.32 detaches every host-to-host comm and removes each finished one from one list of all of them (quadratic).
+/** Flows and analytic with every member in its own actor: every member waits for the last one (Wait). Flows: driven
+ * by a few members (driven_flows) when every flow carries bytes, else put_and_get_flows. Analytic: the last member
+ * sleeps the closed form before it releases the others, so they wake up at the end (one timer per collective).
  * Everyone is done when all flows are (Communication). */
 void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
   const double arrived = sg4::Engine::get_clock();
   auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
   const int members = ctx.simulated_members[static_cast<std::size_t>(step.group)]; // the others are folded
   double begin = 0.0;
-  const bool driven = ctx.lean_engine && every_flow_carries_bytes(g, step);
-  if (step.fidelity == Fidelity::Flows && driven) {
+  if (step.fidelity == Fidelity::Flows && ctx.lean_engine && every_flow_carries_bytes(g, step)) {
     // A flows group is one replica (folding.hpp): all its members run or none does.
     PARTSIM_CHECK(members == g.size) << "flows collective on group " << step.group << " with " << members << " of "
                                      << g.size << " members simulated";
     begin = driven_flows(step, g, slot, pos);
   } else {
-    // Analytic: the last member sleeps the closed form before it releases the others, so they wake up at the end
-    // (one timer per collective instead of one per member).
     barrier(members, slot.waiting, *slot.released, [&] {
       slot.begin = sg4::Engine::get_clock();
       slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
       if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
     });
     begin = slot.begin;
-  }
-  if (step.fidelity == Fidelity::Flows && !driven) {
-    for (FlowPhase phase : flow_phases(g, step)) {
-      std::vector<sg4::CommPtr> comms;
-      std::deque<std::uint64_t*> received;
-      // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
-      for (const Flow& f : member_flows(g, step, phase, pos))
-        comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
-            std::make_unique<std::uint64_t>(f.bytes).release(), f.bytes));
-      for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
-        received.push_back(nullptr);
-        comms.push_back(g.flow_in[static_cast<std::size_t>(pos)]->get_async<std::uint64_t>(&received.back()));
-      }
-      for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
-      for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
-      barrier(members, slot.waiting, *slot.released, [&] {
-        const double extra = phase_extra(g, step, phase);
-        if (extra > 0) sg4::this_actor::sleep_for(extra);
-      });
-    }
+    if (step.fidelity == Fidelity::Flows) put_and_get_flows(step, g, slot, members, pos);
   }
   account(ctx, timeline, step, g, pos, arrived, begin);
 }

@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
@@ -72,39 +71,41 @@ void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated
   if (!ctx.lean_engine) return;
   const auto& plan = ctx.plan;
   auto& groups = ctx.collectives->groups;
-  std::vector<char> group_ok(groups.size(), 0);
-  std::vector<char> used(groups.size(), 0);
-  std::vector<char> stream_ok(plan.ranks.size(), 0);
-  for (const RankProgram& program : plan.ranks)
-    for (const Step& s : program.steps)
-      if (const auto* step = std::get_if<CollectiveStep>(&s)) {
-        const auto gi = static_cast<std::size_t>(step->group);
-        if (!used[gi]) group_ok[gi] = 1;
-        used[gi] = 1;
-        group_ok[gi] = group_ok[gi] && passive_capable(groups[gi], *step);
+  // One pass over the programs: which groups take only passive-capable collectives, the groups each stream queues
+  // on, and the members per flow driver of each group (the smallest over its flows collectives; 0: none).
+  std::vector<char> group_ok(groups.size(), 1);
+  std::vector<int> per_driver(groups.size(), 0);
+  std::vector<std::vector<int>> queued_on(plan.ranks.size());
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    for (const Step& s : plan.ranks[r].steps) {
+      const auto* step = std::get_if<CollectiveStep>(&s);
+      if (step == nullptr) continue;
+      const auto gi = static_cast<std::size_t>(step->group);
+      group_ok[gi] = group_ok[gi] && passive_capable(groups[gi], *step);
+      if (step->fidelity == Fidelity::Flows) {
+        const int k = members_per_driver(groups[gi], *step);
+        per_driver[gi] = per_driver[gi] == 0 ? k : std::min(per_driver[gi], k);
       }
+      if (step->stream != 0) queued_on[r].push_back(step->group);
+    }
+    std::sort(queued_on[r].begin(), queued_on[r].end());
+    queued_on[r].erase(std::unique(queued_on[r].begin(), queued_on[r].end()), queued_on[r].end());
+  }
   // A stream is passive when it queues something and only on passive groups; a group when all its members' streams
   // are (an actor-run stream would wait in it): repeat until both agree.
+  std::vector<char> stream_ok(plan.ranks.size(), 0);
   for (bool changed = true; changed;) {
     changed = false;
-    for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
-      bool queues = false;
-      bool ok = true;
-      for (const Step& s : plan.ranks[r].steps)
-        if (const auto* step = std::get_if<CollectiveStep>(&s); step != nullptr && step->stream != 0) {
-          queues = true;
-          ok = ok && group_ok[static_cast<std::size_t>(step->group)];
-        }
-      stream_ok[r] = queues && ok;
-    }
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      stream_ok[r] = !queued_on[r].empty() && std::all_of(queued_on[r].begin(), queued_on[r].end(), [&](int gi) {
+        return group_ok[static_cast<std::size_t>(gi)] != 0;
+      });
     for (std::size_t gi = 0; gi < groups.size(); ++gi)
-      if (group_ok[gi])
-        for (int rank : plan.groups[gi])
-          if (!stream_ok[static_cast<std::size_t>(rank)]) {
-            group_ok[gi] = 0;
-            changed = true;
-            break;
-          }
+      if (group_ok[gi] && std::any_of(plan.groups[gi].begin(), plan.groups[gi].end(),
+                                      [&](int rank) { return !stream_ok[static_cast<std::size_t>(rank)]; })) {
+        group_ok[gi] = 0;
+        changed = true;
+      }
   }
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
     if (!stream_ok[r] || !simulated[r]) continue;
@@ -121,19 +122,11 @@ void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated
     p.arrival.assign(static_cast<std::size_t>(g.size), 0.0);
     for (int pos = 0; pos < g.size; ++pos)
       if (simulated[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(pos)])]) p.live.push_back(pos);
-    if (p.live.empty()) continue;
-    bool flows = false;
-    p.per_driver = std::numeric_limits<int>::max();
-    for (const Step& s : plan.ranks[static_cast<std::size_t>(g.ranks.front())].steps)
-      if (const auto* step = std::get_if<CollectiveStep>(&s);
-          step != nullptr && step->group == static_cast<int>(gi) && step->fidelity == Fidelity::Flows) {
-        flows = true;
-        p.per_driver = std::min(p.per_driver, members_per_driver(g, *step));
-      }
-    if (!flows) continue;
+    if (p.live.empty() || per_driver[gi] == 0) continue; // folded away, or no flows to drive
     // A flows group is one replica (folding.hpp): all its members run or none does.
     PARTSIM_CHECK(p.live.size() == static_cast<std::size_t>(g.size))
         << "flows collectives on group " << gi << " with " << p.live.size() << " of " << g.size << " members simulated";
+    p.per_driver = per_driver[gi];
     p.drivers = (g.size + p.per_driver - 1) / p.per_driver;
     for (int d = 0; d < p.drivers; ++d)
       sg4::Actor::create(fmt::format("flows-{}-{}", gi, d), g.hosts[static_cast<std::size_t>(d * p.per_driver)],

@@ -73,18 +73,6 @@ sg4::Mailbox* p2p_mailbox(RunContext& ctx, int from, int to, int channel) {
   return it->second;
 }
 
-/** Makes the rank's actor the permanent receiver of its incoming pipeline mailboxes, once, on its first step. */
-void prepare_receiver(RunContext& ctx, int rank) {
-  if (ctx.p2p_ready.empty()) ctx.p2p_ready.assign(ctx.plan.ranks.size(), 0);
-  char& ready = ctx.p2p_ready[static_cast<std::size_t>(rank)];
-  if (ready != 0) return;
-  ready = 1;
-  std::set<std::pair<int, int>> sources;
-  for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
-    if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
-  for (const auto& [peer, channel] : sources) p2p_mailbox(ctx, peer, rank, channel)->set_receiver(sg4::Actor::self());
-}
-
 void run_send(RunContext& ctx, int rank, RankTimeline& timeline, const SendStep& step) {
   send_eager(p2p_mailbox(ctx, rank, step.peer, step.channel), step.bytes);
   timeline.bytes_sent += step.bytes;
@@ -102,6 +90,13 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
 }
 
 } // namespace
+
+void prepare_receiver(RunContext& ctx, int rank) {
+  std::set<std::pair<int, int>> sources;
+  for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
+    if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
+  for (const auto& [peer, channel] : sources) p2p_mailbox(ctx, peer, rank, channel)->set_receiver(sg4::Actor::self());
+}
 
 void record_collective(RunContext& ctx, const CollectiveStep& step, double duration) {
   const auto group = static_cast<std::size_t>(step.group);
@@ -225,7 +220,6 @@ std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeli
 }
 
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {
-  if (ctx.plan.pipeline_stages > 1) prepare_receiver(ctx, rank);
   if (const auto* compute = std::get_if<ComputeStep>(&step)) {
     run_compute(ctx, rank, timeline, *compute);
   } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {

@@ -19,6 +19,10 @@ namespace partsim::engine {
  * maestro, and a large run spends most of its time switching between actors' stacks. */
 void execute(double flops);
 
+/** Makes the calling actor the permanent receiver of `rank`'s incoming pipeline mailboxes (so transfers start when
+ * sent, as a posted receive lets them). Call once, in the rank's actor, before its first step. */
+void prepare_receiver(RunContext& ctx, int rank);
+
 /** Runs `step` for `rank` in the calling actor, recording its intervals in `timeline`. */
 void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step);
 

@@ -79,9 +79,6 @@ struct RunContext {
     const auto it = std::lower_bound(mine.begin(), mine.end(), std::pair{group, -1});
     return it != mine.end() && it->first == group ? it->second : -1;
   }
-  /** Per rank: whether the mailboxes of its incoming pipeline transfers have it as permanent receiver (so transfers
-   * start when sent, as a posted receive lets them). */
-  std::vector<char> p2p_ready;
   /** Pipeline mailboxes by (sender, receiver, channel), looked up by name once each (program.cpp). */
   std::map<std::tuple<int, int, int>, simgrid::s4u::Mailbox*> p2p_mailboxes;
   std::uint64_t events_done = 0;
