@@ -129,8 +129,8 @@ int members_per_driver(const CollectiveGroup& g, const CollectiveStep& step);
 /** Drives the flows of members [first, last) through every phase of `step` with the group's other drivers: after
  * each phase they meet (`met` counts those waiting on `phase_done`, released by the last); the last one to get there
  * sleeps the phase's extra time and, after the last phase, runs `ended` before it releases the others. */
-void drive_phases(const CollectiveGroup& g, const CollectiveStep& step, int first, int last, int drivers, int& met,
-                  simgrid::s4u::Semaphore& phase_done, const std::function<void()>& ended);
+void drive_phases(RunContext& ctx, const CollectiveGroup& g, const CollectiveStep& step, int first, int last,
+                  int drivers, int& met, simgrid::s4u::Semaphore& phase_done, const std::function<void()>& ended);
 
 /** Records member `pos`'s part of a flows or analytic collective that began at `begin` and ends now: waiting since it
  * arrived, communicating since the collective began, the bytes its edges carry, and its flows as messages. */

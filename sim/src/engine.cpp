@@ -78,6 +78,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // written). SimGrid 3.32 allows one engine per process anyway.
   auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
   RunResult result;
+  sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
   result.network = configure_network(scenario.run.network_model);
   // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
   sg4::Engine::set_config("contexts/stack-size:128");
@@ -120,7 +121,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
       ctx.memberships.at(static_cast<std::size_t>(plan.groups[g][i]))
           .emplace_back(static_cast<int>(g), static_cast<int>(i));
   engine::prepare_collectives(ctx);
-  const engine::Folding folding = engine::fold_replicas(ctx, options.fold_replicas && scenario.run.fold_replicas);
+  const engine::Folding folding = engine::fold_replicas(ctx, scenario.run.fold_replicas);
   ctx.group_weight = folding.group_weight;
   ctx.simulated_members.assign(plan.groups.size(), 0);
   for (std::size_t g = 0; g < plan.groups.size(); ++g)

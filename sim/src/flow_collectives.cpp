@@ -167,7 +167,7 @@ constexpr int kFlowsPerDriver = 32;
  * default host model turns one into a single network action from the first host to the second, as a message), and
  * waits for them. The executions are created in this actor (which owns them: their finish is O(flows it drives)) and
  * set up and started in the kernel by one simcall. */
-void drive_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int first, int last) {
+void drive_flows(RunContext& ctx, const Group& g, const CollectiveStep& step, FlowPhase phase, int first, int last) {
   struct Pending {
     sg4::ExecPtr exec;
     sg4::Host* from;
@@ -186,6 +186,7 @@ void drive_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, in
           ->set_bytes_amounts({0.0, p.bytes, 0.0, 0.0})
           ->start();
   });
+  ctx.result.driven_flows += pending.size();
   for (const Pending& p : pending) p.exec->wait(); // not wait_all: see StepTransfers::wait
 }
 
@@ -193,7 +194,8 @@ void drive_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, in
  * others only wait for the end. Same schedule as member by member: every flow of a phase starts when the last member
  * has arrived (or the previous phase ended), the phase ends with its last flow, and the last driver to finish sleeps
  * the phase's extra time. Returns the simulated time the flows began. */
-double driven_flows(const CollectiveStep& step, Group& g, RunContext::CollectiveGroups::Rendezvous& slot, int pos) {
+double driven_flows(RunContext& ctx, const CollectiveStep& step, Group& g,
+                    RunContext::CollectiveGroups::Rendezvous& slot, int pos) {
   const int per_driver = members_per_driver(g, step);
   const int drivers = (g.size + per_driver - 1) / per_driver;
   const bool driver = pos % per_driver == 0;
@@ -213,9 +215,10 @@ double driven_flows(const CollectiveStep& step, Group& g, RunContext::Collective
       return slot.begin;
     }
   }
-  drive_phases(g, step, pos, std::min(pos + per_driver, g.size), drivers, slot.drivers_waiting, *slot.driving, [&] {
-    for (int k = g.size - drivers; k > 0; --k) slot.released->release();
-  });
+  drive_phases(ctx, g, step, pos, std::min(pos + per_driver, g.size), drivers, slot.drivers_waiting, *slot.driving,
+               [&] {
+                 for (int k = g.size - drivers; k > 0; --k) slot.released->release();
+               });
   return slot.begin;
 }
 
@@ -319,11 +322,11 @@ void account(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step
   }
 }
 
-void drive_phases(const CollectiveGroup& g, const CollectiveStep& step, int first, int last, int drivers, int& met,
-                  sg4::Semaphore& phase_done, const std::function<void()>& ended) {
+void drive_phases(RunContext& ctx, const CollectiveGroup& g, const CollectiveStep& step, int first, int last,
+                  int drivers, int& met, sg4::Semaphore& phase_done, const std::function<void()>& ended) {
   const std::vector<FlowPhase> phases = flow_phases(g, step);
   for (std::size_t i = 0; i < phases.size(); ++i) {
-    drive_flows(g, step, phases[i], first, last);
+    drive_flows(ctx, g, step, phases[i], first, last);
     barrier(drivers, met, phase_done, [&] {
       const double extra = phase_extra(g, step, phases[i]);
       if (extra > 0) sg4::this_actor::sleep_for(extra);
@@ -345,7 +348,7 @@ void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& s
     // A flows group is one replica (folding.hpp): all its members run or none does.
     PARTSIM_CHECK(members == g.size) << "flows collective on group " << step.group << " with " << members << " of "
                                      << g.size << " members simulated";
-    begin = driven_flows(step, g, slot, pos);
+    begin = driven_flows(ctx, step, g, slot, pos);
   } else {
     barrier(members, slot.waiting, *slot.released, [&] {
       slot.begin = sg4::Engine::get_clock();

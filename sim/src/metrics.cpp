@@ -89,6 +89,9 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.executions = result.executions;
   r.folding = result.folding;
   r.simulated_ranks = result.simulated_ranks;
+  r.actors = result.actors;
+  r.executions_as_sleeps = result.executions_as_sleeps;
+  r.driven_flows = result.driven_flows;
   r.balancing = result.balancing;
   r.class_split = plan.class_split;
   r.class_split_methods = plan.class_split_methods;

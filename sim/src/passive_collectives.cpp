@@ -53,7 +53,7 @@ void drive_passive(RunContext& ctx, Group& g, int d) {
   const int last = std::min(first + p.per_driver, g.size);
   while (true) {
     p.start->acquire();
-    drive_phases(g, *p.step, first, last, p.drivers, p.phase_waiting, *p.phase,
+    drive_phases(ctx, g, *p.step, first, last, p.drivers, p.phase_waiting, *p.phase,
                  [&] { simgrid::kernel::actor::simcall_answered([&] { end_passive(ctx, g); }); });
   }
 }

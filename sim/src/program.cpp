@@ -31,10 +31,12 @@ void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const Comput
   timeline.samples += step.samples;
   if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
-  if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0)
+  if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
     sg4::this_actor::sleep_for(step.amount / sg4::this_actor::get_host()->get_speed());
-  else
+    ++ctx.result.executions_as_sleeps;
+  } else {
     execute(step.amount);
+  }
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
   ++ctx.result.executions;
   ctx.event_done();

@@ -148,6 +148,9 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
   engine["executions"] = r.executions;
   engine["simulated_ranks"] = r.simulated_ranks;
   engine["folding"] = r.folding;
+  engine["actors"] = r.actors;
+  engine["executions_as_sleeps"] = r.executions_as_sleeps;
+  engine["driven_flows"] = r.driven_flows;
 
   nlohmann::json summary;
   summary["gpus"] = r.gpus;

@@ -20,58 +20,70 @@ nlohmann::json run_json(const std::string& scenario, std::vector<std::string> se
   return run_scenario_json(scenario, sets);
 }
 
-/** Every figure of the two reports equal; times to 1e-12 relative: SimGrid's CPU model ends an execution after
- * subtracting what each solver step did from what remains, a sleep of amount / speed at once, which differ in the
- * last bits. */
-void expect_same_report(const nlohmann::json& a, const nlohmann::json& b, const std::string& where = "") {
-  if (a.is_object() && b.is_object()) {
-    ASSERT_EQ(a.size(), b.size()) << where;
-    for (auto it = a.begin(); it != a.end(); ++it) {
-      if (where.empty() && it.key() == "engine") continue;
-      if (where == "/scenario/input/run" && it.key() == "lean_engine") continue;
-      ASSERT_TRUE(b.contains(it.key())) << where << "/" << it.key();
-      expect_same_report(it.value(), b[it.key()], where + "/" + it.key());
-    }
-  } else if (a.is_array() && b.is_array()) {
-    ASSERT_EQ(a.size(), b.size()) << where;
-    for (std::size_t i = 0; i < a.size(); ++i) expect_same_report(a[i], b[i], where + "/" + std::to_string(i));
-  } else if (a.is_number_float() && b.is_number_float()) {
-    EXPECT_NEAR(a.get<double>(), b.get<double>(), 1e-12 * std::abs(b.get<double>())) << where;
-  } else {
-    EXPECT_EQ(a, b) << where;
-  }
-}
+struct Both {
+  nlohmann::json lean;
+  nlohmann::json plain;
+};
 
-void expect_same_both_ways(const std::string& scenario, const std::vector<std::string>& sets) {
-  const nlohmann::json driven = run_json(scenario, sets, true);
-  const nlohmann::json members = run_json(scenario, sets, false);
-  ASSERT_TRUE(driven.contains("summary")) << scenario;
-  ASSERT_TRUE(members.contains("summary")) << scenario;
+/** Runs `scenario` with the lean engine and the plain one and expects every figure equal; times to 1e-12 relative:
+ * SimGrid's CPU model ends an execution after subtracting what each solver step did from what remains, a sleep of
+ * amount / speed at once, which differ in the last bits. The plain engine takes none of the lean paths. */
+Both expect_same_both_ways(const std::string& scenario, const std::vector<std::string>& sets) {
+  Both r{run_json(scenario, sets, true), run_json(scenario, sets, false)};
   std::string what = scenario;
   for (const std::string& s : sets) what += " " + s;
   SCOPED_TRACE(what);
-  EXPECT_EQ(driven["engine"]["messages"], members["engine"]["messages"]);
-  expect_same_report(driven, members);
+  EXPECT_TRUE(r.lean.contains("summary"));
+  EXPECT_TRUE(r.plain.contains("summary"));
+  if (!r.lean.contains("engine") || !r.plain.contains("engine")) return r;
+  EXPECT_EQ(r.lean["engine"]["messages"], r.plain["engine"]["messages"]);
+  EXPECT_EQ(r.plain["engine"]["executions_as_sleeps"], 0);
+  EXPECT_EQ(r.plain["engine"]["driven_flows"], 0);
+  EXPECT_LE(r.lean["engine"]["actors"].get<int>(), r.plain["engine"]["actors"].get<int>());
+  expect_same_report(r.lean, r.plain, {"/engine", "/scenario/input/run/lean_engine"},
+                     [](const std::string&) { return 1e-12; });
+  return r;
 }
 
 TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
   // 64 H200s on a fat-tree: gradient buckets overlapping the backward pass (passive streams) or after it (the
   // program's own actor, members driving), every algorithm, flows and analytic, folded or not.
   for (const char* algorithm : {"ring", "tree", "hierarchical"})
-    for (const char* fidelity : {"flows", "analytic"})
-      for (const char* overlap : {"true", "false"})
-        expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
-                              {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
-                               std::string("/strategy/gradient_sync/fidelity=") + fidelity,
-                               std::string("/strategy/gradient_sync/overlap=") + overlap, "/run/fold_replicas=false"});
+    for (const std::string fidelity : {"flows", "analytic"})
+      for (const std::string overlap : {"true", "false"}) {
+        const Both r =
+            expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
+                                  {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
+                                   "/strategy/gradient_sync/fidelity=" + fidelity,
+                                   "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false"});
+        const nlohmann::json& lean = r.lean["engine"];
+        const nlohmann::json& plain = r.plain["engine"];
+        // Every execution is alone on its GPU: all are sleeps; every flow is driven.
+        EXPECT_EQ(lean["executions_as_sleeps"], lean["executions"]);
+        EXPECT_EQ(lean["driven_flows"], lean["messages"]);
+        if (fidelity == "flows") {
+          EXPECT_GT(lean["driven_flows"].get<int>(), 0);
+        }
+        // Overlapped buckets: no stream actors (passive streams), flow drivers instead; after the backward pass the
+        // programs' actors run the collectives, none are added.
+        if (overlap == "true") {
+          EXPECT_LT(lean["actors"].get<int>(), plain["actors"].get<int>() - 32) << "stream actors left";
+        } else {
+          EXPECT_EQ(lean["actors"], plain["actors"]);
+        }
+      }
   expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json", {"/strategy/gradient_sync/fidelity=analytic"});
 }
 
 TEST(LeanEngine, ASlowNodeStillHoldsEveryBucketBack) {
   // Members arrive at different times: the collective begins at the last arrival in both engines.
-  expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
-                        {"/strategy/gradient_sync/fidelity=flows",
-                         R"(/cluster/speed_changes=[{"node": 3, "points": [["0s", 1], ["0.1s", 0.7]]}])"});
+  const Both r =
+      expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
+                            {"/strategy/gradient_sync/fidelity=flows",
+                             R"(/cluster/speed_changes=[{"node": 3, "points": [["0s", 1], ["0.1s", 0.7]]}])"});
+  // The slow node's 8 GPUs change speed: their executions stay SimGrid executions, the others' are sleeps.
+  const nlohmann::json& lean = r.lean["engine"];
+  EXPECT_EQ(lean["executions_as_sleeps"].get<int>(), lean["executions"].get<int>() * 7 / 8);
 }
 
 TEST(LeanEngine, ModelParallelSplitsWithFlowsCollectives) {
@@ -86,9 +98,17 @@ TEST(LeanEngine, ModelParallelSplitsWithFlowsCollectives) {
 TEST(LeanEngine, CollectiveWorkloadsOfEveryOperation) {
   for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"})
     for (const char* bytes : {"\"64MiB\"", "1"}) // 1 byte: flows of no byte (tree halves, chunks), run by members
-      expect_same_both_ways("allreduce-ring-vs-hierarchical.json",
-                            {std::string("/workload/operation=\"") + op + "\"", std::string("/workload/bytes=") + bytes,
-                             "/strategy/algorithm=\"auto\"", "/strategy/fidelity=\"flows\"", "/workload/iterations=3"});
+    {
+      const Both r = expect_same_both_ways("allreduce-ring-vs-hierarchical.json",
+                                           {std::string("/workload/operation=\"") + op + "\"",
+                                            std::string("/workload/bytes=") + bytes, "/strategy/algorithm=\"auto\"",
+                                            "/strategy/fidelity=\"flows\"", "/workload/iterations=3"});
+      // 64 MiB: every flow carries bytes, so members drive them all; 1 byte: the tree halves and all-to-all chunks
+      // carry none, so their members put and get them (a ring's edges still carry a byte).
+      if (std::string(bytes) != "1") {
+        EXPECT_EQ(r.lean["engine"]["driven_flows"], r.lean["engine"]["messages"]);
+      }
+    }
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +102,40 @@ nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<
   const CliResult r = run_cli(args);
   EXPECT_EQ(r.exit_code, 0) << scenario << ": " << r.err;
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+namespace {
+
+void compare_reports(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& skipped,
+                     const std::function<double(const std::string&)>& tolerance, const std::string& where) {
+  if (std::find(skipped.begin(), skipped.end(), where) != skipped.end()) return;
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const std::string at = where + "/" + it.key();
+      if (std::find(skipped.begin(), skipped.end(), at) != skipped.end()) continue;
+      ASSERT_TRUE(b.contains(it.key())) << at;
+      compare_reports(it.value(), b[it.key()], skipped, tolerance, at);
+    }
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      const std::string at = where + "/" + it.key();
+      EXPECT_TRUE(a.contains(it.key()) || std::find(skipped.begin(), skipped.end(), at) != skipped.end()) << at;
+    }
+  } else if (a.is_array() && b.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << where;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      compare_reports(a[i], b[i], skipped, tolerance, where + "/" + std::to_string(i));
+  } else if (a.is_number_float() && b.is_number_float()) {
+    EXPECT_NEAR(a.get<double>(), b.get<double>(), tolerance(where) * std::abs(b.get<double>())) << where;
+  } else {
+    EXPECT_EQ(a, b) << where;
+  }
+}
+
+} // namespace
+
+void expect_same_report(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& skipped,
+                        const std::function<double(const std::string&)>& tolerance) {
+  compare_reports(a, b, skipped, tolerance, "");
 }
 
 } // namespace partsim::test

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::p
 /** `partsim run scenarios/<scenario> --json --no-files --no-progress`, with `--set` for each of `sets`: the report,
  * or an empty object (and a test failure naming stderr) when the run fails. */
 nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<std::string>& sets);
+
+/** Expects every figure of report `a` to equal report `b`'s, except the JSON pointers in `skipped` (a whole
+ * subtree, or a key) and floats, which may differ by `tolerance(pointer)` relative. */
+void expect_same_report(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& skipped,
+                        const std::function<double(const std::string&)>& tolerance);
 
 /** Runs `action`, which must throw an InputError, and returns the error (a test failure when nothing is thrown). */
 template <typename Action>

@@ -20,9 +20,6 @@ struct EngineOptions {
   /** Keep every communication and wait interval (for trace.json and tests); off, only compute intervals and the
    * per-kind totals are kept, so memory stays O(ranks) rather than O(messages). */
   bool record_all_intervals = true;
-  /** Simulate one representative of each class of interchangeable replicas (see docs/engine.md, "Folding replicas");
-   * the result is the same as without folding. Off: every rank is simulated. */
-  bool fold_replicas = true;
 };
 
 /** How the network was configured, for the report. */
@@ -83,6 +80,9 @@ struct RunResult {
   std::vector<CollectiveStats> collectives;    ///< in order of first completion
   std::string folding;                         ///< what folding did, or why it did not (report: engine)
   std::size_t simulated_ranks = 0;             ///< ranks with an actor; the others took a representative's figures
+  std::size_t actors = 0;                      ///< SimGrid actors the run created (programs, streams, flow drivers)
+  std::uint64_t executions_as_sleeps = 0;      ///< of `executions`: alone on a GPU of constant speed (lean engine)
+  std::uint64_t driven_flows = 0;              ///< of `messages`: flows started by driver actors (lean engine)
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

@@ -66,10 +66,13 @@ struct Report {
   double karp_flatt = 0.0;              ///< (1/S - 1/p) / (1 - 1/p), 0 for one GPU
   std::uint64_t messages = 0;
   std::uint64_t executions = 0;
-  std::string folding;              ///< RunResult::folding
-  std::size_t simulated_ranks = 0;  ///< RunResult::simulated_ranks
-  std::uint64_t bytes_sent = 0;     ///< by all ranks and the coordinator
-  std::uint64_t bytes_received = 0; ///< by all ranks and the coordinator
+  std::string folding;                    ///< RunResult::folding
+  std::size_t simulated_ranks = 0;        ///< RunResult::simulated_ranks
+  std::size_t actors = 0;                 ///< RunResult::actors
+  std::uint64_t executions_as_sleeps = 0; ///< RunResult::executions_as_sleeps
+  std::uint64_t driven_flows = 0;         ///< RunResult::driven_flows
+  std::uint64_t bytes_sent = 0;           ///< by all ranks and the coordinator
+  std::uint64_t bytes_received = 0;       ///< by all ranks and the coordinator
 
   std::optional<BalancingStats> balancing;       ///< run-time balancing: the coordinator's side
   double coordinator_serial = 0.0;               ///< s the coordinator spent on the serial part (coordinated runs)
