@@ -101,13 +101,12 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   {
     std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
     for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));
-    std::vector<char> changes(static_cast<std::size_t>(scenario.cluster.nodes), 0);
-    for (const SpeedChange& c : scenario.cluster.speed_changes) changes.at(static_cast<std::size_t>(c.node)) = 1;
     ctx.compute_alone.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
       const auto gpu = static_cast<std::size_t>(plan.ranks[r].gpu);
-      ctx.compute_alone[r] = scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 &&
-                             !changes[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))];
+      ctx.compute_alone[r] =
+          scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 &&
+          platform.speed_change[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))] == nullptr;
     }
   }
   ctx.events_planned = plan.planned_messages + plan.planned_executions;

@@ -83,21 +83,13 @@ class Folder {
     return ctx_.platform.gpus.at(static_cast<std::size_t>(plan_.ranks[static_cast<std::size_t>(rank)].gpu));
   }
 
-  int node_of(int rank) const { return plan_.ranks[static_cast<std::size_t>(rank)].gpu / ctx_.cluster.gpus_per_node; }
+  int node_of(int rank) const { return ctx_.platform.node_of(plan_.ranks[static_cast<std::size_t>(rank)].gpu); }
 
   /** Whether two nodes' speeds change alike over time (the hosts' speeds at time 0 are compared separately). */
   bool same_speed_changes(int a, int b) const {
-    if (a == b) return true;
-    std::vector<const SpeedChange*> ca;
-    std::vector<const SpeedChange*> cb;
-    for (const SpeedChange& c : ctx_.cluster.speed_changes) {
-      if (c.node == a) ca.push_back(&c);
-      if (c.node == b) cb.push_back(&c);
-    }
-    if (ca.size() != cb.size()) return false;
-    for (std::size_t i = 0; i < ca.size(); ++i)
-      if (ca[i]->points != cb[i]->points || ca[i]->period != cb[i]->period) return false;
-    return true;
+    const SpeedChange* ca = ctx_.platform.speed_change[static_cast<std::size_t>(a)];
+    const SpeedChange* cb = ctx_.platform.speed_change[static_cast<std::size_t>(b)];
+    return ca == cb || (ca != nullptr && cb != nullptr && ca->points == cb->points && ca->period == cb->period);
   }
 
   /** A group is analytic when every collective on it is: it touches no link, so replicas may meet there. */

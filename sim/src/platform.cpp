@@ -230,14 +230,14 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
   const bool nics = cluster.nodes > 1 || with_coordinator;
   const Uplinks uplinks = nics ? make_uplinks(zone, cluster) : Uplinks{};
 
+  platform.speed_change.assign(static_cast<std::size_t>(cluster.nodes), nullptr);
+  for (const SpeedChange& c : cluster.speed_changes) platform.speed_change.at(static_cast<std::size_t>(c.node)) = &c;
   std::vector<Duplex> node_nics(static_cast<std::size_t>(net.nics_per_node));
   for (int node = 0; node < cluster.nodes; ++node) {
     if (nics)
       for (int k = 0; k < net.nics_per_node; ++k)
         node_nics[static_cast<std::size_t>(k)] = make_hop_link(zone, fmt::format("nic-{}-{}", node, k), net.nic);
-    const SpeedChange* change = nullptr;
-    for (const SpeedChange& c : cluster.speed_changes)
-      if (c.node == node) change = &c;
+    const SpeedChange* change = platform.speed_change[static_cast<std::size_t>(node)];
     const double speed = peak * cluster.node_speed_factor[static_cast<std::size_t>(node)];
     for (int local = 0; local < g; ++local) {
       const std::string name = "gpu-" + std::to_string(node * g + local);

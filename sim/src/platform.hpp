@@ -25,10 +25,11 @@ struct Attachment {
 };
 
 struct Platform {
-  std::vector<Attachment> attachments;       ///< by global GPU index
-  std::vector<simgrid::s4u::Host*> gpus;     ///< indexed by global GPU index (node * gpus_per_node + local)
-  simgrid::s4u::Host* baseline = nullptr;    ///< isolated nominal GPU for the single-GPU reference run
-  simgrid::s4u::Host* coordinator = nullptr; ///< dispatcher host (run-time balancing only)
+  std::vector<Attachment> attachments;          ///< by global GPU index
+  std::vector<const SpeedChange*> speed_change; ///< by node: its speed change over time (at most one), or null
+  std::vector<simgrid::s4u::Host*> gpus;        ///< indexed by global GPU index (node * gpus_per_node + local)
+  simgrid::s4u::Host* baseline = nullptr;       ///< isolated nominal GPU for the single-GPU reference run
+  simgrid::s4u::Host* coordinator = nullptr;    ///< dispatcher host (run-time balancing only)
   int gpus_per_node = 1;
   int nics_per_node = 1;
 
