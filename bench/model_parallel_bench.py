@@ -26,10 +26,6 @@ POINTS = [("analytic", "analytic"), ("analytic", "flows"), ("analytic", "steps")
           ("steps", "flows")]
 
 
-def run(partsim, args, cwd):
-    return partsim_run.run(partsim, args, cwd, "model_parallel_bench.py")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partsim", default=os.path.join(ROOT, "build", "sim", "partsim"))
@@ -52,8 +48,8 @@ def main():
                         "--set", f"/strategy/gradient_sync/fidelity={data}", "--set", f"/run/fold_replicas={fold}"]
                 walls, rss, report = [], 0.0, None
                 for _ in range(args.repeats):
-                    wall, peak, out = run(partsim, ["run", SCENARIO, "--json", "--no-files", "--no-progress"] + sets,
-                                          work)
+                    wall, peak, out = partsim_run.run(
+                        partsim, ["run", SCENARIO, "--json", "--no-files", "--no-progress"] + sets, work)
                     walls.append(wall)
                     rss = max(rss, peak)
                     report = json.loads(out)

@@ -5,9 +5,9 @@ import sys
 import time
 
 
-def run(partsim, args, cwd, caller):
+def run(partsim, args, cwd):
     """Runs partsim with `args` in `cwd`; returns (wall seconds, peak RSS in MiB, stdout). Exits on failure, naming
-    `caller` (the script) in the message."""
+    the calling script in the message."""
     # Output goes to files, not pipes: a report bigger than a pipe's buffer would block the child before wait4.
     out_path, err_path = os.path.join(cwd, "stdout"), os.path.join(cwd, "stderr")
     with open(out_path, "w") as out_file, open(err_path, "w") as err_file:
@@ -21,5 +21,5 @@ def run(partsim, args, cwd, caller):
         err = f.read()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-        sys.exit(f"{caller}: partsim {' '.join(args)} failed (exit {code}):\n{err}")
+        sys.exit(f"{os.path.basename(sys.argv[0])}: partsim {' '.join(args)} failed (exit {code}):\n{err}")
     return wall, usage.ru_maxrss / 1024.0, out

@@ -23,10 +23,6 @@ SCENARIO = os.path.join(HERE, "llama3-8b-dp.json")
 GPUS_PER_NODE = 8
 
 
-def run(partsim, args, cwd):
-    return partsim_run.run(partsim, args, cwd, "training_bench.py")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partsim", default=os.path.join(ROOT, "build", "sim", "partsim"))
@@ -49,8 +45,8 @@ def main():
                 sets = ["--set", f"/cluster/nodes={n // GPUS_PER_NODE}", "--set", f"/workload/global_batch={n}",
                         "--set", f"/strategy/gradient_sync/fidelity={fidelity}"]
                 # Validation lifts the scenario's event limit: the count decides whether the point runs.
-                _, _, text = run(partsim, ["validate", SCENARIO, "--set", "/run/max_events=1000000000000"] + sets,
-                                 work)
+                _, _, text = partsim_run.run(
+                    partsim, ["validate", SCENARIO, "--set", "/run/max_events=1000000000000"] + sets, work)
                 planned = re.search(r"(\d+) messages and (\d+) executions planned", text)
                 messages = int(planned.group(1)) if planned else -1
                 if messages > args.max_messages:
@@ -58,8 +54,8 @@ def main():
                     continue
                 walls, rss, makespan, algorithm = [], 0.0, 0.0, ""
                 for _ in range(args.repeats):
-                    wall, peak, out = run(partsim, ["run", SCENARIO, "--json", "--no-files", "--no-progress"] + sets,
-                                          work)
+                    wall, peak, out = partsim_run.run(
+                        partsim, ["run", SCENARIO, "--json", "--no-files", "--no-progress"] + sets, work)
                     report = json.loads(out)
                     walls.append(wall)
                     rss = max(rss, peak)
