@@ -308,6 +308,7 @@ class Folder {
     std::unordered_map<const sg4::Host*, int> host_owner;
     std::unordered_map<const sg4::Link*, int> link_owner;
     std::vector<sg4::Link*> links;
+    std::vector<int> group_seen_in(plan_.groups.size(), -1); // the replica whose pairs of it were added
     for (std::size_t c = 0; c < replicas_.size(); ++c) {
       std::set<std::pair<int, int>> pairs;
       for (int rank : replicas_[c]) {
@@ -316,13 +317,17 @@ class Folder {
           return refuse(fmt::format("replicas {} and {} share a GPU", it->second, c));
         for (const Step& s : steps(rank)) {
           if (const auto* x = std::get_if<CollectiveStep>(&s)) {
-            if (analytic_[static_cast<std::size_t>(x->group)]) continue;
-            const auto& members = plan_.groups[static_cast<std::size_t>(x->group)];
+            const auto g = static_cast<std::size_t>(x->group);
+            // Every pair of a message-level group's members, once per group (not per collective and member).
+            if (analytic_[g] || group_seen_in[g] == static_cast<int>(c)) continue;
+            group_seen_in[g] = static_cast<int>(c);
+            const auto& members = plan_.groups[g];
             if (members.size() > kMaxCheckedGroup)
               return refuse(fmt::format("a message-level group of {} ranks (more than {} to check pairwise)",
                                         members.size(), kMaxCheckedGroup));
-            for (int m : members)
-              if (m != rank) pairs.emplace(std::min(rank, m), std::max(rank, m));
+            for (std::size_t i = 0; i < members.size(); ++i)
+              for (std::size_t j = i + 1; j < members.size(); ++j)
+                pairs.emplace(std::min(members[i], members[j]), std::max(members[i], members[j]));
           } else if (const auto* send = std::get_if<SendStep>(&s)) {
             pairs.emplace(std::min(rank, send->peer), std::max(rank, send->peer));
           }
