@@ -119,28 +119,25 @@ double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links) {
   return step;
 }
 
-/** Depth and degree of the double binary tree of n ranks. The last answer is kept: the planner asks for every
- * gradient bucket with the same n, and building the trees of 16,384 ranks each time costs milliseconds. */
-struct TreeShape {
-  int max_depth = 0;
-  int max_degree = 0;
-};
-TreeShape tree_shape(int n) {
-  thread_local int last_n = -1;
-  thread_local TreeShape last;
-  if (n != last_n) {
-    const DoubleBinaryTree tree = double_binary_tree(n);
-    last = {tree.max_depth, tree.max_degree};
-    last_n = n;
-  }
-  return last;
+/** `best` chunks rounded, within [1, kMaxPipelineChunks] and at most `most`. */
+std::uint64_t clamp_chunks(double best, double most) {
+  if (!(best >= 1.0)) best = 1.0; // n <= 2 for broadcast, NaN for empty buffers
+  best = std::min({std::round(best), static_cast<double>(kMaxPipelineChunks), std::max(1.0, most)});
+  return static_cast<std::uint64_t>(best);
+}
+
+/** Chunks of a tree all-reduce of `bytes` over `tree`: d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>
+ * k = sqrt((2D-1) L S / (2 alpha B)), each tree carrying half of the bytes. */
+std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
+  return clamp_chunks(
+      std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth)),
+      std::floor(bytes / 2.0));
 }
 
 double tree_time(double bytes, int n, const LinkCost& link) {
   if (n < 2) return 0.0;
-  const TreeShape tree = tree_shape(n);
-  const auto k =
-      static_cast<double>(pipeline_chunks(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, n, bytes, link));
+  const DoubleBinaryTree tree = double_binary_tree(n);
+  const auto k = static_cast<double>(tree_chunks(tree, bytes, link));
   return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
 }
 
@@ -223,22 +220,12 @@ DoubleBinaryTree double_binary_tree(int n) {
 
 std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,
                               const LinkCost& link) {
-  double best = 1.0;
-  double most = bytes;
-  if (op == CollectiveOp::Broadcast && algorithm == CollectiveAlgorithm::Ring) {
+  if (op == CollectiveOp::Broadcast && algorithm == CollectiveAlgorithm::Ring)
     // d/dk of (n+k-2)(alpha + S/(kB)) = 0  =>  k = sqrt((n-2) S / (alpha B))
-    best = std::sqrt((n - 2.0) * bytes / (link.latency * link.bandwidth));
-  } else if (op == CollectiveOp::AllReduce && algorithm == CollectiveAlgorithm::Tree) {
-    // d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>  k = sqrt((2D-1) L S / (2 alpha B))
-    const TreeShape tree = tree_shape(std::max(n, 1));
-    best = std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth));
-    most = std::floor(bytes / 2.0); // each tree carries half
-  } else {
-    return 1;
-  }
-  if (!(best >= 1.0)) best = 1.0; // n <= 2 for broadcast, NaN for empty buffers
-  best = std::min({std::round(best), static_cast<double>(kMaxPipelineChunks), std::max(1.0, most)});
-  return static_cast<std::uint64_t>(best);
+    return clamp_chunks(std::sqrt((n - 2.0) * bytes / (link.latency * link.bandwidth)), bytes);
+  if (op == CollectiveOp::AllReduce && algorithm == CollectiveAlgorithm::Tree)
+    return tree_chunks(double_binary_tree(std::max(n, 1)), bytes, link);
+  return 1;
 }
 
 double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, const LinkCost& link) {
@@ -255,6 +242,14 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
                        int nodes, const TwoLevelCost& links) {
   PARTSIM_CHECK(gpus_per_node >= 1 && nodes >= 1) << "layout " << gpus_per_node << " x " << nodes;
   return two_level_time(op, algorithm, bytes, n, gpus_per_node, nodes, links);
+}
+
+TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
+  TwoLevelCost links;
+  links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
+  links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
+  links.ports_per_node = std::max(1, cluster.network.nics_per_node);
+  return links;
 }
 
 LinkCost slowest_link(const TwoLevelCost& links, int gpus_per_node, int nodes) {

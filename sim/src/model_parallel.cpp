@@ -11,26 +11,10 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <variant>
 
 namespace partsim {
-
-double bus_bytes(const CollectiveStep& step, int members) {
-  const double n = static_cast<double>(members);
-  if (members < 2) return 0.0;
-  const double bytes = static_cast<double>(step.bytes);
-  switch (step.op) {
-  case CollectiveOp::AllReduce:
-    return 2.0 * (n - 1.0) / n * bytes;
-  case CollectiveOp::ReduceScatter:
-  case CollectiveOp::AllGather:
-  case CollectiveOp::AllToAll:
-    return (n - 1.0) / n * bytes;
-  case CollectiveOp::Broadcast:
-    return bytes;
-  }
-  return 0.0;
-}
 
 namespace {
 
@@ -61,7 +45,7 @@ int nodes_spanned(const std::vector<int>& group, int gpus_per_node) {
   return static_cast<int>(nodes.size());
 }
 
-/** Algorithm choice for collectives on groups of one shape (all tensor groups, or all data groups). */
+/** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
 struct GroupShape {
   int members = 1;
   int nodes = 1;
@@ -73,10 +57,8 @@ class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
       : cluster_(scenario.cluster), training_(training), mp_(mp), model_(training.model.transformer()),
-        cost_(training_cost(training, scenario.cluster.gpu)) {
-    links_.intra = {cluster_.intra_node.latency, cluster_.intra_node.bandwidth};
-    links_.inter = {cluster_.network.nic.latency, cluster_.network.nic.bandwidth};
-    links_.ports_per_node = std::max(1, cluster_.network.nics_per_node);
+        cost_(training_cost(training, scenario.cluster.gpu)), links_(two_level_cost(cluster_)),
+        parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
@@ -96,6 +78,9 @@ class Planner {
     const int gpus = mp_.gpus();
     plan.ranks.resize(static_cast<std::size_t>(gpus));
     plan.stage_of_rank.resize(static_cast<std::size_t>(gpus));
+    for (int p = 0; p < mp_.pipeline; ++p)
+      schedules_.push_back(pipeline_schedule(mp_.schedule, mp_.pipeline, p, micro_batches_, mp_.virtual_stages));
+    labels_.assign(static_cast<std::size_t>(2 * micro_batches_ * mp_.virtual_stages), 0);
     for (int r = 0; r < gpus; ++r) {
       plan.ranks[static_cast<std::size_t>(r)].gpu = r;
       plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
@@ -142,9 +127,6 @@ class Planner {
     auto collectives = [&](std::initializer_list<TensorCollective> list) {
       return tp ? std::vector<Action>(list.begin(), list.end()) : std::vector<Action>();
     };
-    const std::vector<Action> reduce =
-        sp ? collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}, {CollectiveOp::AllGather, tensor_bytes_}})
-           : collectives({{CollectiveOp::AllReduce, tensor_bytes_}});
     // The pieces in order, adjacent computes merged into one execution.
     auto join = [](std::vector<std::vector<Action>> pieces) {
       std::vector<Action> all;
@@ -159,17 +141,20 @@ class Planner {
         }
       return all;
     };
+    // Partial outputs summed (reduce-scatter with sequence parallelism), and a sequence-split input gathered.
+    const std::vector<Action> sum =
+        collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}});
+    const std::vector<Action> gather =
+        sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
+    const std::vector<Action> reduce = join({sum, gather});
 
-    layer_ = Unit{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
-                  join({{m.backward_time}, reduce, {a.backward_time}, reduce}), model_.layer_parameters(t)};
+    const Unit layer{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
+                     join({{m.backward_time}, reduce, {a.backward_time}, reduce}), model_.layer_parameters(t)};
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
     // backward is an all-gather; the all-reduce's backward is the identity).
-    embedding_ = Unit{
-        join({{e.forward_time},
-              collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}})}),
-        join({sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{}, {e.backward_time}}),
-        model_.embedding_parameters(t)};
+    const Unit embedding_unit{join({{e.forward_time}, sum}), join({gather, {e.backward_time}}),
+                              model_.embedding_parameters(t)};
     // LM head: a column-parallel GEMM over the rank's vocabulary shard. Its input is whole on every rank (with sequence
     // parallelism gathered first); backward, the partial input gradients are summed by an all-reduce of b·s·h
     // (reduce-scatter with sequence parallelism). The vocabulary-parallel cross-entropy needs three all-reduces of
@@ -181,21 +166,16 @@ class Planner {
     double head_parameters = model_.output_parameters(t);
     // With tied embeddings and a pipeline the last stage holds its own copy of the token table shard (Megatron-LM).
     if (tied_copy()) head_parameters += static_cast<double>(model_.vocab_shard(t) * c.hidden);
-    head_ = Unit{join({{n.forward_time},
-                       sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{},
-                       {l.forward_time},
-                       collectives({cross_entropy, cross_entropy, cross_entropy})}),
-                 join({{l.backward_time},
-                       collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}}),
-                       {n.backward_time}}),
-                 head_parameters};
+    const Unit head_unit{
+        join({{n.forward_time}, gather, {l.forward_time}, collectives({cross_entropy, cross_entropy, cross_entropy})}),
+        join({{l.backward_time}, sum, {n.backward_time}}), head_parameters};
     const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
     units_.resize(static_cast<std::size_t>(chunks_));
     for (int vs = 0; vs < chunks_; ++vs) {
       auto& units = units_[static_cast<std::size_t>(vs)];
-      if (vs == 0) units.push_back(embedding_);
-      units.insert(units.end(), static_cast<std::size_t>(layers[static_cast<std::size_t>(vs)]), layer_);
-      if (vs == chunks_ - 1) units.push_back(head_);
+      if (vs == 0) units.push_back(embedding_unit);
+      units.insert(units.end(), static_cast<std::size_t>(layers[static_cast<std::size_t>(vs)]), layer);
+      if (vs == chunks_ - 1) units.push_back(head_unit);
     }
   }
 
@@ -222,9 +202,6 @@ class Planner {
         embedding_group_[{d, t}] = static_cast<int>(plan.groups.size());
         plan.groups.push_back({rank_of(mp_, {d, t, 0}), rank_of(mp_, {d, t, mp_.pipeline - 1})});
       }
-    if (!tensor_group_.empty())
-      tensor_shape_ = shape(plan.groups[static_cast<std::size_t>(tensor_group_.begin()->second)]);
-    if (!data_group_.empty()) data_shape_ = shape(plan.groups[static_cast<std::size_t>(data_group_.begin()->second)]);
     for (const std::vector<int>& group : plan.groups) shapes_.push_back(shape(group));
   }
 
@@ -237,8 +214,15 @@ class Planner {
     return s;
   }
 
-  CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const GroupShape& shape,
-                            const CollectiveChoice& choice, CommKind kind, int stream) const {
+  /** The `auto` algorithm of `op` on `bytes` over groups of `shape`, chosen once per distinct case. */
+  CollectiveAlgorithm algorithm(CollectiveOp op, std::uint64_t bytes, const GroupShape& shape) {
+    const auto [it, added] = algorithms_.try_emplace({op, bytes, shape.members, shape.nodes});
+    if (added) it->second = choose_algorithm(op, shape.members, shape.nodes, static_cast<double>(bytes), links_);
+    return it->second;
+  }
+
+  CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,
+                            CommKind kind, int stream) {
     CollectiveStep step;
     step.group = group;
     step.op = op;
@@ -246,29 +230,32 @@ class Planner {
     step.kind = kind;
     step.stream = stream;
     step.algorithm =
-        choice.algorithm.value_or(op == CollectiveOp::AllReduce ? choose_algorithm(op, shape.members, shape.nodes,
-                                                                                   static_cast<double>(bytes), links_)
-                                                                : CollectiveAlgorithm::Ring);
+        choice.algorithm ? *choice.algorithm : algorithm(op, bytes, shapes_[static_cast<std::size_t>(group)]);
     step.fidelity = choice.fidelity.value_or(Fidelity::Steps); // `auto`: settled by resolve_fidelity
     return step;
   }
 
+  /** The label of a pass, named on first use (labels in the order the programs first run them). */
   std::uint32_t label(Plan& plan, Pass pass, int micro_batch, int chunk) {
-    const std::string text = fmt::format("{} mb{}{}", pass == Pass::Forward ? 'F' : 'B', micro_batch,
-                                         mp_.virtual_stages > 1 ? fmt::format(" c{}", chunk) : std::string());
-    const auto [it, added] = labels_.try_emplace(text, static_cast<std::uint32_t>(plan.labels.size()));
-    if (added) plan.labels.push_back(text);
-    return it->second;
+    const int forward = pass == Pass::Forward ? 1 : 0;
+    std::uint32_t& id =
+        labels_[static_cast<std::size_t>((forward * micro_batches_ + micro_batch) * mp_.virtual_stages + chunk)];
+    if (id == 0) {
+      id = static_cast<std::uint32_t>(plan.labels.size());
+      plan.labels.push_back(fmt::format("{} mb{}{}", forward != 0 ? 'F' : 'B', micro_batch,
+                                        mp_.virtual_stages > 1 ? fmt::format(" c{}", chunk) : std::string()));
+    }
+    return id;
   }
 
-  void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) const {
-    steps.emplace_back(collective(c.op, c.bytes, group, tensor_shape_, mp_.tensor_collectives, CommKind::Tensor, 0));
+  void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) {
+    steps.emplace_back(collective(c.op, c.bytes, group, mp_.tensor_collectives, CommKind::Tensor, 0));
   }
 
   /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
-  CollectiveStep gradient_collective(std::uint64_t bytes, int group) const {
+  CollectiveStep gradient_collective(std::uint64_t bytes, int group) {
     const bool overlap = mp_.gradient_sync.overlap;
-    return collective(mp_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, group, data_shape_,
+    return collective(mp_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, group,
                       mp_.gradient_sync.collective, CommKind::Data, overlap ? 1 : 0);
   }
 
@@ -301,8 +288,8 @@ class Planner {
       samples_given = true;
     };
     auto gather = [&](const Unit& unit) {
-      steps.emplace_back(collective(CollectiveOp::AllGather, unit_bytes(unit), data_group, data_shape_,
-                                    mp_.gradient_sync.collective, CommKind::Data, 1));
+      steps.emplace_back(collective(CollectiveOp::AllGather, unit_bytes(unit), data_group, mp_.gradient_sync.collective,
+                                    CommKind::Data, 1));
     };
     double bucket = 0.0;
     auto flush = [&] {
@@ -374,8 +361,7 @@ class Planner {
     std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
     std::vector<CollectiveStep> deferred; // data-parallel collectives after the pipeline (no overlap)
     auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
-    for (const PipelineOp& op :
-         pipeline_schedule(mp_.schedule, mp_.pipeline, at.pipeline, micro_batches_, mp_.virtual_stages)) {
+    for (const PipelineOp& op : schedules_[static_cast<std::size_t>(at.pipeline)]) {
       const int vs = op.chunk * mp_.pipeline + at.pipeline;
       if (op.pass == Pass::Forward) {
         if (vs > 0) steps.emplace_back(RecvStep{stage_rank(vs - 1), 0, CommKind::Pipeline});
@@ -394,8 +380,7 @@ class Planner {
     // data-parallel synchronisation (Megatron-LM's finalize_model_grads).
     if (tied_copy() && (at.pipeline == 0 || at.pipeline == mp_.pipeline - 1)) {
       const int group = embedding_group_.at({at.data, at.tensor});
-      const GroupShape& s = shapes_[static_cast<std::size_t>(group)];
-      steps.emplace_back(collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group, s,
+      steps.emplace_back(collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group,
                                     CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity},
                                     CommKind::Data, 0));
     }
@@ -403,7 +388,7 @@ class Planner {
     double parameters = 0.0;
     for (int c = 0; c < mp_.virtual_stages; ++c)
       for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) parameters += u.parameters;
-    const double share = parameters / model_.parameters() / (mp_.zero >= 1 && synced ? mp_.data : 1);
+    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter).
     if (synced && (mp_.zero == 1 || mp_.zero == 2)) {
@@ -463,7 +448,7 @@ class Planner {
       }
   }
 
-  void fill_figures(Plan& plan) const {
+  void fill_figures(Plan& plan) {
     const TrainingCost& cost = cost_;
     const double batch = static_cast<double>(training_.global_batch);
     plan.iterations = training_.iterations;
@@ -481,7 +466,7 @@ class Planner {
         (static_cast<double>(training_.global_batch / training_.micro_batch) * step + cost.optimizer_time) * peak_;
     std::string sync = "no gradient sync";
     if (!data_group_.empty()) {
-      const CollectiveStep probe = gradient_collective(1, 0);
+      const CollectiveStep probe = gradient_collective(1, data_group_.begin()->second);
       sync = fmt::format("{} {} / {}{}", mp_.zero > 0 ? fmt::format("ZeRO-{}", mp_.zero) : std::string("gradient"),
                          to_string(probe.op), to_string(probe.algorithm),
                          mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
@@ -503,23 +488,22 @@ class Planner {
   TransformerModel model_;
   TrainingCost cost_;
   TwoLevelCost links_;
+  double parameters_ = 0.0; ///< the whole model's
   int micro_batches_ = 1;
   int chunks_ = 1;
   double element_ = 2.0;
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
   std::uint64_t transfer_bytes_ = 0;
-  Unit layer_;
-  Unit embedding_;
-  Unit head_;
   std::vector<std::vector<Unit>> units_;               ///< per virtual stage, in forward order
   std::map<std::pair<int, int>, int> tensor_group_;    ///< (data, pipeline) -> group
   std::map<std::pair<int, int>, int> data_group_;      ///< (tensor, pipeline) -> group
   std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
   std::vector<GroupShape> shapes_;                     ///< per group
-  GroupShape tensor_shape_;
-  GroupShape data_shape_;
-  std::map<std::string, std::uint32_t> labels_;
+  /** `auto` algorithm per (op, bytes, members, nodes): gradient buckets and fused passes repeat the same few. */
+  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int>, CollectiveAlgorithm> algorithms_;
+  std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
+  std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named
 };
 
 } // namespace

@@ -47,15 +47,6 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
 
 namespace {
 
-/** The cluster's two levels of links as the collectives' closed forms see them. */
-TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
-  TwoLevelCost links;
-  links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
-  links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
-  links.ports_per_node = cluster.network.nics_per_node;
-  return links;
-}
-
 /** Resolves `auto` for the collectives of a run, all on group 0 (every GPU) and each run `instances` times: the
  * algorithm per collective NCCL-style (smallest closed form), then one fidelity for the whole run from the messages
  * every collective would cost at steps and at flows. */

@@ -143,10 +143,6 @@ double TransformerModel::output_parameters(int tensor) const {
 
 // --- ops -----------------------------------------------------------------------------------------------------------
 
-std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch) const {
-  return layer_ops(micro_batch, TensorSplit{});
-}
-
 std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
   const TransformerConfig& c = config_;
   const std::int64_t n = split.tensor;
@@ -218,10 +214,6 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(linear_op("mlp_down", t, c.ffn / n, c.hidden, c.bias));
   ops.push_back(pointwise_op("mlp_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
   return ops;
-}
-
-std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch) const {
-  return outer_ops(micro_batch, TensorSplit{});
 }
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {

@@ -114,7 +114,15 @@ TEST(ModelParallelPlan, EveryTransferHasAReceiverInEverySchedule) {
     nlohmann::json strategy = {{"data", 2}, {"tensor", 1}, {"pipeline", 4}, {"schedule", schedule}};
     const Plan plan = build_plan(parse(mp_scenario(strategy)));
     expect_matched_transfers(plan);
-    EXPECT_EQ(plan.pipeline_stages, 4);
+    // Activations go to the next stage (channel 0) and their gradients to the previous one (channel 1), wrapping
+    // around from the last stage to the first between the chunks of an interleaved schedule.
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      for (const Step& step : plan.ranks[r].steps)
+        if (const auto* s = std::get_if<SendStep>(&step)) {
+          const int from = plan.stage_of_rank[r];
+          const int to = plan.stage_of_rank[static_cast<std::size_t>(s->peer)];
+          EXPECT_EQ((to - from + 4) % 4, s->channel == 0 ? 1 : 3) << schedule << ": rank " << r << " to " << s->peer;
+        }
   }
 }
 
@@ -134,7 +142,9 @@ Volume volume(const Plan& plan, int rank, CommKind kind) {
       v.reduce_scatters += c->op == CollectiveOp::ReduceScatter ? 1 : 0;
       v.all_gathers += c->op == CollectiveOp::AllGather ? 1 : 0;
       v.bytes = c->bytes;
-      v.bus += bus_bytes(*c, static_cast<int>(plan.groups[static_cast<std::size_t>(c->group)].size()));
+      // nccl-tests' bus bytes: the bus bandwidth formula applied to bytes instead of bytes/s.
+      v.bus += bus_bandwidth(c->op, static_cast<int>(plan.groups[static_cast<std::size_t>(c->group)].size()),
+                             static_cast<double>(c->bytes));
     }
   return v;
 }

@@ -9,6 +9,7 @@
 
 namespace partsim {
 
+struct ClusterSpec;
 struct CollectiveStep;
 
 /** What a collective computes. Sizes follow nccl-tests: `bytes` is the buffer each rank holds (all-reduce,
@@ -51,6 +52,10 @@ struct TwoLevelCost {
   LinkCost inter;
   int ports_per_node = 1;
 };
+
+/** The cluster's two levels of links as the collectives' closed forms see them: its intra-node links, its NICs and
+ * their number per node (at least 1). */
+TwoLevelCost two_level_cost(const ClusterSpec& cluster);
 
 /** NCCL's double binary tree over n ranks (ncclGetDtree): tree 0 is a binary tree in which odd ranks are leaves and
  * rank 0 the root; tree 1 mirrors it (n even) or shifts it by one (n odd), so every rank is an inner node of at

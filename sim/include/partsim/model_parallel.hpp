@@ -66,11 +66,6 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
 MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
                                            const GpuProfile& gpu, int* stage = nullptr);
 
-/** Bytes a collective step puts on the wire per member in its ring form, as nccl-tests' bus bandwidth counts them:
- * all-reduce 2(n-1)/n x bytes, reduce-scatter and all-gather (n-1)/n x bytes. The data-parallel volume of ZeRO is
- * compared with this. */
-double bus_bytes(const CollectiveStep& step, int members);
-
 /** The plan of a model-parallel training run (see ModelParallel): per micro-batch, each GEMM priced at its tensor-split
  * shape, the layers' tensor all-reduces, the vocabulary-parallel embedding's all-reduce of b·s·h (forward), the
  * head's (backward) and the cross-entropy's three all-reduces of b·s fp32 values (forward); pipeline transfers; the

@@ -107,19 +107,17 @@ class TransformerModel {
   /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
   std::int64_t vocab_shard(int tensor) const;
 
-  /** Forward ops of one layer for `micro_batch` sequences, in execution order: attention_norm, qkv_projection,
-   * [rotary_embedding], attention_scores, attention_softmax, attention_over_values, output_projection,
-   * attention_residual, mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual. */
-  std::vector<ComputeOp> layer_ops(std::int64_t micro_batch) const;
-  /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. */
-  std::vector<ComputeOp> outer_ops(std::int64_t micro_batch) const;
-  /** layer_ops() of one rank of a tensor-parallel group: the same ops with the split shapes, flops, bytes and
-   * weights of TensorSplit (`split.tensor` = 1 and no sequence parallelism: layer_ops()). */
-  std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split) const;
-  /** outer_ops() of one rank of a tensor-parallel group: the vocabulary-parallel embedding (a masked lookup in the
-   * rank's shard: rows read and gradient scatter-adds / tensor, whole output) and LM head (logits N =
-   * vocab_shard, the cross-entropy over the rank's logits), the final norm whole unless sequence parallel. */
-  std::vector<ComputeOp> outer_ops(std::int64_t micro_batch, const TensorSplit& split) const;
+  /** Forward ops of one layer for `micro_batch` sequences on one rank of a tensor-parallel group, in execution order:
+   * attention_norm, qkv_projection, [rotary_embedding], attention_scores, attention_softmax, attention_over_values,
+   * output_projection, attention_residual, mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual; with
+   * the split shapes, flops, bytes and weights of `split` (the default, tensor 1 without sequence parallelism: the
+   * whole layer). */
+  std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
+  /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. On one rank of a
+   * tensor-parallel group (`split`): the vocabulary-parallel embedding (a masked lookup in the rank's shard: rows read
+   * and gradient scatter-adds / tensor, whole output) and LM head (logits N = vocab_shard, the cross-entropy over the
+   * rank's logits), the final norm whole unless sequence parallel. */
+  std::vector<ComputeOp> outer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
 
   /** Flops of one layer for `micro_batch` sequences. */
   TrainingFlops layer_flops(std::int64_t micro_batch, Recomputation recomputation) const;
