@@ -146,7 +146,7 @@ int run(const RunOptions& options) {
   }
   std::cerr << fmt::format("partsim: simulated {} messages and {} executions in {:.3f} s of wall time{}\n",
                            result.messages, result.executions, wall,
-                           result.simulated_ranks < plan.ranks.size() && result.simulated_ranks > 0
+                           result.folded()
                                ? fmt::format(" ({} ranks simulated for {})", result.simulated_ranks, plan.ranks.size())
                                : std::string());
   return 0;

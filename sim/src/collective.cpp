@@ -126,19 +126,8 @@ std::uint64_t clamp_chunks(double best, double most) {
   return static_cast<std::uint64_t>(best);
 }
 
-/** Chunks of a tree all-reduce of `bytes` over `tree`: d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>
- * k = sqrt((2D-1) L S / (2 alpha B)), each tree carrying half of the bytes. */
-std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
-  return clamp_chunks(
-      std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth)),
-      std::floor(bytes / 2.0));
-}
-
 double tree_time(double bytes, int n, const LinkCost& link) {
-  if (n < 2) return 0.0;
-  const DoubleBinaryTree tree = double_binary_tree(n);
-  const auto k = static_cast<double>(tree_chunks(tree, bytes, link));
-  return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
+  return n < 2 ? 0.0 : tree_time(double_binary_tree(n), bytes, link);
 }
 
 /** The closed forms with explicit group size n and layout (g per node on m nodes, n <= g m). */
@@ -216,6 +205,19 @@ DoubleBinaryTree double_binary_tree(int n) {
     tree.max_degree = std::max(tree.max_degree, degree);
   }
   return tree;
+}
+
+/** Chunks of a tree all-reduce of `bytes` over `tree`: d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>
+ * k = sqrt((2D-1) L S / (2 alpha B)), each tree carrying half of the bytes. */
+std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
+  return clamp_chunks(
+      std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth)),
+      std::floor(bytes / 2.0));
+}
+
+double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
+  const auto k = static_cast<double>(tree_chunks(tree, bytes, link));
+  return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
 }
 
 std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,

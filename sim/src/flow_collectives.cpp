@@ -115,7 +115,7 @@ double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     return (steps - 1) * alpha;
   }
   case CollectiveAlgorithm::Tree: {
-    const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
+    const auto k = static_cast<double>(tree_chunks(*g.tree, bytes, g.slowest));
     const double depth = g.tree->max_depth;
     return (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.tree->max_degree * bytes / (2 * k) / beta;
   }
@@ -275,8 +275,11 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
 }
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
-  const double closed = collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size, g.per_node,
-                                        static_cast<int>(g.members.size()), g.links);
+  // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
+  const double closed = step.algorithm == CollectiveAlgorithm::Tree
+                            ? tree_time(*g.tree, static_cast<double>(step.bytes), g.slowest)
+                            : collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size,
+                                              g.per_node, static_cast<int>(g.members.size()), g.links);
   if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
   // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
   return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));

@@ -89,6 +89,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.executions = result.executions;
   r.folding = result.folding;
   r.simulated_ranks = result.simulated_ranks;
+  r.folded = result.folded();
   r.actors = result.actors;
   r.executions_as_sleeps = result.executions_as_sleeps;
   r.driven_flows = result.driven_flows;

@@ -40,9 +40,6 @@ struct Duplex {
   sg4::Link* down = nullptr;
 };
 
-/** Uplink levels above a host's first switch: leaf and pod uplinks of a 3-level fat-tree at most. */
-constexpr int kMaxLevels = kMaxUplinkLevels;
-
 /** How a host is attached: its own links, and per level above its first switch, which switch and that switch's
  * uplink. Two hosts' routes climb until the first level whose switch they share. */
 struct Endpoint {
@@ -50,8 +47,8 @@ struct Endpoint {
   Duplex intra;   ///< to the node's NVSwitch: set when the node has several GPUs
   Duplex nic;     ///< to the first switch: unset without a network
   int levels = 0; ///< uplink levels; 0 at the top switch (coordinator) or in a star
-  std::array<int, kMaxLevels> group{};
-  std::array<Duplex, kMaxLevels> uplink{};
+  std::array<int, kMaxUplinkLevels> group{};
+  std::array<Duplex, kMaxUplinkLevels> uplink{};
 };
 
 /** The cluster's zone: routes computed on demand from the endpoints (SimGrid calls get_local_route per message). */
@@ -70,7 +67,7 @@ class FabricZone : public sgr::NetZoneImpl {
     a.nic = {hop(e.nic.up), hop(e.nic.down)};
     a.levels = e.levels;
     a.group = e.group;
-    for (std::size_t l = 0; l < kMaxLevels; ++l) a.uplink[l] = {hop(e.uplink[l].up), hop(e.uplink[l].down)};
+    for (std::size_t l = 0; l < kMaxUplinkLevels; ++l) a.uplink[l] = {hop(e.uplink[l].up), hop(e.uplink[l].down)};
   }
   void set_loopback(const sg4::Link* link) { loopback_ = hop(link); }
 
@@ -96,7 +93,7 @@ class FabricZone : public sgr::NetZoneImpl {
     PARTSIM_CHECK(a.nic.up.impl != nullptr && b.nic.down.impl != nullptr)
         << "no network path from " << src->get_name() << " to " << dst->get_name();
     add(a.nic.up);
-    std::array<const Hop*, kMaxLevels> down{};
+    std::array<const Hop*, kMaxUplinkLevels> down{};
     int downs = 0;
     for (int level = 0; level < std::max(a.levels, b.levels); ++level) {
       const auto l = static_cast<std::size_t>(level);
@@ -124,8 +121,8 @@ class FabricZone : public sgr::NetZoneImpl {
     HopPair intra;
     HopPair nic;
     int levels = 0;
-    std::array<int, kMaxLevels> group{};
-    std::array<HopPair, kMaxLevels> uplink{};
+    std::array<int, kMaxUplinkLevels> group{};
+    std::array<HopPair, kMaxUplinkLevels> uplink{};
   };
   static Hop hop(const sg4::Link* link) { return link == nullptr ? Hop{} : Hop{link->get_impl(), link->get_latency()}; }
 
@@ -157,7 +154,7 @@ simgrid::kernel::profile::Profile* make_speed_profile(const std::string& name, c
  * those of a full switch, so a partial last leaf or pod has its full uplink bandwidth. */
 struct Uplinks {
   int levels = 0;
-  std::array<std::vector<Duplex>, kMaxLevels> links;
+  std::array<std::vector<Duplex>, kMaxUplinkLevels> links;
 };
 
 Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {

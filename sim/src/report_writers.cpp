@@ -387,7 +387,7 @@ std::string format_table(const Report& r) {
     line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
   }
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
-  if (r.simulated_ranks > 0 && r.simulated_ranks < static_cast<std::size_t>(r.gpus)) line("folded replicas", r.folding);
+  if (r.folded) line("folded replicas", r.folding);
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0)
     line("coordinator: serial part / coordination",
          fmt::format("{} / {}", human_seconds(r.coordinator_serial), human_seconds(r.coordinator_coordination)));

@@ -137,9 +137,7 @@ void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& ste
  * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
 void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
   const DoubleBinaryTree& tree = *g.tree;
-  const int n = g.size;
-  const auto k =
-      static_cast<int>(pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), g.slowest));
+  const auto k = static_cast<int>(tree_chunks(tree, static_cast<double>(step.bytes), g.slowest));
   const int depth = tree.max_depth;
   const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
   const auto p = static_cast<std::size_t>(pos);

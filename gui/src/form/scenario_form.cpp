@@ -170,12 +170,12 @@ void ScenarioForm::refresh_values() {
                                     ? QString::fromStdString(strategy->get<std::string>())
                                     : QStringLiteral("data_parallel");
   for (Row& row : rows_) {
-    const bool present = document_->value(row.spec.pointer) != nullptr;
+    const nlohmann::json* value = document_->value(row.spec.pointer);
+    const bool present = value != nullptr;
     const bool workload_fits = row.spec.workload_kinds.isEmpty() || row.spec.workload_kinds.contains(workload_kind);
     const bool strategy_fits = row.spec.strategy_kinds.isEmpty() || row.spec.strategy_kinds.contains(strategy_kind);
     if (!row.spec.workload_kinds.isEmpty() || !row.spec.strategy_kinds.isEmpty())
       row.layout->setRowVisible(row.cell, (workload_fits && strategy_fits) || present);
-    const nlohmann::json* value = document_->value(row.spec.pointer);
     if (value == nullptr || row.editor->current_value() != *value) row.editor->set_value(value);
     if (row.enable != nullptr) {
       row.enable->setChecked(value != nullptr);

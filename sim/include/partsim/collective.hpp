@@ -80,6 +80,11 @@ inline constexpr std::uint64_t kMaxPipelineChunks = 128;
 std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,
                               const LinkCost& link);
 
+/** pipeline_chunks and the closed form of a tree all-reduce over `tree` (built once by a caller that keeps it: the
+ * tree's construction is O(n), these are O(1)). */
+std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
+double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
+
 /** Alpha-beta time of a collective of `bytes` (nccl-tests sizes) over n ranks, each with its own port of `link`
  * (a non-blocking switch). With c = bytes / n, alpha = latency, B = bandwidth:
  * - all-reduce ring: 2(n-1)(alpha + c/B); reduce-scatter and all-gather ring: (n-1)(alpha + c/B);

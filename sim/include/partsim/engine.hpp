@@ -80,9 +80,10 @@ struct RunResult {
   std::vector<CollectiveStats> collectives;    ///< in order of first completion
   std::string folding;                         ///< what folding did, or why it did not (report: engine)
   std::size_t simulated_ranks = 0;             ///< ranks with an actor; the others took a representative's figures
-  std::size_t actors = 0;                      ///< SimGrid actors the run created (programs, streams, flow drivers)
-  std::uint64_t executions_as_sleeps = 0;      ///< of `executions`: alone on a GPU of constant speed (lean engine)
-  std::uint64_t driven_flows = 0;              ///< of `messages`: flows started by driver actors (lean engine)
+  bool folded() const { return simulated_ranks < ranks.size(); }
+  std::size_t actors = 0;                 ///< SimGrid actors the run created (programs, streams, flow drivers)
+  std::uint64_t executions_as_sleeps = 0; ///< of `executions`: alone on a GPU of constant speed (lean engine)
+  std::uint64_t driven_flows = 0;         ///< of `messages`: flows started by driver actors (lean engine)
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

@@ -68,6 +68,7 @@ struct Report {
   std::uint64_t executions = 0;
   std::string folding;                    ///< RunResult::folding
   std::size_t simulated_ranks = 0;        ///< RunResult::simulated_ranks
+  bool folded = false;                    ///< RunResult::folded()
   std::size_t actors = 0;                 ///< RunResult::actors
   std::uint64_t executions_as_sleeps = 0; ///< RunResult::executions_as_sleeps
   std::uint64_t driven_flows = 0;         ///< RunResult::driven_flows
