@@ -8,6 +8,7 @@
 #include "partsim/error.hpp"
 #include "partsim/json_reader.hpp"
 #include "partsim/link_profile.hpp"
+#include "partsim/output_file.hpp"
 #include "partsim/version.hpp"
 
 #ifdef PARTSIM_CALIBRATE_HAVE_CUPTI
@@ -16,6 +17,8 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include <optional>
 
 #include <algorithm>
 #include <chrono>
@@ -62,11 +65,8 @@ std::string choose_base(const std::string& requested, const std::string& device_
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  if (!path.parent_path().empty()) fs::create_directories(path.parent_path());
-  std::ofstream out(path);
-  if (!out) throw InputError(path.string(), "", "cannot open for writing");
-  out << text;
-  if (!out) throw InputError(path.string(), "", "write failed");
+  if (!path.parent_path().empty()) create_output_dir(path.parent_path());
+  write_file_atomically(path, text);
 }
 
 /** A profile that partsim would refuse is a bug here: check with partsim's own parsers before writing. */
@@ -120,23 +120,30 @@ int write_outputs(const CalibrationResult& r, const OutputOptions& o, bool write
   const GpuProfile base = load_gpu_profile(data_dir(), base_name, "--base", "");
   const Paths paths = resolve_paths(o, base_name);
   const ProfileOptions options{paths.name, "", r.device.date, r.device.tool};
+  // The raw samples first: they are the measurement, whole on their own, and a refit can start from them.
   if (write_samples) {
-    if (!paths.raw_csv.parent_path().empty()) fs::create_directories(paths.raw_csv.parent_path());
+    if (!paths.raw_csv.parent_path().empty()) create_output_dir(paths.raw_csv.parent_path());
     write_samples_csv(paths.raw_csv, r.device, r.samples);
     fmt::print(stderr, "wrote {} ({} samples)\n", paths.raw_csv.string(), r.samples.size());
   }
-  write_text(paths.summary, calibration_summary(r, options).dump(2) + "\n");
-  fmt::print(stderr, "wrote {}\n", paths.summary.string());
+  // The rest is derived and checked before its first file is written: samples that cannot be fitted leave no
+  // partial set behind.
+  const std::string summary = calibration_summary(r, options).dump(2) + "\n";
   const nlohmann::ordered_json profile = measured_gpu_profile(r, base, options);
   check_parses(profile, paths.profile, false);
+  std::optional<nlohmann::ordered_json> link;
+  ProfileOptions link_options = options;
+  if (std::any_of(r.links.begin(), r.links.end(), [](const LinkFit& l) { return l.kind == SampleKind::PeerCopy; })) {
+    link_options.name = paths.link.stem().string();
+    link = measured_link_profile(r, link_options);
+    check_parses(*link, paths.link, true);
+  }
+  write_text(paths.summary, summary);
+  fmt::print(stderr, "wrote {}\n", paths.summary.string());
   write_text(paths.profile, profile.dump(2) + "\n");
   fmt::print(stderr, "wrote {} (peak rates from {})\n", paths.profile.string(), base_name);
-  if (std::any_of(r.links.begin(), r.links.end(), [](const LinkFit& l) { return l.kind == SampleKind::PeerCopy; })) {
-    ProfileOptions link_options = options;
-    link_options.name = paths.link.stem().string();
-    const nlohmann::ordered_json link = measured_link_profile(r, link_options);
-    check_parses(link, paths.link, true);
-    write_text(paths.link, link.dump(2) + "\n");
+  if (link) {
+    write_text(paths.link, link->dump(2) + "\n");
     fmt::print(stderr, "wrote {}\n", paths.link.string());
   }
   print_table(r);

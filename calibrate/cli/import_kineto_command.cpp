@@ -8,6 +8,7 @@
 #include "partsim/error.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
+#include "partsim/output_file.hpp"
 #include "partsim/version.hpp"
 #include "partsim/workload_library.hpp"
 
@@ -32,9 +33,7 @@ WorkloadSpec load_spec(const std::string& workload) {
 }
 
 void write_json(const std::string& path, const nlohmann::ordered_json& doc) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, "", "cannot open for writing");
-  out << doc.dump(2) << "\n";
+  write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 } // namespace

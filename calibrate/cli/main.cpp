@@ -4,12 +4,16 @@
 #include "commands.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/exit_codes.hpp"
+#include "partsim/output_file.hpp"
+#include "partsim/text.hpp"
 #include "partsim/version.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 
 namespace cal = partsim::calibrate::cli;
 
@@ -65,10 +69,18 @@ int main(int argc, char** argv) {
     if (*kineto_app) return cal::run_import_kineto(kineto);
     return cal::run_measure(measure);
   } catch (const partsim::InputError& e) {
-    std::cerr << "partsim-calibrate: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
     std::cerr << "partsim-calibrate: error: " << e.what() << "\n";
-    return 1;
+    return partsim::kExitInputError;
+  } catch (const std::invalid_argument& e) {
+    // The fitting code refuses samples it cannot fit ("nothing was measured", "a fit needs two sizes"): samples come
+    // from the user's files or from what the user asked to measure, so these are input errors.
+    std::cerr << "partsim-calibrate: error: " << partsim::printable(e.what()) << "\n";
+    return partsim::kExitInputError;
+  } catch (const partsim::OutputError& e) {
+    std::cerr << "partsim-calibrate: error: " << e.what() << "\n";
+    return partsim::kExitOutputError;
+  } catch (const std::exception& e) {
+    std::cerr << "partsim-calibrate: error: " << partsim::printable(e.what()) << "\n";
+    return partsim::kExitFailure;
   }
 }

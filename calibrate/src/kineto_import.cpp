@@ -152,7 +152,10 @@ KinetoTrace read_kineto_trace(const nlohmann::json& doc, const std::string& sour
 }
 
 KinetoTrace read_kineto_trace(const std::filesystem::path& path) {
-  return read_kineto_trace(read_json_file(path), path.string());
+  // Profiler traces of a few steps of a large model reach hundreds of MB: a larger bound than a scenario's.
+  constexpr std::size_t kMaxTraceBytes = std::size_t{2} << 30;
+  return read_kineto_trace(
+      parse_json_text(read_text_file(path, kMaxTraceBytes, "a Kineto trace (JSON)"), path.string()), path.string());
 }
 
 std::optional<GemmShape> gemm_shape(const TraceOp& op) {

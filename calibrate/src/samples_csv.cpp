@@ -2,6 +2,8 @@
 #include "partsim/calibrate/samples_csv.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/json_file.hpp"
+#include "partsim/output_file.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <istream>
 #include <ostream>
+#include <sstream>
 
 namespace partsim::calibrate {
 
@@ -86,10 +89,7 @@ void write_samples_csv(std::ostream& out, const DeviceInfo& device, const std::v
 
 void write_samples_csv(const std::filesystem::path& path, const DeviceInfo& device,
                        const std::vector<Sample>& samples) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path.string(), "", "cannot open for writing");
-  write_samples_csv(out, device, samples);
-  if (!out) throw InputError(path.string(), "", "write failed");
+  write_file_atomically(path, [&](std::ostream& out) { write_samples_csv(out, device, samples); });
 }
 
 SampleFile read_samples_csv(std::istream& in, const std::string& source) {
@@ -152,8 +152,9 @@ SampleFile read_samples_csv(std::istream& in, const std::string& source) {
 }
 
 SampleFile read_samples_csv(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string(), "", "cannot open the samples file");
+  // Bounded: a device such as /dev/zero is refused, not read line by endless line.
+  constexpr std::size_t kMaxSamplesBytes = std::size_t{1} << 30;
+  std::istringstream in(read_text_file(path, kMaxSamplesBytes, "a samples CSV file"));
   return read_samples_csv(in, path.string());
 }
 

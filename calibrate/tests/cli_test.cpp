@@ -122,5 +122,32 @@ TEST(CalibrateCli, BadInputExitsTwoWithOneLine) {
   }
 }
 
+TEST(CalibrateCli, SamplesThatCannotBeFittedAreAnInputError) {
+  // "nothing was measured" and "a fit needs two sizes" come from the user's samples: exit 2 and one line, not exit 1.
+  const fs::path dir = scratch();
+  testing::SyntheticBackend backend;
+  CalibrationResult measured = run_calibration(backend, quick_plan());
+  const fs::path empty = dir / "empty.samples.csv";
+  write_samples_csv(empty, measured.device, {});
+  std::vector<Sample> one_size; // device copies of one size: no bandwidth can be fitted
+  std::int64_t size = -1;
+  for (const Sample& s : measured.samples)
+    if (s.kind == SampleKind::DeviceCopy && (size < 0 || s.bytes == size)) {
+      size = s.bytes;
+      one_size.push_back(s);
+    }
+  ASSERT_FALSE(one_size.empty());
+  const fs::path single = dir / "one-size.samples.csv";
+  write_samples_csv(single, measured.device, one_size);
+  for (const fs::path& csv : {empty, single}) {
+    const CliRun r = run_cli("refit " + csv.string() + " --out " + (dir / "out.json").string());
+    EXPECT_EQ(r.code, 2) << csv << ": " << r.output;
+    EXPECT_EQ(lines(r.output), 1u) << r.output;
+    EXPECT_EQ(r.output.rfind("partsim-calibrate: error: ", 0), 0u) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out.json"));
+  }
+  fs::remove_all(dir);
+}
+
 } // namespace
 } // namespace partsim::calibrate

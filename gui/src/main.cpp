@@ -4,6 +4,11 @@
 #include "main_window.hpp"
 #include "scenario_document.hpp"
 
+#include "partsim/error.hpp"
+#include "partsim/exit_codes.hpp"
+#include "partsim/scenario.hpp"
+#include "partsim/text.hpp"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -12,9 +17,11 @@
 #include <cstdlib>
 
 namespace {
+/** One printable line on stderr (escaped as partsim's own errors are), never an empty one. */
 int fail(const QString& message) {
-  std::fprintf(stderr, "partsim-gui: error: %s\n", qPrintable(message));
-  return 2;
+  const std::string text = partsim::printable(message.toStdString());
+  std::fprintf(stderr, "partsim-gui: error: %s\n", text.empty() ? "(no message)" : text.c_str());
+  return partsim::kExitInputError;
 }
 } // namespace
 
@@ -56,17 +63,20 @@ int main(int argc, char** argv) {
     const QString error = window.open_scenario(positional.first());
     if (!error.isEmpty()) return fail(error);
   }
+  // The CLI's own --set parser: the same values, the same refusals (nesting, duplicate keys, bytes not UTF-8).
+  QString set_error;
   auto apply = [&](const QString& text) -> bool {
-    const qsizetype eq = text.indexOf(QLatin1Char('='));
-    if (!text.startsWith(QLatin1Char('/')) || eq < 0) return false;
-    const QByteArray value = text.mid(eq + 1).toUtf8();
-    nlohmann::json v = nlohmann::json::parse(value.constData(), value.constData() + value.size(), nullptr, false);
-    if (v.is_discarded()) v = value.toStdString();
-    window.document()->set_value(text.left(eq).toStdString(), v);
-    return true;
+    try {
+      const partsim::Override o = partsim::parse_override(text.toStdString());
+      window.document()->set_value(o.pointer, o.value);
+      return true;
+    } catch (const partsim::InputError& e) {
+      set_error = QString::fromStdString(e.what());
+      return false;
+    }
   };
   for (const QString& s : parser.values(set))
-    if (!apply(s)) return fail(QStringLiteral("--set expects /pointer=value, got %1").arg(s));
+    if (!apply(s)) return fail(set_error);
 
   const QStringList tabs{QStringLiteral("imbalance"), QStringLiteral("overhead"), QStringLiteral("speedup"),
                          QStringLiteral("timeline"), QStringLiteral("ranks")};

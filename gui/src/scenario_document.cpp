@@ -1,6 +1,8 @@
 // ScenarioDocument: loading, editing and diffing the scenario JSON.
 #include "scenario_document.hpp"
 
+#include "partsim/error.hpp"
+#include "partsim/json_file.hpp"
 #include "partsim/scenario.hpp"
 
 #include <QFile>
@@ -57,9 +59,13 @@ ScenarioDocument::ScenarioDocument(QObject* parent) : QObject(parent) {
 }
 
 QString ScenarioDocument::load_file(const QString& path) {
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) return path + ": cannot open: " + file.errorString();
-  return load_text(file.readAll(), path);
+  // The core's reader: bounded (a device such as /dev/zero is refused), strict (nesting, duplicate keys).
+  try {
+    const std::string text = partsim::read_text_file(path.toStdString(), partsim::kMaxJsonFileBytes, "a JSON file");
+    return load_text(QByteArray::fromStdString(text), path);
+  } catch (const partsim::InputError& e) {
+    return QString::fromStdString(e.what());
+  }
 }
 
 void ScenarioDocument::load_default() {
@@ -67,9 +73,13 @@ void ScenarioDocument::load_default() {
 }
 
 QString ScenarioDocument::load_text(const QByteArray& text, const QString& path) {
-  nlohmann::json doc = nlohmann::json::parse(text.constData(), text.constData() + text.size(), nullptr, false);
   const QString source = path.isEmpty() ? QStringLiteral("<built-in default>") : path;
-  if (doc.is_discarded()) return source + ": /: not valid JSON";
+  nlohmann::json doc;
+  try {
+    doc = partsim::parse_json_text(text.toStdString(), source.toStdString());
+  } catch (const partsim::InputError& e) {
+    return QString::fromStdString(e.what());
+  }
   if (!doc.is_object()) return source + ": /: expected a JSON object at the top level";
   path_ = path;
   original_ = doc;

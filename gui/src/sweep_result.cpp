@@ -59,6 +59,9 @@ std::optional<SweepResult> parse_sweep_csv(const QByteArray& text, QString* erro
   for (qsizetype i = 1; i < lines.size(); ++i) {
     const QStringList f = split_csv_line(lines[i].trimmed());
     if (f.size() != header.size()) return fail(QStringLiteral("sweep.csv line %1: wrong field count").arg(i + 1));
+    // A point that does not fit in GPU memory has no figures to plot.
+    if (const qsizetype verdict = column("verdict"); verdict >= 0 && f[verdict] == QLatin1String("out_of_memory"))
+      continue;
     auto value = [&](qsizetype c) { return c >= 0 ? f[c].toDouble() : 0.0; };
     SweepPointRow row;
     row.label = f[1];

@@ -2,7 +2,10 @@
 #include "commands.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/exit_codes.hpp"
+#include "partsim/output_file.hpp"
 #include "partsim/report_writers.hpp"
+#include "partsim/text.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,26 +30,36 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "partsim: error: " << e.what() << " (see partsim --help)\n";
-    return 2;
+    std::cerr << "partsim: error: " << partsim::printable(e.what()) << " (see partsim --help)\n";
+    return partsim::kExitInputError;
   }
+  // Every way out flushes and ends without exit handlers: they would tear down SimGrid's platform host by host and
+  // link by link (0.4 s at 16,384 GPUs), or a simulation stopped midway with its actors still alive.
+  auto leave = [](int code) {
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(code);
+  };
+  auto say = [](const char* what) { std::cerr << "partsim: error: " << partsim::printable(what) << '\n'; };
   try {
     for (auto& [command, action] : commands)
       if (command->parsed()) {
         const int code = action();
-        // Everything is written: end without running exit handlers, which would tear down SimGrid's platform host by
-        // host and link by link (0.4 s at 16,384 GPUs) and free every rank's program.
-        std::cout.flush();
-        std::cerr.flush();
-        std::fflush(nullptr);
-        std::_Exit(code);
+        partsim::write_stdout(""); // what was printed reached its destination (a full disk, a closed pipe)
+        leave(code);
       }
   } catch (const partsim::InputError& e) {
-    std::cerr << "partsim: error: " << e.what() << '\n';
-    return 2;
+    say(e.what());
+    leave(partsim::kExitInputError);
+  } catch (const partsim::OutputError& e) {
+    say(e.what());
+    leave(partsim::kExitOutputError);
+  } catch (const std::bad_alloc&) {
+    say("out of host memory (std::bad_alloc); this run needs more memory than this machine has");
+    leave(partsim::kExitFailure);
   } catch (const std::exception& e) {
-    std::cerr << "partsim: error: " << e.what() << '\n';
-    return 1;
+    say(e.what());
+    leave(partsim::kExitFailure);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "partsim/hardware.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/metrics.hpp"
+#include "partsim/output_file.hpp"
 #include "partsim/report_writers.hpp"
 #include "partsim/scenario.hpp"
 #include "partsim/strategy.hpp"
@@ -45,19 +46,16 @@ Scenario load(const ScenarioOptions& options) {
                               : load_scenario(options.path, overrides, data_dir());
 }
 
+/** A folder name from the scenario's name: letters, digits, '-', '_' and '.', never starting with '.' (no "..", no
+ * hidden folder), at most 100 bytes, so that outputs stay inside the output root. */
 std::string safe_name(const std::string& name) {
   std::string out;
-  for (char c : name)
-    out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  for (char c : name) {
+    if (out.size() >= 100) break;
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    out += plain && !(c == '.' && out.empty()) ? c : '_';
+  }
   return out;
-}
-
-template <typename Writer>
-void write_file(const std::filesystem::path& path, Writer&& writer) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-  writer(out);
-  if (!out) throw std::runtime_error("error while writing " + path.string());
 }
 
 struct RunOptions {
@@ -78,14 +76,11 @@ std::filesystem::path output_dir(const RunOptions& options, const Scenario& scen
 int report_out_of_memory(const RunOptions& options, const Scenario& scenario, const Plan& plan) {
   const Report report = make_out_of_memory_report(scenario, plan);
   const std::string text = report_to_json(report, scenario).dump(2) + '\n';
-  if (options.json)
-    std::cout << text;
-  else
-    std::cout << format_table(report);
+  write_stdout(options.json ? text : format_table(report));
   if (!options.no_files && scenario.run.outputs.report_json) {
     const std::filesystem::path dir = output_dir(options, scenario);
-    std::filesystem::create_directories(dir);
-    write_file(dir / "report.json", [&](std::ostream& o) { o << text; });
+    create_output_dir(dir);
+    write_file_atomically(dir / "report.json", text);
   }
   const double gib = 1024.0 * 1024.0 * 1024.0;
   std::cerr << fmt::format("partsim: {}: out of memory: needs {:.2f} GiB per GPU, the GPU has {:.1f} GiB\n",
@@ -120,29 +115,32 @@ int run(const RunOptions& options) {
     return report_text;
   };
   if (options.json)
-    std::cout << report_json();
+    write_stdout(report_json());
   else if (scenario.run.outputs.table)
-    std::cout << format_table(report);
+    write_stdout(format_table(report));
 
   if (!options.no_files) {
     const OutputSelection& out = scenario.run.outputs;
     const std::filesystem::path dir = output_dir(options, scenario);
-    std::filesystem::create_directories(dir);
+    create_output_dir(dir);
     std::vector<std::string> written;
-    if (out.report_json) {
-      write_file(dir / "report.json", [&](std::ostream& o) { o << report_json(); });
-      written.push_back("report.json");
-    }
+    // Each file whole under its final name (atomic rename); report.json last, so that its presence means the set of
+    // this run is complete.
     if (out.ranks_csv) {
-      write_file(dir / "ranks.csv", [&](std::ostream& o) { write_ranks_csv(o, report); });
+      write_file_atomically(dir / "ranks.csv", [&](std::ostream& o) { write_ranks_csv(o, report); });
       written.push_back("ranks.csv");
     }
     if (out.trace) {
-      write_file(dir / "trace.json", [&](std::ostream& o) { write_chrome_trace(o, scenario, plan, result); });
+      write_file_atomically(dir / "trace.json",
+                            [&](std::ostream& o) { write_chrome_trace(o, scenario, plan, result); });
       written.push_back("trace.json");
     }
+    if (out.report_json) {
+      write_file_atomically(dir / "report.json", report_json());
+      written.insert(written.begin(), "report.json");
+    }
     if (!written.empty() && !options.json)
-      std::cout << fmt::format("\n  wrote {} in {}\n", fmt::join(written, ", "), dir.string());
+      write_stdout(fmt::format("\n  wrote {} in {}\n", fmt::join(written, ", "), dir.string()));
   }
   std::cerr << fmt::format("partsim: simulated {} messages and {} executions in {:.3f} s of wall time{}\n",
                            result.messages, result.executions, wall,
@@ -173,8 +171,8 @@ Action add_validate_command(CLI::App& app) {
   return [options] {
     const Scenario scenario = load(*options);
     const Plan plan = build_plan(scenario);
-    std::cout << fmt::format("ok: {}: {}; {} iteration(s), {} messages and {} executions planned\n", scenario.name,
-                             plan.summary, plan.iterations, plan.planned_messages, plan.planned_executions);
+    write_stdout(fmt::format("ok: {}: {}; {} iteration(s), {} messages and {} executions planned\n", scenario.name,
+                             plan.summary, plan.iterations, plan.planned_messages, plan.planned_executions));
     return 0;
   };
 }

@@ -4,9 +4,11 @@
 
 #include "partsim/data_dir.hpp"
 #include "partsim/error.hpp"
+#include "partsim/output_file.hpp"
 #include "partsim/scenario.hpp"
 #include "partsim/strategy.hpp"
 #include "partsim/sweep.hpp"
+#include "partsim/text.hpp"
 
 #include <fmt/format.h>
 
@@ -71,24 +73,28 @@ int sweep(const SweepOptions& options) {
 
   const std::filesystem::path dir =
       options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep" : std::filesystem::path(options.out_dir);
-  std::filesystem::create_directories(dir);
+  create_output_dir(dir);
   std::vector<SweepRow> rows;
+  std::vector<std::string> failures;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ChildResult& r = results[i];
-    if (r.exit_code != 0)
-      throw std::runtime_error(fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
-                                           fmt::join(points[i].labels, ", "), r.exit_code, first_line(r.err)));
+    // Exit 3 is a verdict, not a failure: the point's report says it does not fit, and its row says so.
+    if (r.exit_code != kExitOk && r.exit_code != kExitOutOfMemory) {
+      failures.push_back(fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
+                                     fmt::join(points[i].labels, ", "), r.exit_code, first_line(r.err)));
+      continue;
+    }
     const nlohmann::json report = nlohmann::json::parse(r.out);
-    std::ofstream(dir / fmt::format("point-{:04}.report.json", points[i].index), std::ios::binary) << r.out;
+    write_file_atomically(dir / fmt::format("point-{:04}.report.json", points[i].index), r.out);
     rows.push_back(sweep_row(points[i], report));
   }
   const std::string csv_name = shards > 1 ? fmt::format("sweep-shard-{}-of-{}.csv", shard, shards) : "sweep.csv";
-  std::ofstream csv(dir / csv_name, std::ios::binary);
-  write_sweep_csv(csv, axes, rows);
-  if (!csv) throw std::runtime_error("cannot write " + (dir / csv_name).string());
-  std::cout << format_sweep_table(axes, rows);
-  std::cout << fmt::format("\n  wrote {} and {} point reports in {}\n", csv_name, rows.size(), dir.string());
-  return 0;
+  write_file_atomically(dir / csv_name, [&](std::ostream& out) { write_sweep_csv(out, axes, rows); });
+  write_stdout(format_sweep_table(axes, rows));
+  write_stdout(fmt::format("\n  wrote {} and {} point reports in {}\n", csv_name, rows.size(), dir.string()));
+  if (failures.empty()) return kExitOk;
+  for (const std::string& failure : failures) std::cerr << "partsim: error: " << printable(failure) << '\n';
+  return kExitFailure;
 }
 
 } // namespace

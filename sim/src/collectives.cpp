@@ -182,15 +182,8 @@ void prepare_collectives(RunContext& ctx) {
       g.per_node = std::max(g.per_node, static_cast<int>(mine.size()));
       g.even = g.even && mine.size() == g.members.front().size();
     }
-    if (needs[gi].hierarchical && !g.even)
-      throw InputError("plan", fmt::format("/groups/{}", gi),
-                       fmt::format("a hierarchical all-reduce needs the same number of members on every node; group {} "
-                                   "has between {} and {} per node on {} nodes: use ring or tree",
-                                   gi,
-                                   std::min_element(g.members.begin(), g.members.end(),
-                                                    [](auto& a, auto& b) { return a.size() < b.size(); })
-                                       ->size(),
-                                   g.per_node, g.members.size()));
+    // The planners refuse a hierarchical all-reduce on groups that straddle nodes unevenly, naming the key.
+    PARTSIM_CHECK(!needs[gi].hierarchical || g.even) << "hierarchical all-reduce on uneven group " << gi;
     measure_paths(g);
     if (needs[gi].analytic_a2a) g.all_to_all_uplink = all_to_all_uplink(g, gpus, ctx.platform);
     if (needs[gi].tree) g.tree = double_binary_tree(g.size);

@@ -6,6 +6,7 @@
 #include "dispatch.hpp"
 #include "folding.hpp"
 #include "partsim/error.hpp"
+#include "partsim/strategy.hpp"
 #include "platform.hpp"
 #include "program.hpp"
 #include "run_context.hpp"
@@ -18,9 +19,12 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -95,7 +99,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   result.ranks.resize(ranks);
   result.streams.resize(ranks);
   for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
-  RunContext ctx(plan, result, options, scenario.cluster, platform);
+  // On the heap: a run stopped midway leaves it to the process's end (its groups hold semaphores SimGrid's actors
+  // still wait on, which SimGrid refuses to destroy).
+  auto ctx_owner = std::make_unique<RunContext>(plan, result, options, scenario.cluster, platform);
+  RunContext& ctx = *ctx_owner;
   ctx.streams.resize(ranks);
   ctx.lean_engine = scenario.run.lean_engine;
   {
@@ -154,7 +161,26 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
 
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
-  engine.run();
+  // Periodic speed profiles tick for as long as the run lasts, which the planner could only estimate: stop the run
+  // where they pass what is left of the event budget.
+  const double budget_left = static_cast<double>(scenario.run.max_events) -
+                             static_cast<double>(plan.planned_messages + plan.planned_executions);
+  const double profile_limit = speed_profile_horizon(scenario.cluster, budget_left);
+  if (std::isfinite(profile_limit)) {
+    engine.run_until(profile_limit);
+    if (engine.get_actor_count() > 0) {
+      static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value): see above
+      throw InputError(
+          scenario.source, "/run/max_events",
+          fmt::format("the periodic speed profiles of /cluster/speed_changes made {:.3g} events by {:.3g} s "
+                      "of simulated time and the run had not ended, more than the limit of {} with the "
+                      "plan's {} messages and executions; lengthen the periods or raise /run/max_events",
+                      speed_profile_events(scenario.cluster, profile_limit), profile_limit, scenario.run.max_events,
+                      plan.planned_messages + plan.planned_executions));
+    }
+  } else {
+    engine.run();
+  }
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
   engine::unfold_results(ctx, folding, result);
 

@@ -1,6 +1,8 @@
 // InputError formatting and the abort path of PARTSIM_CHECK.
 #include "partsim/error.hpp"
 
+#include "partsim/text.hpp"
+
 #include <cstdlib>
 #include <iostream>
 
@@ -8,6 +10,7 @@ namespace partsim {
 
 namespace {
 std::string compose(const std::string& source, const std::string& pointer, const std::string& message) {
+  // The parts are escaped when stored: the message is always one printable line, whatever the user wrote.
   std::string text = source;
   if (!pointer.empty()) text += (text.empty() ? "" : ": ") + pointer;
   if (!text.empty()) text += ": ";
@@ -16,8 +19,8 @@ std::string compose(const std::string& source, const std::string& pointer, const
 } // namespace
 
 InputError::InputError(std::string source, std::string pointer, const std::string& message)
-    : std::runtime_error(compose(source, pointer, message)), source_(std::move(source)), pointer_(std::move(pointer)),
-      detail_(message) {}
+    : std::runtime_error(compose(printable(source), printable(pointer), printable(message))),
+      source_(printable(source)), pointer_(printable(pointer)), detail_(printable(message)) {}
 
 namespace detail {
 CheckFailure::CheckFailure(const char* file, int line, const char* condition) {

@@ -1,6 +1,7 @@
 // GPU profile parsing (figures, power, GEMM efficiency grids), lookup by name under models/hardware, and serialisation.
 #include "partsim/hardware.hpp"
 
+#include "partsim/data_dir.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
 
@@ -11,9 +12,37 @@
 
 namespace partsim {
 
+namespace {
+const std::vector<DataTypeInfo>& data_type_table() {
+  // tf32 is stored as fp32; fp8 (e4m3/e5m2) trains with bf16/fp32 state around it (Transformer Engine).
+  static const std::vector<DataTypeInfo> table{{"fp64", 8.0, true},  {"fp32", 4.0, true}, {"tf32", 4.0, true},
+                                               {"bf16", 2.0, true},  {"fp16", 2.0, true}, {"fp8", 1.0, true},
+                                               {"int8", 1.0, false}, {"fp4", 0.5, false}};
+  return table;
+}
+
+std::vector<std::string> names_of(bool only_trainable) {
+  std::vector<std::string> names;
+  for (const DataTypeInfo& type : data_type_table())
+    if (!only_trainable || type.trainable) names.push_back(type.name);
+  return names;
+}
+} // namespace
+
+const DataTypeInfo* find_data_type(const std::string& name) {
+  for (const DataTypeInfo& type : data_type_table())
+    if (type.name == name) return &type;
+  return nullptr;
+}
+
 const std::vector<std::string>& known_data_types() {
-  static const std::vector<std::string> types{"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"};
-  return types;
+  static const std::vector<std::string> names = names_of(false);
+  return names;
+}
+
+const std::vector<std::string>& training_data_types() {
+  static const std::vector<std::string> names = names_of(true);
+  return names;
 }
 
 Provenance parse_provenance(JsonReader reader) {
@@ -74,7 +103,8 @@ Figure read_figure(JsonReader reader, Dimension dimension, const Bounds& bounds,
   return {reader.as_quantity(dimension, bounds), scenario_provenance(reader)};
 }
 
-const Bounds kEfficiencyBounds{0.0, 1.0, true}; // (0, 1]: a fraction of peak, never zero
+// A fraction of peak, never zero: a ten-thousandth (the slowest kernel worth a profile entry) to 1.
+const Bounds kEfficiencyBounds = Bounds::closed(1e-4, 1.0);
 constexpr std::int64_t kMaxGemmDimension = std::int64_t{1} << 40;
 
 PowerFigures parse_power(JsonReader reader, bool inline_figure) {
@@ -117,7 +147,7 @@ std::vector<std::string> peak_types(const GpuProfile& gpu) {
 GemmEfficiencyCurve parse_curve(JsonReader reader, const GpuProfile& gpu, const Provenance& table_provenance,
                                 bool inline_figure) {
   GemmEfficiencyCurve curve;
-  curve.half_dimension = reader.number("half_dimension", Bounds::positive(1e9));
+  curve.half_dimension = reader.number("half_dimension", Bounds::closed(1.0, 1e9));
   JsonReader saturated = reader.child("saturated_efficiency");
   saturated.expect_object();
   for (const std::string& type : known_data_types())
@@ -282,14 +312,7 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
 
 GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
                             const std::string& pointer) {
-  const auto path = data_dir / "models" / "hardware" / (name + ".json");
-  if (name.empty() || name.find('/') != std::string::npos || !std::filesystem::is_regular_file(path)) {
-    const auto names = list_gpu_profiles(data_dir);
-    throw InputError(source, pointer,
-                     fmt::format("unknown GPU profile \"{}\"; expected one of {} (files in {}), or an inline object",
-                                 name, names.empty() ? "(none found)" : fmt::format("{}", fmt::join(names, ", ")),
-                                 (data_dir / "models" / "hardware").string()));
-  }
+  const auto path = library_file(data_dir, kGpuProfiles, name, source, pointer, "or an inline object");
   const nlohmann::json doc = read_json_file(path);
   JsonReader reader(doc, path.string());
   GpuProfile gpu = parse_gpu_profile(reader);
@@ -299,12 +322,7 @@ GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::st
 }
 
 std::vector<std::string> list_gpu_profiles(const std::filesystem::path& data_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir / "models" / "hardware", ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return list_library(data_dir, kGpuProfiles);
 }
 
 nlohmann::json to_json(const GpuProfile& profile) {

@@ -158,9 +158,14 @@ std::int64_t JsonReader::as_integer(std::int64_t min, std::int64_t max) const {
     return v;
   }
   if (value_->is_number_float()) {
+    // Compare in doubles only where they are exact: 2^63 is the first double past INT64_MAX (which rounds up to it).
     const double v = value_->get<double>();
-    if (std::isfinite(v) && std::floor(v) == v && v >= static_cast<double>(min) && v <= static_cast<double>(max))
-      return static_cast<std::int64_t>(v);
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (std::isfinite(v) && std::floor(v) == v && v >= -kTwo63 && v < kTwo63) {
+      const auto i = static_cast<std::int64_t>(v);
+      if (i >= min && i <= max) return i;
+      throw error(fmt::format("expected {}, got {}", expected, value_->dump()));
+    }
   }
   throw error(fmt::format("expected {}, got {}", expected, type_name()));
 }
@@ -192,9 +197,14 @@ double JsonReader::as_quantity(Dimension dimension, const Bounds& bounds) const 
                                                                 : "1GFLOP",
                             type_name()));
   }
+  const std::string given = value_->is_string() ? value_->get<std::string>() : value_->dump();
   if (!bounds.contains(v))
-    throw error(fmt::format("expected a quantity {} {}, got {}", bounds.describe(), si_unit(dimension),
-                            value_->is_string() ? value_->get<std::string>() : value_->dump()));
+    throw error(fmt::format("expected a quantity {} {}, got {}", bounds.describe(), si_unit(dimension), given));
+  const PhysicalRange range = physical_range(dimension);
+  if (v != 0.0 && (std::abs(v) < range.smallest || std::abs(v) > range.largest))
+    throw error(fmt::format("expected a quantity {} {} that a real machine can have (0, or {:g} to {:g} {}), got {}",
+                            bounds.describe(), si_unit(dimension), range.smallest, range.largest, si_unit(dimension),
+                            given));
   return v;
 }
 

@@ -3,6 +3,7 @@
 
 #include "partsim/error.hpp"
 #include "partsim/random.hpp"
+#include "partsim/text.hpp"
 
 #include <fmt/format.h>
 
@@ -34,6 +35,10 @@ std::optional<std::size_t> Labels::find_class(std::string_view name) const {
 namespace {
 
 /** A CSV state machine fed in chunks: keeps the header and the label field of each row, nothing else. */
+constexpr std::size_t kMaxFieldBytes = std::size_t{64} << 10;
+constexpr std::size_t kMaxColumns = 100'000;
+constexpr std::size_t kMaxLabelRows = 2'000'000'000;
+
 class LabelCsvParser {
  public:
   LabelCsvParser(std::string source, std::string_view column, char delimiter)
@@ -117,7 +122,11 @@ class LabelCsvParser {
   }
 
   void append(char c) {
-    if (!header_done_ || field_index_ == column_index_) field_.push_back(c);
+    if (header_done_ && field_index_ != column_index_) return;
+    // What is kept is bounded: a file without line ends (/dev/zero) is refused, not read into memory.
+    if (field_.size() >= kMaxFieldBytes)
+      throw error(fmt::format("a field longer than {} KiB; expected a CSV file of labels", kMaxFieldBytes >> 10));
+    field_.push_back(c);
   }
 
   void end_line(char c) {
@@ -133,7 +142,11 @@ class LabelCsvParser {
   }
 
   void end_field() {
+    if (!header_done_ || field_index_ == column_index_)
+      if (const auto at = invalid_utf8_at(field_))
+        throw error(fmt::format("field {}: byte {} is not UTF-8; expected UTF-8 text", field_index_ + 1, *at + 1));
     if (!header_done_) {
+      if (header_.size() >= kMaxColumns) throw error(fmt::format("more than {} columns in the header", kMaxColumns));
       header_.push_back(std::move(field_));
     } else if (field_index_ == column_index_) {
       label_.swap(field_);
@@ -153,6 +166,8 @@ class LabelCsvParser {
                                 field_index_, header_line_, column_count_,
                                 field_index_ < column_count_ ? "few" : "many"));
       if (label_.empty()) throw error(fmt::format("the label column '{}' is empty", column_));
+      if (labels_.classes.size() >= kMaxLabelRows)
+        throw error(fmt::format("more than {} labelled rows (each label is kept in memory)", kMaxLabelRows));
       labels_.classes.push_back(class_of(label_));
     }
     label_.clear();

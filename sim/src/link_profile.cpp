@@ -1,6 +1,7 @@
 // Link profile parsing, lookup by name under models/links, and serialisation.
 #include "partsim/link_profile.hpp"
 
+#include "partsim/data_dir.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
 
@@ -27,15 +28,7 @@ LinkProfile parse_link_profile(JsonReader& reader) {
 
 LinkProfile load_link_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
                               const std::string& pointer) {
-  const auto folder = data_dir / "models" / "links";
-  const auto path = folder / (name + ".json");
-  if (name.empty() || name.find('/') != std::string::npos || !std::filesystem::is_regular_file(path)) {
-    const auto names = list_link_profiles(data_dir);
-    throw InputError(source, pointer,
-                     fmt::format("unknown link profile \"{}\"; expected one of {} (files in {})", name,
-                                 names.empty() ? "(none found)" : fmt::format("{}", fmt::join(names, ", ")),
-                                 folder.string()));
-  }
+  const auto path = library_file(data_dir, kLinkProfiles, name, source, pointer);
   const nlohmann::json doc = read_json_file(path);
   JsonReader reader(doc, path.string());
   LinkProfile link = parse_link_profile(reader);
@@ -45,12 +38,7 @@ LinkProfile load_link_profile(const std::filesystem::path& data_dir, const std::
 }
 
 std::vector<std::string> list_link_profiles(const std::filesystem::path& data_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir / "models" / "links", ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return list_library(data_dir, kLinkProfiles);
 }
 
 nlohmann::json to_json(const LinkProfile& link) {

@@ -4,6 +4,7 @@
 
 #include "partsim/cost_model.hpp"
 #include "partsim/error.hpp"
+#include "partsim/strategy.hpp"
 
 #include <fmt/format.h>
 
@@ -50,15 +51,16 @@ struct GroupShape {
   int members = 1;
   int nodes = 1;
   int per_node = 1;
+  bool even = true; ///< the same number of members on every node it spans (what a hierarchical all-reduce needs)
   LinkCost slowest;
 };
 
 class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
-      : cluster_(scenario.cluster), training_(training), mp_(mp), model_(training.model.transformer()),
-        cost_(training_cost(training, scenario.cluster.gpu)), links_(two_level_cost(cluster_)),
-        parameters_(model_.parameters()) {
+      : source_(scenario.source), cluster_(scenario.cluster), training_(training), mp_(mp),
+        model_(training.model.transformer()), cost_(training_cost(training, scenario.cluster.gpu)),
+        links_(two_level_cost(cluster_)), parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
@@ -69,6 +71,36 @@ class Planner {
     // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
     transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
     build_units();
+  }
+
+  /** What plan() will hold, from the units alone: every micro-batch runs forward and backward through each virtual
+   * stage of each rank, one execution per compute of a pass (one per pass when a pass's tensor collectives are fused)
+   * and one step per action, plus the optimizer step. Lower bounds (gradient collectives and transfers come on top). */
+  struct Estimate {
+    double executions = 0.0;
+    double steps = 0.0;
+  };
+  Estimate estimate() const {
+    const bool fused = !mp_.tensor_per_layer && !(mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1);
+    Estimate per_position; // one (data, tensor) position through all stages, one micro-batch
+    for (const auto& units : units_) {
+      if (fused) {
+        per_position.executions += 2.0;
+        per_position.steps += 2.0;
+        continue;
+      }
+      for (const Unit& unit : units)
+        for (const auto* actions : {&unit.forward, &unit.backward})
+          for (const Action& action : *actions) {
+            per_position.executions += std::holds_alternative<double>(action) ? 1.0 : 0.0;
+            per_position.steps += 1.0;
+          }
+    }
+    const double positions = static_cast<double>(mp_.data) * static_cast<double>(mp_.tensor);
+    const double micro_batches = static_cast<double>(micro_batches_);
+    const double stages = static_cast<double>(mp_.pipeline);
+    return {(per_position.executions * micro_batches + stages) * positions * static_cast<double>(training_.iterations),
+            (per_position.steps * micro_batches + stages) * positions};
   }
 
   Plan plan() {
@@ -210,6 +242,9 @@ class Planner {
     s.members = static_cast<int>(group.size());
     s.nodes = nodes_spanned(group, cluster_.gpus_per_node);
     s.per_node = (s.members + s.nodes - 1) / s.nodes;
+    std::map<int, int> per_node;
+    for (int rank : group) ++per_node[rank / cluster_.gpus_per_node];
+    for (const auto& [node, count] : per_node) s.even = s.even && count == per_node.begin()->second;
     s.slowest = slowest_link(links_, s.per_node, s.nodes);
     return s;
   }
@@ -229,8 +264,16 @@ class Planner {
     step.bytes = bytes;
     step.kind = kind;
     step.stream = stream;
-    step.algorithm =
-        choice.algorithm ? *choice.algorithm : algorithm(op, bytes, shapes_[static_cast<std::size_t>(group)]);
+    const GroupShape& shape = shapes_[static_cast<std::size_t>(group)];
+    if (choice.algorithm == CollectiveAlgorithm::Hierarchical && !shape.even)
+      throw InputError(
+          source_,
+          kind == CommKind::Tensor ? "/strategy/tensor_collectives/algorithm" : "/strategy/gradient_sync/algorithm",
+          fmt::format("a hierarchical all-reduce needs the same number of members on every node, but "
+                      "{} groups of {} GPUs straddle nodes of {} GPUs unevenly; expected ring, tree or "
+                      "auto",
+                      kind == CommKind::Tensor ? "tensor" : "data", shape.members, cluster_.gpus_per_node));
+    step.algorithm = choice.algorithm ? *choice.algorithm : algorithm(op, bytes, shape);
     step.fidelity = choice.fidelity.value_or(Fidelity::Steps); // `auto`: settled by resolve_fidelity
     return step;
   }
@@ -482,6 +525,7 @@ class Planner {
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
   }
 
+  std::string source_; ///< the scenario's file, named in errors
   const ClusterSpec& cluster_;
   const ModelTraining& training_;
   const ModelParallel& mp_;
@@ -509,7 +553,12 @@ class Planner {
 } // namespace
 
 Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp) {
-  return Planner(scenario, training, mp).plan();
+  Planner planner(scenario, training, mp);
+  // Programs grow with the micro-batches: refuse an oversized run before building them.
+  const auto estimate = planner.estimate();
+  check_event_budget(scenario, estimate.executions, "executions (before counting its messages)");
+  check_plan_size(scenario, estimate.steps);
+  return planner.plan();
 }
 
 } // namespace partsim

@@ -4,6 +4,7 @@
 #include "partsim/error.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
+#include "partsim/text.hpp"
 
 #include <fmt/format.h>
 
@@ -17,6 +18,11 @@ namespace partsim {
 namespace {
 
 constexpr double kShareTolerance = 1e-6;
+/** Samples of a data job, and of a chunk: 10^15. */
+constexpr std::int64_t kMaxSamples = 1'000'000'000'000'000;
+/** A node's speed against its GPU profile: a millionth (nearly stalled) to 1000x. SimGrid cannot run an execution
+ * at speed 0, and a denormal factor gives durations that are not finite. */
+const Bounds kSpeedFactorBounds = Bounds::closed(1e-6, 1000.0);
 
 SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
   SpeedChange change;
@@ -31,7 +37,7 @@ SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
       throw pair[0].error(fmt::format("expected times in increasing order, got {:g} s after {:g} s", at, last));
     last = at;
     // SimGrid cannot run an execution on a host of speed 0 (it aborts): a stalled node is a small factor.
-    change.points.emplace_back(at, pair[1].as_number(Bounds::positive(1000.0)));
+    change.points.emplace_back(at, pair[1].as_number(kSpeedFactorBounds));
   }
   if (reader.has("period")) {
     change.period = reader.quantity("period", Dimension::Time, Bounds::positive(1e9));
@@ -75,8 +81,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   c.node_speed_factor.assign(static_cast<std::size_t>(c.nodes), 1.0);
   if (auto factors = reader.optional_child("node_speed_factors")) {
     const auto items = factors->elements(static_cast<std::size_t>(c.nodes), static_cast<std::size_t>(c.nodes));
-    for (std::size_t i = 0; i < items.size(); ++i)
-      c.node_speed_factor[i] = items[i].as_number(Bounds{0.0, 1000.0, true});
+    for (std::size_t i = 0; i < items.size(); ++i) c.node_speed_factor[i] = items[i].as_number(kSpeedFactorBounds);
   }
   if (auto changes = reader.optional_child("speed_changes")) {
     std::vector<bool> seen(static_cast<std::size_t>(c.nodes), false);
@@ -132,7 +137,7 @@ DataJob parse_data_job(JsonReader& reader) {
   DataJob job;
   std::optional<std::uint64_t> samples;
   if (reader.has("samples") || !reader.has("labels"))
-    samples = static_cast<std::uint64_t>(reader.integer("samples", 1, 1'000'000'000'000'000));
+    samples = static_cast<std::uint64_t>(reader.integer("samples", 1, kMaxSamples));
   if (auto labels = reader.optional_child("labels")) {
     job.labels = parse_labels(*labels, samples);
     if (job.labels->size() == 0) throw labels->error("expected at least one labelled sample");
@@ -178,7 +183,7 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   if (t.micro_batch > t.global_batch)
     throw InputError(reader.source(), reader.pointer() + "/micro_batch",
                      fmt::format("expected at most the global batch ({}), got {}", t.global_batch, t.micro_batch));
-  t.data_type = reader.choice_or("data_type", "bf16", known_data_types());
+  t.data_type = reader.choice_or("data_type", "bf16", training_data_types());
   const std::string recompute = reader.choice_or("recomputation", "none", {"none", "selective", "full"});
   t.recomputation = parse_recomputation(recompute);
   if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
@@ -209,6 +214,7 @@ CollectiveBenchmark parse_collective_benchmark(JsonReader& reader, const Cluster
   b.root = static_cast<int>(reader.integer_or("root", 0, 0, cluster.gpu_count() - 1));
   if (b.op != CollectiveOp::Broadcast && reader.has("root"))
     throw InputError(reader.source(), reader.pointer() + "/root", "only a broadcast has a root");
+  if (!cluster.gpu.peak_flops.contains(b.data_type)) b.data_type = cluster.gpu.peak_flops.begin()->first;
   return b;
 }
 
@@ -318,7 +324,7 @@ Balancing parse_balancing(JsonReader& reader) {
              : policy == "work_queue"    ? BalancingPolicy::WorkQueue
              : policy == "measured_rate" ? BalancingPolicy::MeasuredRate
                                          : BalancingPolicy::WorkStealing;
-  b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, 1'000'000'000'000'000));
+  b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, kMaxSamples));
   b.dispatch_overhead = reader.quantity_or("dispatch_overhead", 0.0, Dimension::Time, Bounds::non_negative(1e6));
   b.sample_bytes = reader.quantity_or("sample_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
   b.request_bytes = reader.quantity_or("request_bytes", 64.0, Dimension::Bytes, Bounds::non_negative(1e12));
@@ -644,8 +650,12 @@ Override parse_override(const std::string& text) {
   Override o;
   o.pointer = text.substr(0, eq);
   const std::string raw = text.substr(eq + 1);
-  o.value = nlohmann::json::parse(raw, nullptr, false);
-  if (o.value.is_discarded()) o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
+  if (const auto at = invalid_utf8_at(text))
+    throw InputError("--set", o.pointer, fmt::format("byte {} is not UTF-8; expected UTF-8 text", *at + 1));
+  if (std::optional<nlohmann::json> value = parse_json_if_valid(raw, "--set " + o.pointer))
+    o.value = std::move(*value);
+  else
+    o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
   return o;
 }
 
@@ -765,7 +775,7 @@ std::string to_string(Optimizer optimizer) {
 std::string workload_data_type(const Workload& workload) {
   if (const auto* job = std::get_if<DataJob>(&workload)) return job->data_type;
   if (const auto* training = std::get_if<ModelTraining>(&workload)) return training->data_type;
-  return "bf16";
+  return std::get<CollectiveBenchmark>(workload).data_type;
 }
 
 std::int64_t workload_iterations(const Workload& workload) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -415,6 +416,42 @@ void check_byte_counts(const Scenario& scenario, const DataParallel& dp) {
 
 } // namespace
 
+double speed_profile_events(const ClusterSpec& cluster, double horizon) {
+  double events = 0.0;
+  for (const SpeedChange& change : cluster.speed_changes) {
+    const double rounds = change.period > 0 ? 1.0 + std::floor(std::max(0.0, horizon) / change.period) : 1.0;
+    events += static_cast<double>(cluster.gpus_per_node) * static_cast<double>(change.points.size()) * rounds;
+  }
+  return events;
+}
+
+double speed_profile_horizon(const ClusterSpec& cluster, double budget) {
+  // Events per second of the repeating profiles; the first round of every profile comes first.
+  double rate = 0.0;
+  for (const SpeedChange& change : cluster.speed_changes)
+    if (change.period > 0)
+      rate += static_cast<double>(cluster.gpus_per_node) * static_cast<double>(change.points.size()) / change.period;
+  if (rate == 0.0) return std::numeric_limits<double>::infinity();
+  return std::max(0.0, budget - speed_profile_events(cluster, 0.0)) / rate;
+}
+
+void check_event_budget(const Scenario& scenario, double events, const std::string& what) {
+  if (events > static_cast<double>(scenario.run.max_events))
+    throw InputError(scenario.source, "/run/max_events",
+                     fmt::format("this run would simulate {:.3g} {}, more than the limit of {}; reduce GPUs, "
+                                 "micro-batches or iterations, or raise /run/max_events (about 3 us of wall time each)",
+                                 events, what, scenario.run.max_events));
+}
+
+void check_plan_size(const Scenario& scenario, double steps) {
+  if (steps > kMaxPlanSteps)
+    throw InputError(scenario.source, "/workload/global_batch",
+                     fmt::format("the plan would hold {:.3g} steps (about {:.1f} GB), more than the limit of {:.3g}; "
+                                 "expected fewer micro-batches per replica (a smaller global batch, a larger "
+                                 "micro-batch or more data-parallel replicas) or fewer GPUs",
+                                 steps, steps * static_cast<double>(sizeof(Step)) / 1e9, kMaxPlanSteps));
+}
+
 Plan build_plan(const Scenario& scenario) {
   Plan plan;
   if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {
@@ -431,11 +468,24 @@ Plan build_plan(const Scenario& scenario) {
                            std::get<CollectiveStrategy>(scenario.strategy));
   }
   const double events = static_cast<double>(plan.planned_messages) + static_cast<double>(plan.planned_executions);
-  if (events > static_cast<double>(scenario.run.max_events))
-    throw InputError(scenario.source, "/run/max_events",
-                     fmt::format("this run would simulate {:.3g} messages and executions, more than the limit of {}; "
-                                 "reduce GPUs or iterations, or raise /run/max_events (about 3 us of wall time each)",
-                                 events, scenario.run.max_events));
+  check_event_budget(scenario, events, "messages and executions");
+  if (!scenario.cluster.speed_changes.empty()) {
+    // The profiles tick until the run ends. Its length is estimated as the whole work on one GPU at the slowest
+    // speed any node has: an estimate, not a bound (communication comes on top); the engine stops a run whose
+    // profiles pass the budget all the same.
+    const ClusterSpec& cluster = scenario.cluster;
+    double slowest = *std::min_element(cluster.node_speed_factor.begin(), cluster.node_speed_factor.end());
+    for (const SpeedChange& change : cluster.speed_changes)
+      for (const auto& [at, factor] : change.points)
+        slowest = std::min(slowest, factor * cluster.node_speed_factor[static_cast<std::size_t>(change.node)]);
+    const double horizon = plan.baseline_amount * static_cast<double>(plan.iterations) /
+                           (cluster.gpu.peak(workload_data_type(scenario.workload)) * slowest);
+    const double profile = speed_profile_events(cluster, horizon);
+    check_event_budget(scenario, events + profile,
+                       fmt::format("events ({:.3g} of them from the speed profiles of /cluster/speed_changes over the "
+                                   "run's estimated {:.3g} s)",
+                                   profile, horizon));
+  }
   return plan;
 }
 

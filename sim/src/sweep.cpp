@@ -2,6 +2,9 @@
 #include "partsim/sweep.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/text.hpp"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -55,7 +58,24 @@ SweepAxis parse_vary(const std::string& text) {
   return axis;
 }
 
+std::size_t sweep_size(const std::vector<SweepAxis>& axes) {
+  std::size_t size = 1;
+  for (const SweepAxis& axis : axes) {
+    if (axis.values.empty()) return 0;
+    if (axis.values.size() > kMaxSweepPoints / size) return kMaxSweepPoints + 1;
+    size *= axis.values.size();
+  }
+  return size;
+}
+
 std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes) {
+  if (sweep_size(axes) > kMaxSweepPoints) {
+    std::vector<std::string> sizes;
+    for (const SweepAxis& axis : axes) sizes.push_back(std::to_string(axis.values.size()));
+    throw InputError("--vary", "",
+                     fmt::format("the axes make {} points, more than the limit of {}; expected fewer values or axes",
+                                 fmt::join(sizes, " x "), kMaxSweepPoints));
+  }
   std::vector<SweepPoint> points(1);
   for (const SweepAxis& axis : axes) {
     std::vector<SweepPoint> next;
@@ -98,9 +118,15 @@ std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std:
 }
 
 SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report) {
-  const nlohmann::json& s = report.at("summary");
   SweepRow row;
   row.point = point;
+  if (report.at("verdict").get<std::string>() == "out_of_memory") {
+    row.out_of_memory = true;
+    const nlohmann::json& cluster = report.at("scenario").at("input").at("cluster");
+    row.gpus = cluster.at("nodes").get<int>() * cluster.at("gpus_per_node").get<int>();
+    return row;
+  }
+  const nlohmann::json& s = report.at("summary");
   row.gpus = s.at("gpus").get<int>();
   row.makespan = s.at("makespan_s").get<double>();
   row.single_gpu_time = s.at("single_gpu_time_s").get<double>();
@@ -127,21 +153,24 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, cons
   out << "point";
   for (const SweepAxis& a : axes) out << ',' << csv_field(a.pointer);
   out << ",gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,karp_flatt_serial_fraction,"
-         "parallel_fraction,amdahl_speedup_bound,communication_overhead,load_imbalance_max_over_mean\n";
+         "parallel_fraction,amdahl_speedup_bound,communication_overhead,load_imbalance_max_over_mean,verdict\n";
   for (const SweepRow& r : rows) {
     out << r.point.index;
     for (const std::string& label : r.point.labels) out << ',' << csv_field(label);
-    out << fmt::format(",{},{},{},{},{},{},{},{},{},{}\n", r.gpus, r.makespan, r.single_gpu_time, r.speedup,
+    if (r.out_of_memory) { // no figures: the point was not simulated
+      out << fmt::format(",{},,,,,,,,,,out_of_memory\n", r.gpus);
+      continue;
+    }
+    out << fmt::format(",{},{},{},{},{},{},{},{},{},{},simulated\n", r.gpus, r.makespan, r.single_gpu_time, r.speedup,
                        r.efficiency, r.karp_flatt, r.parallel_fraction, r.amdahl_bound, r.communication_overhead,
                        r.imbalance);
   }
 }
 
 std::size_t fastest_row(const std::vector<SweepRow>& rows) {
-  PARTSIM_CHECK(!rows.empty()) << "no sweep rows";
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].makespan < rows[best].makespan) best = i;
+  std::size_t best = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].out_of_memory && (best == rows.size() || rows[i].makespan < rows[best].makespan)) best = i;
   return best;
 }
 
@@ -155,11 +184,20 @@ std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::ve
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SweepRow& r = rows[i];
     out += fmt::format("{} {:>5}", i == best ? "*" : " ", r.point.index);
-    for (const std::string& label : r.point.labels) out += fmt::format(" {:>18}", label);
+    for (const std::string& label : r.point.labels) out += fmt::format(" {:>18}", printable(label, 18));
+    if (r.out_of_memory) {
+      out += fmt::format(" {:>6} {:>12}\n", r.gpus, "out of memory");
+      continue;
+    }
     out += fmt::format(" {:>6} {:>12.6g} {:>9.3f} {:>7.1f}% {:>11.4f} {:>9.4f} {:>9.3f} {:>8.1f}%\n", r.gpus,
                        r.makespan, r.speedup, r.efficiency * 100, r.karp_flatt, r.parallel_fraction, r.amdahl_bound,
                        r.communication_overhead * 100);
   }
+  const auto does_not_fit = std::count_if(rows.begin(), rows.end(), [](const SweepRow& r) { return r.out_of_memory; });
+  if (does_not_fit > 0)
+    out += fmt::format("\n  {} of {} points do not fit in GPU memory (verdict out_of_memory in the CSV)\n",
+                       does_not_fit, rows.size());
+  if (best == rows.size()) return out;
   const SweepRow& b = rows[best];
   std::vector<std::string> settings;
   for (std::size_t a = 0; a < axes.size() && a < b.point.labels.size(); ++a)

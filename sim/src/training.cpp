@@ -1,6 +1,8 @@
 // Model training arithmetic: unit times from the cost model, gradient buckets, optimizer step, replica memory.
 #include "partsim/training.hpp"
 
+#include "partsim/hardware.hpp"
+
 #include "partsim/cost_model.hpp"
 #include "partsim/error.hpp"
 
@@ -20,11 +22,9 @@ std::vector<ComputeOp> pick(const std::vector<ComputeOp>& ops, bool embedding) {
 } // namespace
 
 double bytes_per_element(const std::string& data_type) {
-  if (data_type == "fp32" || data_type == "tf32") return 4.0;
-  if (data_type == "bf16" || data_type == "fp16") return 2.0;
-  if (data_type.rfind("fp8", 0) == 0) return 1.0;
-  PARTSIM_CHECK(false) << "no element size for data type " << data_type;
-  return 0.0;
+  const DataTypeInfo* type = find_data_type(data_type);
+  PARTSIM_CHECK(type != nullptr && type->trainable) << "no training element size for data type " << data_type;
+  return type->element_bytes;
 }
 
 double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& data_type) {

@@ -115,6 +115,24 @@ std::string_view si_unit(Dimension dimension) {
   return "";
 }
 
+PhysicalRange physical_range(Dimension dimension) {
+  switch (dimension) {
+  case Dimension::Time:
+    return {1e-12, 1e9};
+  case Dimension::Bytes:
+    return {1.0, 1e18};
+  case Dimension::Bandwidth:
+    return {1e3, 1e15};
+  case Dimension::FlopRate:
+    return {1e6, 1e18};
+  case Dimension::Flop:
+    return {1.0, 1e24};
+  case Dimension::Power:
+    return {1e-3, 1e7};
+  }
+  return {0.0, 0.0};
+}
+
 double parse_quantity(std::string_view text, Dimension dimension) {
   const auto [_, accepted] = units_of(dimension);
   const std::string_view body = trim(text);

@@ -1,6 +1,7 @@
 // Workload files: strict parsing of transformer and CNN configs, lookup by name under models/workloads.
 #include "partsim/workload_library.hpp"
 
+#include "partsim/data_dir.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/json_reader.hpp"
 
@@ -92,15 +93,7 @@ WorkloadSpec parse_workload_spec(JsonReader& reader) {
 
 WorkloadSpec load_workload(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
                            const std::string& pointer) {
-  const auto folder = data_dir / "models" / "workloads";
-  const auto path = folder / (name + ".json");
-  if (name.empty() || name.find('/') != std::string::npos || !std::filesystem::is_regular_file(path)) {
-    const auto names = list_workloads(data_dir);
-    throw InputError(source, pointer,
-                     fmt::format("unknown workload \"{}\"; expected one of {} (files in {})", name,
-                                 names.empty() ? "(none found)" : fmt::format("{}", fmt::join(names, ", ")),
-                                 folder.string()));
-  }
+  const auto path = library_file(data_dir, kWorkloads, name, source, pointer);
   const nlohmann::json doc = read_json_file(path);
   JsonReader reader(doc, path.string());
   WorkloadSpec spec = parse_workload_spec(reader);
@@ -111,12 +104,7 @@ WorkloadSpec load_workload(const std::filesystem::path& data_dir, const std::str
 }
 
 std::vector<std::string> list_workloads(const std::filesystem::path& data_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(data_dir / "models" / "workloads", ec))
-    if (entry.is_regular_file() && entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  return list_library(data_dir, kWorkloads);
 }
 
 } // namespace partsim

@@ -290,12 +290,13 @@ nlohmann::json uniform_model() {
 }
 
 /** Compute (flop at peak) of micro-batch 0's forward and backward on rank 0 of a 2-GPU run of the uniform model on a
- * GPU with `points` as its bf16 GEMM efficiency table, no launch overhead and unbounded memory bandwidth. */
+ * GPU with `points` as its bf16 GEMM efficiency table, no launch overhead and memory bandwidth at the physical ceiling
+ * (1 PB/s: never the bound here). */
 double micro_batch_compute(const nlohmann::json& points, nlohmann::json strategy) {
   nlohmann::json doc = mp_scenario(std::move(strategy), 2, "gpt2-small", 2);
   doc["workload"]["model"] = uniform_model();
   doc["cluster"]["gpu"] = {
-      {"name", "table"},           {"peak_flops", "100TFLOPs"},   {"memory_bandwidth", 1e30},
+      {"name", "table"},           {"peak_flops", "100TFLOPs"},   {"memory_bandwidth", 1e15},
       {"memory_capacity", "80GB"}, {"kernel_launch_overhead", 0}, {"gemm_efficiency", {{"points", points}}}};
   const Plan plan = build_plan(parse(doc));
   double amount = 0.0;
@@ -331,15 +332,16 @@ TEST(ModelParallelPlan, SplitGemmsArePricedAtTheirOwnShape) {
                             {"efficiency", 0.8 * (m == 64 ? 0.5 : 1) * (n == 64 ? 0.5 : 1) * (k == 64 ? 0.5 : 1)}});
   const nlohmann::json one = {{"data", 2}};
   const nlohmann::json two = {{"tensor", 2}, {"sequence_parallel", true}};
-  // A flat table and sequence parallelism (every op's work halved): exactly twice as fast.
-  EXPECT_NEAR(micro_batch_compute(flat, one) / micro_batch_compute(flat, two), 2.0, 1e-9);
+  // A flat table and sequence parallelism (every op's work halved): twice as fast, but for the few memory-bound
+  // elementwise ops at 1 PB/s (a part in a million).
+  EXPECT_NEAR(micro_batch_compute(flat, one) / micro_batch_compute(flat, two), 2.0, 1e-5);
   // Smaller GEMMs run at a lower efficiency: less than twice as fast (but faster).
   const double speedup = micro_batch_compute(dropping, one) / micro_batch_compute(dropping, two);
   EXPECT_LT(speedup, 2.0 * (1.0 - 1e-3)) << speedup;
   EXPECT_GT(speedup, 1.0);
   // Without sequence parallelism the norms and residual adds run whole on both ranks: less than 2 with a flat table.
   const double whole = micro_batch_compute(flat, one) / micro_batch_compute(flat, {{"tensor", 2}});
-  EXPECT_LT(whole, 2.0 * (1.0 - 1e-6)) << whole;
+  EXPECT_LT(whole, 2.0 * (1.0 - 1e-4)) << whole;
   EXPECT_GT(whole, 1.0);
 }
 
@@ -447,6 +449,21 @@ TEST(ModelParallelErrors, EachInvalidCombinationNamesItsKey) {
 TEST(ModelParallelErrors, FsdpIsZeroThree) {
   const Scenario s = parse(mp_scenario({{"data", 8}, {"zero", "fsdp"}}));
   EXPECT_EQ(std::get<ModelParallel>(s.strategy).zero, 3);
+}
+
+TEST(ModelParallelPlan, HierarchicalOnGroupsStraddlingNodesUnevenlyIsRefusedAtItsKey) {
+  // Tensor 3 on nodes of 4 GPUs: the groups {0,1,2}, {3,4,5}, ... have 3 and 1+2 members per node.
+  nlohmann::json doc = mp_scenario(
+      {{"tensor", 3}, {"data", 4}, {"tensor_collectives", {{"algorithm", "hierarchical"}}}}, 4, "gpt2-small", 4);
+  doc["cluster"]["nodes"] = 3;
+  const InputError e = input_error([&] { build_plan(parse(doc, "mine.json")); });
+  EXPECT_EQ(e.source(), "mine.json");
+  EXPECT_EQ(e.pointer(), "/strategy/tensor_collectives/algorithm");
+  EXPECT_NE(e.detail().find("straddle nodes of 4 GPUs unevenly"), std::string::npos) << e.what();
+  doc["strategy"]["tensor"] = 2; // groups of 2 on nodes of 4: even
+  doc["strategy"]["data"] = 6;
+  doc["workload"]["global_batch"] = 6;
+  EXPECT_NO_THROW(build_plan(parse(doc)));
 }
 
 } // namespace

@@ -161,7 +161,8 @@ TEST(Sweep, ShardsPartitionThePoints) {
 // --- rows and CSV ------------------------------------------------------------------------------------------------
 
 json minimal_report() {
-  return {{"summary",
+  return {{"verdict", "simulated"},
+          {"summary",
            {{"gpus", 8},
             {"makespan_s", 2.5},
             {"single_gpu_time_s", 16.0},
@@ -198,8 +199,8 @@ TEST(Sweep, CsvHeaderAndRows) {
   const std::string expected =
       "point,/cluster/nodes,/strategy/shares,gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,"
       "karp_flatt_serial_fraction,parallel_fraction,amdahl_speedup_bound,communication_overhead,"
-      "load_imbalance_max_over_mean\n"
-      "0,8,\"[0.5,0.5]\",8,2.5,16,6.4,0.8,0.03,0.97,6.9,0.05,1.25\n";
+      "load_imbalance_max_over_mean,verdict\n"
+      "0,8,\"[0.5,0.5]\",8,2.5,16,6.4,0.8,0.03,0.97,6.9,0.05,1.25,simulated\n";
   EXPECT_EQ(out.str(), expected);
 }
 
@@ -218,7 +219,37 @@ TEST(Sweep, CsvWithoutRowsIsAHeader) {
   write_sweep_csv(out, {}, {});
   EXPECT_EQ(out.str(), "point,gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,"
                        "karp_flatt_serial_fraction,parallel_fraction,amdahl_speedup_bound,communication_overhead,"
-                       "load_imbalance_max_over_mean\n");
+                       "load_imbalance_max_over_mean,verdict\n");
+}
+
+TEST(Sweep, OutOfMemoryPointIsARowWithItsVerdict) {
+  const std::vector<SweepAxis> axes{axis("/cluster/nodes", {"1", "8"})};
+  const std::vector<SweepPoint> points = expand_sweep(axes);
+  const json out_of_memory = {{"verdict", "out_of_memory"},
+                              {"scenario", {{"input", {{"cluster", {{"nodes", 1}, {"gpus_per_node", 4}}}}}}}};
+  const std::vector<SweepRow> rows{sweep_row(points[0], out_of_memory), sweep_row(points[1], minimal_report())};
+  EXPECT_TRUE(rows[0].out_of_memory);
+  EXPECT_EQ(rows[0].gpus, 4);
+  EXPECT_EQ(fastest_row(rows), 1U) << "a point that does not fit is never the fastest";
+  EXPECT_EQ(fastest_row({rows[0]}), 1U) << "no simulated point: none is the fastest";
+  std::ostringstream csv;
+  write_sweep_csv(csv, axes, rows);
+  EXPECT_NE(csv.str().find("\n0,1,4,,,,,,,,,,out_of_memory\n"), std::string::npos) << csv.str();
+  const std::string table = format_sweep_table(axes, rows);
+  EXPECT_NE(table.find("out of memory"), std::string::npos) << table;
+  EXPECT_NE(table.find("1 of 2 points do not fit"), std::string::npos) << table;
+  EXPECT_NE(table.find("fastest (*): point 1"), std::string::npos) << table;
+}
+
+TEST(Sweep, ProductIsCountedBeforeItIsExpanded) {
+  std::vector<SweepAxis> axes;
+  for (int a = 0; a < 9; ++a)
+    axes.push_back(axis("/a" + std::to_string(a), {"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}));
+  EXPECT_EQ(sweep_size(axes), kMaxSweepPoints + 1);
+  EXPECT_THROW(expand_sweep(axes), InputError);
+  axes.resize(6);
+  EXPECT_EQ(sweep_size(axes), 1'000'000U);
+  EXPECT_EQ(expand_sweep({axes[0], axes[1]}).size(), 100U);
 }
 
 } // namespace

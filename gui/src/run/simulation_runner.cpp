@@ -1,6 +1,8 @@
 // Running partsim as a child process; all I/O through QProcess signals, parsing on a worker thread.
 #include "run/simulation_runner.hpp"
 
+#include "partsim/exit_codes.hpp"
+
 #include <QFile>
 #include <QRegularExpression>
 #include <QtConcurrent/QtConcurrentRun>
@@ -123,14 +125,13 @@ void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
   p->deleteLater();
   const double wall = static_cast<double>(clock_.elapsed()) / 1000.0;
   // Exit code 3: the plan does not fit in GPU memory; partsim still prints its report (verdict out_of_memory).
-  constexpr int kExitOutOfMemory = 3;
-  if (status == QProcess::CrashExit || (exit_code != 0 && exit_code != kExitOutOfMemory)) {
+  if (status == QProcess::CrashExit || (exit_code != kExitOk && exit_code != kExitOutOfMemory)) {
     RunOutcome o;
     o.exit_code = exit_code;
     o.wall_s = wall;
-    o.state = status == QProcess::CrashExit ? RunState::Crashed
-              : exit_code == 2              ? RunState::InputError
-                                            : RunState::Failed;
+    o.state = status == QProcess::CrashExit  ? RunState::Crashed
+              : exit_code == kExitInputError ? RunState::InputError
+                                             : RunState::Failed;
     o.error = parse_error_line(QString::fromUtf8(stderr_));
     if (o.error.message.isEmpty()) o.error.message = QStringLiteral("partsim exited with code %1").arg(exit_code);
     finish(o);

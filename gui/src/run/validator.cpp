@@ -5,6 +5,7 @@
 #include "partsim/error.hpp"
 #include "partsim/scenario.hpp"
 #include "partsim/strategy.hpp"
+#include "partsim/text.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -22,10 +23,13 @@ Validation validate_scenario(const nlohmann::json& document, const std::string& 
     if (const auto* dp = std::get_if<DataParallel>(&scenario.strategy)) v.partitions = dp->partitions;
     v.plan_summary = QString::fromStdString(plan.summary);
   } catch (const InputError& e) {
-    v.error = parse_error_line(QStringLiteral("partsim: error: ") + QString::fromUtf8(e.what()));
-    if (v.error.pointer.isEmpty() && !e.pointer().empty()) v.error.pointer = QString::fromStdString(e.pointer());
+    // The error's own parts (already one printable line), not a re-parse of its text.
+    v.error.message = QString::fromStdString(e.what());
+    v.error.pointer = QString::fromStdString(e.pointer());
   } catch (const std::exception& e) {
-    v.error.message = QString::fromUtf8(e.what());
+    const std::string what = printable(e.what());
+    v.error.message = QStringLiteral("internal error: %1")
+                          .arg(what.empty() ? QStringLiteral("(no message)") : QString::fromStdString(what));
   }
   return v;
 }

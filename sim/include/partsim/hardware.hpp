@@ -101,8 +101,21 @@ struct GpuProfile {
 /** Current version of the hardware profile format. */
 inline constexpr int kHardwareSchemaVersion = 1;
 
-/** Data types a profile may list peak rates for. */
+/** A numeric type: its size, and whether training keeps weights, gradients and activations in it. */
+struct DataTypeInfo {
+  std::string name;
+  double element_bytes;
+  bool trainable; ///< false for int8 and fp4: inference formats, no training stack keeps its state in them
+};
+
+/** The one table of data types (fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4); nullptr for an unknown name. */
+const DataTypeInfo* find_data_type(const std::string& name);
+
+/** Data types a profile may list peak rates for (every type of the table). */
 const std::vector<std::string>& known_data_types();
+
+/** Data types model training can run in (the table's trainable ones). */
+const std::vector<std::string>& training_data_types();
 
 /** Reads a provenance object: {"kind": "datasheet", "source", "note"?}, {"kind": "measured", "device", "date",
  * "tool", ...} or {"kind": "assumption", "note", "source"?}. */

@@ -86,11 +86,13 @@ struct CollectiveBenchmark {
   std::uint64_t bytes = 0; ///< nccl-tests' size (see collective.hpp)
   std::int64_t iterations = 1;
   int root = 0; ///< broadcast
+  /** Computes nothing; the GPU hosts still need a speed: bf16's peak, or the profile's first where it has none. */
+  std::string data_type = "bf16";
 };
 
 using Workload = std::variant<DataJob, ModelTraining, CollectiveBenchmark>;
 
-/** The compute data type of a workload ("bf16" for a collective benchmark, which computes nothing). */
+/** The compute data type of a workload (always one the cluster's GPU profile has a peak rate for). */
 std::string workload_data_type(const Workload& workload);
 /** Iterations of a workload. */
 std::int64_t workload_iterations(const Workload& workload);

@@ -29,7 +29,14 @@ struct SweepPoint {
   std::vector<std::string> labels;
 };
 
-/** The cartesian product of the axes, first axis slowest. */
+/** Most points a sweep expands (each is a simulation of its own). */
+inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
+
+/** Points in the cartesian product of the axes, or kMaxSweepPoints + 1 when there are more. */
+std::size_t sweep_size(const std::vector<SweepAxis>& axes);
+
+/** The cartesian product of the axes, first axis slowest. @throws InputError past kMaxSweepPoints points (counted
+ * before anything is expanded). */
 std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes);
 
 /** Parses "I/N" (0 <= I < N). */
@@ -41,6 +48,7 @@ std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std:
 /** The figures a sweep reports per point, read from the point's report.json. */
 struct SweepRow {
   SweepPoint point;
+  bool out_of_memory = false; ///< the verdict: the point does not fit in GPU memory; no figures but gpus
   int gpus = 0;
   double makespan = 0.0;
   double single_gpu_time = 0.0;
@@ -55,7 +63,8 @@ struct SweepRow {
 
 SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report);
 
-/** Index in `rows` of the point with the smallest makespan (the first one on ties). */
+/** Index in `rows` of the simulated point with the smallest makespan (the first one on ties), or rows.size() when
+ * no point was simulated (all out of memory). */
 std::size_t fastest_row(const std::vector<SweepRow>& rows);
 
 void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);

@@ -12,7 +12,7 @@
 
 namespace partsim {
 
-/** Bytes per element of a data type: 4 for fp32/tf32, 2 for bf16/fp16, 1 for fp8. */
+/** Bytes per element of a data type training can run in (find_data_type's table; scenarios refuse the others). */
 double bytes_per_element(const std::string& data_type);
 
 /** Memory one GPU needs, by kind, against its capacity. */

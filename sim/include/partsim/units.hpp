@@ -16,6 +16,18 @@ enum class Dimension {
   Power,     ///< watts: W with SI prefixes (kW, MW)
 };
 
+/** The magnitudes a real machine can have in a dimension: a quantity is 0 or between `smallest` and `largest`.
+ * Every quantity read from a scenario or a profile is held to it, on top of the field's own bounds, so that
+ * no denormal or astronomic figure reaches the simulation (SimGrid aborts on durations that are not finite). */
+struct PhysicalRange {
+  double smallest; ///< the smallest non-zero magnitude
+  double largest;
+};
+
+/** Time 1 ps to 1e9 s (31.7 years); bytes 1 B to 1e18 B (1 EB); bandwidth 1 kB/s to 1 PB/s; flop rate 1 Mflop/s to
+ * 1e18 flop/s (1 Eflop/s); flop 1 to 1e24; power 1 mW to 10 MW. */
+PhysicalRange physical_range(Dimension dimension);
+
 /** Name of the SI unit of a dimension, for messages: "s", "bytes", "bytes/s", "flop/s", "flop", "W". */
 std::string_view si_unit(Dimension dimension);
 
