@@ -14,6 +14,7 @@ packages=(
   qt6-charts-dev          # partsim-gui: charts
   libqt6opengl6-dev       # partsim-gui: Qt6Charts' CMake config needs Qt6OpenGL's
   qt6-svg-dev             # partsim-gui: SVG export of charts
+  clang libclang-rt-14-dev  # the libFuzzer target of the scenario parser (the `fuzz` preset) and its sanitizers
 )
 
 sudo_cmd=()

@@ -54,7 +54,7 @@ namespace {
 class CollectiveResolver {
  public:
   CollectiveResolver(const ClusterSpec& cluster, const CollectiveChoice& choice)
-      : cluster_(cluster), choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()),
+      : choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()),
         nodes_(cluster.nodes), slowest_(slowest_link(links_, cluster.gpus_per_node, cluster.nodes)) {}
 
   /** Adds a collective (fidelity still open) that runs `instances` times. */
@@ -81,7 +81,6 @@ class CollectiveResolver {
   std::uint64_t messages(const CollectiveStep& step) const { return planned_messages(step, n_, nodes_, slowest_); }
 
  private:
-  const ClusterSpec& cluster_;
   CollectiveChoice choice_;
   TwoLevelCost links_;
   int n_;

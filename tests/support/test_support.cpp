@@ -73,13 +73,19 @@ std::string shell_quote(const std::string& text) {
 } // namespace
 
 CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
+  return run_cli_in_shell(args, cwd, "", "");
+}
+
+CliResult run_cli_in_shell(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                           const std::string& shell_prefix, const std::string& stdout_to) {
   const std::filesystem::path dir = cwd.empty() ? temp_dir() : cwd;
   const std::filesystem::path err_file = temp_dir() / "stderr.txt";
-  std::string command = "cd " + shell_quote(dir.string()) +
-                        " && PARTSIM_DATA_DIR=" + shell_quote(source_dir().string()) + " " + shell_quote(PARTSIM_CLI);
+  std::string command = "cd " + shell_quote(dir.string()) + " && " + shell_prefix +
+                        " PARTSIM_DATA_DIR=" + shell_quote(source_dir().string()) + " " + shell_quote(PARTSIM_CLI);
   // append() rather than " " + ...: GCC 12 at -O3 warns falsely (-Wrestrict) on operator+ with a literal.
   for (const std::string& arg : args) command.append(" ").append(shell_quote(arg));
   command.append(" 2>").append(shell_quote(err_file.string())).append(" </dev/null");
+  if (!stdout_to.empty()) command.append(" >").append(shell_quote(stdout_to));
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("popen failed");

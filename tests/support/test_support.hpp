@@ -46,6 +46,11 @@ struct CliResult {
 /** Runs the built `partsim` binary with `args` in folder `cwd` (default: a fresh temporary folder). */
 CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
 
+/** The same through `sh -c`, after the shell commands `shell_prefix` ("ulimit -f 1; trap '' XFSZ;"), with standard
+ * output sent to the file `stdout_to` when it is not empty ("/dev/full"). */
+CliResult run_cli_in_shell(const std::vector<std::string>& args, const std::filesystem::path& cwd,
+                           const std::string& shell_prefix, const std::string& stdout_to);
+
 /** `partsim run scenarios/<scenario> --json --no-files --no-progress`, with `--set` for each of `sets`: the report,
  * or an empty object (and a test failure naming stderr) when the run fails. */
 nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<std::string>& sets);
