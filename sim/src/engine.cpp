@@ -161,25 +161,30 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
 
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
-  // Periodic speed profiles tick for as long as the run lasts, which the planner could only estimate: stop the run
-  // where they pass what is left of the event budget.
+  // Periodic speed profiles tick for as long as the run lasts, which the planner could only estimate: a daemon stops
+  // the run where they pass what is left of the event budget (a daemon ends with the last rank, so a run that ends in
+  // time never sees it; Engine::run_until would go on replaying the profiles to the limit).
   const double budget_left = static_cast<double>(scenario.run.max_events) -
                              static_cast<double>(plan.planned_messages + plan.planned_executions);
   const double profile_limit = speed_profile_horizon(scenario.cluster, budget_left);
+  bool over_budget = false;
   if (std::isfinite(profile_limit)) {
-    engine.run_until(profile_limit);
-    if (engine.get_actor_count() > 0) {
-      static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value): see above
-      throw InputError(
-          scenario.source, "/run/max_events",
-          fmt::format("the periodic speed profiles of /cluster/speed_changes made {:.3g} events by {:.3g} s "
-                      "of simulated time and the run had not ended, more than the limit of {} with the "
-                      "plan's {} messages and executions; lengthen the periods or raise /run/max_events",
-                      speed_profile_events(scenario.cluster, profile_limit), profile_limit, scenario.run.max_events,
-                      plan.planned_messages + plan.planned_executions));
-    }
-  } else {
-    engine.run();
+    sg4::Actor::create("event-budget", platform.baseline, [&over_budget, profile_limit] {
+      sg4::this_actor::sleep_until(profile_limit);
+      over_budget = true;
+      sg4::Actor::kill_all();
+    })->daemonize();
+    --result.actors; // not part of the simulated system
+  }
+  engine.run();
+  if (over_budget) {
+    static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value): see above
+    throw InputError(scenario.source, "/run/max_events",
+                     fmt::format("the periodic speed profiles of /cluster/speed_changes made {:.3g} events by {:.3g} s "
+                                 "of simulated time and the run had not ended, more than the limit of {} with the "
+                                 "plan's {} messages and executions; lengthen the periods or raise /run/max_events",
+                                 speed_profile_events(scenario.cluster, profile_limit), profile_limit,
+                                 scenario.run.max_events, plan.planned_messages + plan.planned_executions));
   }
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
   engine::unfold_results(ctx, folding, result);
