@@ -259,16 +259,19 @@ void MainWindow::validate_now() {
 void MainWindow::on_validated(const Validation& v) {
   if (debounce_.isActive()) return; // more edits are coming
   validation_ = v;
-  if (v.ok)
+  if (v.ok) {
     form_->show_valid(v);
-  else
+  } else {
     form_->show_error(v.error);
+    // Before the signal: whoever listens (the screenshot mode) reads the status.
+    set_status(tr("invalid scenario: %1").arg(v.error.message));
+  }
   emit validated(v.ok);
   const bool requested = run_after_validation_; // an explicit Run waited for this answer
   run_after_validation_ = false;
   const bool small = v.planned_events <= kAutoRunEventLimit && last_wall_s_ < 1.0;
   if (!v.ok) {
-    set_status(tr("invalid scenario: %1").arg(v.error.message));
+    // the status says why (above)
   } else if (requested || (auto_action_->isChecked() && small)) {
     start_run();
   } else {
