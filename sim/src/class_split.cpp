@@ -17,12 +17,6 @@ namespace partsim {
 
 namespace {
 
-constexpr std::array<std::pair<SplitMethod, std::string_view>, 3> kMethodNames{{
-    {SplitMethod::Random, "random"},
-    {SplitMethod::Stratified, "stratified"},
-    {SplitMethod::StratifiedOversample, "stratified_oversample"},
-}};
-
 constexpr long double kMinusInfinity = -std::numeric_limits<long double>::infinity();
 
 /** log C(n, k) for k <= n. */
@@ -88,19 +82,6 @@ void deal_stratified(ClassSplit& split) {
 }
 
 } // namespace
-
-std::string_view to_string(SplitMethod method) {
-  for (const auto& [value, name] : kMethodNames)
-    if (value == method) return name;
-  PARTSIM_CHECK(false) << "split method " << static_cast<int>(method);
-  return {};
-}
-
-std::optional<SplitMethod> parse_split_method(std::string_view name) {
-  for (const auto& [value, spelling] : kMethodNames)
-    if (spelling == name) return value;
-  return std::nullopt;
-}
 
 double hypergeometric_log_pmf(std::uint64_t x, std::uint64_t population, std::uint64_t successes, std::uint64_t draws) {
   return static_cast<double>(log_pmf(x, population, successes, draws));

@@ -157,10 +157,6 @@ DataJob parse_data_job(JsonReader& reader) {
   return job;
 }
 
-Recomputation parse_recomputation(const std::string& text) {
-  return text == "none" ? Recomputation::None : text == "selective" ? Recomputation::Selective : Recomputation::Full;
-}
-
 ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::path& data_dir) {
   ModelTraining t;
   JsonReader model = reader.child("model");
@@ -184,31 +180,19 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
     throw InputError(reader.source(), reader.pointer() + "/micro_batch",
                      fmt::format("expected at most the global batch ({}), got {}", t.global_batch, t.micro_batch));
   t.data_type = reader.choice_or("data_type", "bf16", training_data_types());
-  const std::string recompute = reader.choice_or("recomputation", "none", {"none", "selective", "full"});
-  t.recomputation = parse_recomputation(recompute);
+  t.recomputation = reader.enum_choice_or("recomputation", Recomputation::None);
   if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
     throw InputError(reader.source(), reader.pointer() + "/recomputation",
                      "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
-  const std::string optimizer = reader.choice_or("optimizer", "adam", {"adam", "sgd_momentum", "sgd"});
-  t.optimizer = optimizer == "adam" ? Optimizer::Adam : optimizer == "sgd" ? Optimizer::Sgd : Optimizer::SgdMomentum;
+  t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
   t.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
   t.workspace = reader.quantity_or("workspace", 1024.0 * 1024 * 1024, Dimension::Bytes, Bounds::non_negative(1e15));
   return t;
 }
 
-std::optional<CollectiveOp> parse_collective_op(const std::string& text) {
-  if (text == "all_reduce") return CollectiveOp::AllReduce;
-  if (text == "reduce_scatter") return CollectiveOp::ReduceScatter;
-  if (text == "all_gather") return CollectiveOp::AllGather;
-  if (text == "all_to_all") return CollectiveOp::AllToAll;
-  if (text == "broadcast") return CollectiveOp::Broadcast;
-  return std::nullopt;
-}
-
 CollectiveBenchmark parse_collective_benchmark(JsonReader& reader, const ClusterSpec& cluster) {
   CollectiveBenchmark b;
-  b.op = *parse_collective_op(
-      reader.choice("operation", {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"}));
+  b.op = reader.enum_choice<CollectiveOp>("operation");
   b.bytes = static_cast<std::uint64_t>(reader.quantity("bytes", Dimension::Bytes, Bounds::positive(1e15)));
   b.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
   b.root = static_cast<int>(reader.integer_or("root", 0, 0, cluster.gpu_count() - 1));
@@ -244,16 +228,8 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std
 
 CollectiveChoice parse_collective_choice(JsonReader& reader) {
   CollectiveChoice choice;
-  const std::string algorithm =
-      reader.choice_or("algorithm", "auto", {"auto", "ring", "tree", "hierarchical", "direct"});
-  if (algorithm == "ring") choice.algorithm = CollectiveAlgorithm::Ring;
-  if (algorithm == "tree") choice.algorithm = CollectiveAlgorithm::Tree;
-  if (algorithm == "hierarchical") choice.algorithm = CollectiveAlgorithm::Hierarchical;
-  if (algorithm == "direct") choice.algorithm = CollectiveAlgorithm::Direct;
-  const std::string fidelity = reader.choice_or("fidelity", "auto", {"auto", "steps", "flows", "analytic"});
-  if (fidelity == "steps") choice.fidelity = Fidelity::Steps;
-  if (fidelity == "flows") choice.fidelity = Fidelity::Flows;
-  if (fidelity == "analytic") choice.fidelity = Fidelity::Analytic;
+  choice.algorithm = reader.auto_or_enum_choice<CollectiveAlgorithm>("algorithm");
+  choice.fidelity = reader.auto_or_enum_choice<Fidelity>("fidelity");
   return choice;
 }
 
@@ -319,11 +295,7 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
 
 Balancing parse_balancing(JsonReader& reader) {
   Balancing b;
-  const std::string policy = reader.choice("policy", {"static", "work_queue", "measured_rate", "work_stealing"});
-  b.policy = policy == "static"          ? BalancingPolicy::Static
-             : policy == "work_queue"    ? BalancingPolicy::WorkQueue
-             : policy == "measured_rate" ? BalancingPolicy::MeasuredRate
-                                         : BalancingPolicy::WorkStealing;
+  b.policy = reader.enum_choice<BalancingPolicy>("policy");
   b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, kMaxSamples));
   b.dispatch_overhead = reader.quantity_or("dispatch_overhead", 0.0, Dimension::Time, Bounds::non_negative(1e6));
   b.sample_bytes = reader.quantity_or("sample_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
@@ -379,9 +351,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParal
 
 ParallelAxis parse_axis(const JsonReader& item) {
   const std::string name = item.as_string();
-  if (name == "tensor") return ParallelAxis::Tensor;
-  if (name == "data") return ParallelAxis::Data;
-  if (name == "pipeline") return ParallelAxis::Pipeline;
+  if (const auto axis = enum_value<ParallelAxis>(name)) return *axis;
   throw item.error(fmt::format("expected \"tensor\", \"data\" or \"pipeline\", got \"{}\"", name));
 }
 
@@ -430,10 +400,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
       }
     }
   }
-  const std::string schedule = reader.choice_or("schedule", "1f1b", {"gpipe", "1f1b", "interleaved"});
-  mp.schedule = schedule == "gpipe"  ? PipelineSchedule::GPipe
-                : schedule == "1f1b" ? PipelineSchedule::OneFOneB
-                                     : PipelineSchedule::Interleaved;
+  mp.schedule = reader.enum_choice_or("schedule", PipelineSchedule::OneFOneB);
   const bool interleaved = mp.schedule == PipelineSchedule::Interleaved;
   mp.virtual_stages = static_cast<int>(reader.integer_or("virtual_stages", interleaved ? 2 : 1, 1, 1024));
   if (interleaved != (mp.virtual_stages > 1))
@@ -558,8 +525,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   const DataJob& job = std::get<DataJob>(workload);
   if (auto split = reader.optional_child("class_split")) {
     ClassSplitSpec spec;
-    const std::string method = split->choice("method", {"random", "stratified", "stratified_oversample"});
-    spec.method = *parse_split_method(method);
+    spec.method = split->enum_choice<SplitMethod>("method");
     spec.starved_threshold =
         static_cast<std::uint64_t>(split->integer_or("starved_threshold", 1, 0, 1'000'000'000'000'000));
     spec.oversample_target =
@@ -616,8 +582,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
 RunSpec parse_run(JsonReader reader) {
   RunSpec run;
   run.seed = static_cast<std::uint64_t>(reader.integer_or("seed", 1, 0, INT64_MAX));
-  run.network_model =
-      reader.choice_or("network_model", "CM02", {"CM02", "LV08"}) == "CM02" ? NetworkModel::CM02 : NetworkModel::LV08;
+  run.network_model = reader.enum_choice_or("network_model", NetworkModel::CM02);
   if (auto outputs = reader.optional_child("outputs")) {
     run.outputs = OutputSelection{false, false, false, false};
     for (const JsonReader& item : outputs->elements(0, 4)) {
@@ -728,48 +693,6 @@ Scenario default_scenario(const std::vector<Override>& overrides, const std::fil
   nlohmann::json document = parse_json_text(default_scenario_text(), source);
   apply_overrides(document, overrides);
   return parse_scenario(document, source, data_dir);
-}
-
-std::string to_string(NetworkModel model) {
-  return model == NetworkModel::CM02 ? "CM02" : "LV08";
-}
-
-std::string to_string(BalancingPolicy policy) {
-  switch (policy) {
-  case BalancingPolicy::Static:
-    return "static";
-  case BalancingPolicy::WorkQueue:
-    return "work_queue";
-  case BalancingPolicy::MeasuredRate:
-    return "measured_rate";
-  case BalancingPolicy::WorkStealing:
-    return "work_stealing";
-  }
-  return "?";
-}
-
-std::string to_string(PipelineSchedule schedule) {
-  switch (schedule) {
-  case PipelineSchedule::GPipe:
-    return "gpipe";
-  case PipelineSchedule::OneFOneB:
-    return "1f1b";
-  case PipelineSchedule::Interleaved:
-    return "interleaved";
-  }
-  return "?";
-}
-
-std::string to_string(ParallelAxis axis) {
-  return axis == ParallelAxis::Tensor ? "tensor" : axis == ParallelAxis::Data ? "data" : "pipeline";
-}
-
-std::string to_string(GradientSync sync) {
-  return sync == GradientSync::None ? "none" : "all_reduce";
-}
-
-std::string to_string(Optimizer optimizer) {
-  return optimizer == Optimizer::Adam ? "adam" : optimizer == Optimizer::Sgd ? "sgd" : "sgd_momentum";
 }
 
 std::string workload_data_type(const Workload& workload) {

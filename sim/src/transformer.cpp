@@ -55,30 +55,6 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
 
 } // namespace
 
-std::string_view to_string(TransformerArchitecture architecture) {
-  return architecture == TransformerArchitecture::Decoder ? "decoder" : "encoder";
-}
-std::string_view to_string(MlpKind mlp) {
-  return mlp == MlpKind::Plain ? "plain" : "gated";
-}
-std::string_view to_string(PositionEmbedding position) {
-  return position == PositionEmbedding::Learned ? "learned" : "rotary";
-}
-std::string_view to_string(NormKind norm) {
-  return norm == NormKind::LayerNorm ? "layernorm" : "rmsnorm";
-}
-std::string_view to_string(Recomputation recomputation) {
-  switch (recomputation) {
-  case Recomputation::None:
-    return "none";
-  case Recomputation::Selective:
-    return "selective";
-  case Recomputation::Full:
-    return "full";
-  }
-  return "unknown";
-}
-
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
   const std::pair<const char*, std::int64_t> counts[] = {
       {"layers", c.layers}, {"hidden_size", c.hidden}, {"heads", c.heads},

@@ -31,9 +31,7 @@ bool required_boolean(JsonReader& reader, std::string_view key) {
 
 TransformerConfig parse_transformer(JsonReader& reader) {
   TransformerConfig c;
-  c.architecture = reader.choice("architecture", {"decoder", "encoder"}) == "decoder"
-                       ? TransformerArchitecture::Decoder
-                       : TransformerArchitecture::Encoder;
+  c.architecture = reader.enum_choice<TransformerArchitecture>("architecture");
   c.layers = reader.integer("layers", 1, 100'000);
   c.hidden = reader.integer("hidden_size", 1, kMaxWidth);
   c.heads = reader.integer("heads", 1, kMaxWidth);
@@ -42,10 +40,9 @@ TransformerConfig parse_transformer(JsonReader& reader) {
   c.ffn = reader.integer("ffn_size", 1, kMaxWidth);
   c.vocab = reader.integer("vocab_size", 1, kMaxLength);
   c.sequence_length = reader.integer("sequence_length", 1, kMaxLength);
-  c.mlp = reader.choice("mlp", {"plain", "gated"}) == "plain" ? MlpKind::Plain : MlpKind::Gated;
-  c.position = reader.choice("position_embedding", {"learned", "rotary"}) == "learned" ? PositionEmbedding::Learned
-                                                                                       : PositionEmbedding::Rotary;
-  c.norm = reader.choice("norm", {"layernorm", "rmsnorm"}) == "layernorm" ? NormKind::LayerNorm : NormKind::RmsNorm;
+  c.mlp = reader.enum_choice<MlpKind>("mlp");
+  c.position = reader.enum_choice<PositionEmbedding>("position_embedding");
+  c.norm = reader.enum_choice<NormKind>("norm");
   c.bias = required_boolean(reader, "bias");
   c.tied_embeddings = required_boolean(reader, "tied_embeddings");
   c.dropout = reader.boolean_or("dropout", false);

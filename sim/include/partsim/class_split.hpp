@@ -2,6 +2,8 @@
 // oversampling), with the risk of a minority-starved partition from the hypergeometric distribution.
 #pragma once
 
+#include "partsim/enum_names.hpp"
+
 #include "partsim/labels.hpp"
 
 #include <cstddef>
@@ -20,10 +22,22 @@ enum class SplitMethod {
   StratifiedOversample ///< stratified, then minority samples are replicated where a partition has too few
 };
 
+template <>
+struct EnumNames<SplitMethod> {
+  static constexpr std::array<EnumEntry<SplitMethod>, 3> entries{
+      {{SplitMethod::Random, "random"},
+       {SplitMethod::Stratified, "stratified"},
+       {SplitMethod::StratifiedOversample, "stratified_oversample"}}};
+};
+
 /** The scenario spelling: "random", "stratified", "stratified_oversample". */
-std::string_view to_string(SplitMethod method);
+inline std::string_view to_string(SplitMethod method) {
+  return enum_name(method);
+}
 /** The method spelled `name` (as to_string writes it), if any. */
-std::optional<SplitMethod> parse_split_method(std::string_view name);
+inline std::optional<SplitMethod> parse_split_method(std::string_view name) {
+  return enum_value<SplitMethod>(name);
+}
 
 /** What to split and how. */
 struct SplitOptions {

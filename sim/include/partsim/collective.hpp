@@ -2,6 +2,8 @@
 // figures nccl-tests reports. Pure arithmetic, no SimGrid: the engine's implementations are checked against these.
 #pragma once
 
+#include "partsim/enum_names.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -28,10 +30,47 @@ enum class Fidelity { Steps, Flows, Analytic };
 /** What a collective belongs to, for the report's exposed communication by kind. */
 enum class CommKind { Data, Tensor, Pipeline, Expert };
 
-std::string to_string(CollectiveOp op);
-std::string to_string(CollectiveAlgorithm algorithm);
-std::string to_string(Fidelity fidelity);
-std::string to_string(CommKind kind);
+template <>
+struct EnumNames<CollectiveOp> {
+  static constexpr std::array<EnumEntry<CollectiveOp>, 5> entries{{{CollectiveOp::AllReduce, "all_reduce"},
+                                                                   {CollectiveOp::ReduceScatter, "reduce_scatter"},
+                                                                   {CollectiveOp::AllGather, "all_gather"},
+                                                                   {CollectiveOp::AllToAll, "all_to_all"},
+                                                                   {CollectiveOp::Broadcast, "broadcast"}}};
+};
+template <>
+struct EnumNames<CollectiveAlgorithm> {
+  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 4> entries{
+      {{CollectiveAlgorithm::Ring, "ring"},
+       {CollectiveAlgorithm::Tree, "tree"},
+       {CollectiveAlgorithm::Hierarchical, "hierarchical"},
+       {CollectiveAlgorithm::Direct, "direct"}}};
+};
+template <>
+struct EnumNames<Fidelity> {
+  static constexpr std::array<EnumEntry<Fidelity>, 3> entries{
+      {{Fidelity::Steps, "steps"}, {Fidelity::Flows, "flows"}, {Fidelity::Analytic, "analytic"}}};
+};
+template <>
+struct EnumNames<CommKind> {
+  static constexpr std::array<EnumEntry<CommKind>, 4> entries{{{CommKind::Data, "data"},
+                                                               {CommKind::Tensor, "tensor"},
+                                                               {CommKind::Pipeline, "pipeline"},
+                                                               {CommKind::Expert, "expert"}}};
+};
+
+inline std::string to_string(CollectiveOp op) {
+  return std::string(enum_name(op));
+}
+inline std::string to_string(CollectiveAlgorithm algorithm) {
+  return std::string(enum_name(algorithm));
+}
+inline std::string to_string(Fidelity fidelity) {
+  return std::string(enum_name(fidelity));
+}
+inline std::string to_string(CommKind kind) {
+  return std::string(enum_name(kind));
+}
 
 /** Which algorithms compute which operation: all-reduce {ring, tree, hierarchical}, reduce-scatter and all-gather
  * {ring}, all-to-all {direct}, broadcast {ring: a pipelined chain from the root}. */

@@ -23,7 +23,9 @@ template <typename E>
 struct EnumNames;
 
 template <typename E>
-concept NamedEnum = requires { EnumNames<E>::entries; };
+concept NamedEnum = requires {
+  EnumNames<E>::entries;
+};
 
 /** The name of `value` ("?" for a value outside the table, which a test of each table rules out). */
 template <NamedEnum E>

@@ -2,6 +2,7 @@
 // and keys that nobody asked for are reported as unknown.
 #pragma once
 
+#include "partsim/enum_names.hpp"
 #include "partsim/error.hpp"
 #include "partsim/units.hpp"
 
@@ -66,6 +67,23 @@ class JsonReader {
   std::string choice(std::string_view key, const std::vector<std::string>& allowed);
   std::string choice_or(std::string_view key, std::string fallback, const std::vector<std::string>& allowed);
   bool boolean_or(std::string_view key, bool fallback);
+  /** A string naming a value of enum E (its EnumNames table). */
+  template <NamedEnum E>
+  E enum_choice(std::string_view key) {
+    return *enum_value<E>(choice(key, enum_names<E>()));
+  }
+  template <NamedEnum E>
+  E enum_choice_or(std::string_view key, E fallback) {
+    return has(key) ? enum_choice<E>(key) : fallback;
+  }
+  /** "auto" (or no key): nullopt, to be chosen later; else a value of enum E. */
+  template <NamedEnum E>
+  std::optional<E> auto_or_enum_choice(std::string_view key) {
+    std::vector<std::string> allowed{"auto"};
+    for (std::string& name : enum_names<E>()) allowed.push_back(std::move(name));
+    const std::string text = choice_or(key, "auto", allowed);
+    return text == "auto" ? std::nullopt : enum_value<E>(text);
+  }
 
   /** Rejects keys of this object that were never asked for. */
   void finish() const;

@@ -261,11 +261,58 @@ Scenario default_scenario(const std::vector<Override>& overrides, const std::fil
 /** Text of the built-in default scenario. */
 const std::string& default_scenario_text();
 
-std::string to_string(NetworkModel model);
-std::string to_string(GradientSync sync);
-std::string to_string(Optimizer optimizer);
-std::string to_string(BalancingPolicy policy);
-std::string to_string(PipelineSchedule schedule);
-std::string to_string(ParallelAxis axis);
+template <>
+struct EnumNames<NetworkModel> {
+  static constexpr std::array<EnumEntry<NetworkModel>, 2> entries{
+      {{NetworkModel::CM02, "CM02"}, {NetworkModel::LV08, "LV08"}}};
+};
+template <>
+struct EnumNames<GradientSync> {
+  static constexpr std::array<EnumEntry<GradientSync>, 2> entries{
+      {{GradientSync::None, "none"}, {GradientSync::AllReduce, "all_reduce"}}};
+};
+template <>
+struct EnumNames<Optimizer> {
+  static constexpr std::array<EnumEntry<Optimizer>, 3> entries{
+      {{Optimizer::Adam, "adam"}, {Optimizer::SgdMomentum, "sgd_momentum"}, {Optimizer::Sgd, "sgd"}}};
+};
+template <>
+struct EnumNames<BalancingPolicy> {
+  static constexpr std::array<EnumEntry<BalancingPolicy>, 4> entries{
+      {{BalancingPolicy::Static, "static"},
+       {BalancingPolicy::WorkQueue, "work_queue"},
+       {BalancingPolicy::MeasuredRate, "measured_rate"},
+       {BalancingPolicy::WorkStealing, "work_stealing"}}};
+};
+template <>
+struct EnumNames<PipelineSchedule> {
+  static constexpr std::array<EnumEntry<PipelineSchedule>, 3> entries{{{PipelineSchedule::GPipe, "gpipe"},
+                                                                       {PipelineSchedule::OneFOneB, "1f1b"},
+                                                                       {PipelineSchedule::Interleaved, "interleaved"}}};
+};
+template <>
+struct EnumNames<ParallelAxis> {
+  static constexpr std::array<EnumEntry<ParallelAxis>, 3> entries{
+      {{ParallelAxis::Tensor, "tensor"}, {ParallelAxis::Data, "data"}, {ParallelAxis::Pipeline, "pipeline"}}};
+};
+
+inline std::string to_string(NetworkModel model) {
+  return std::string(enum_name(model));
+}
+inline std::string to_string(GradientSync sync) {
+  return std::string(enum_name(sync));
+}
+inline std::string to_string(Optimizer optimizer) {
+  return std::string(enum_name(optimizer));
+}
+inline std::string to_string(BalancingPolicy policy) {
+  return std::string(enum_name(policy));
+}
+inline std::string to_string(PipelineSchedule schedule) {
+  return std::string(enum_name(schedule));
+}
+inline std::string to_string(ParallelAxis axis) {
+  return std::string(enum_name(axis));
+}
 
 } // namespace partsim

@@ -2,6 +2,8 @@
 // decoder or encoder from its config. Pure arithmetic.
 #pragma once
 
+#include "partsim/enum_names.hpp"
+
 #include "partsim/compute_op.hpp"
 
 #include <cstdint>
@@ -24,11 +26,46 @@ enum class NormKind { LayerNorm, RmsNorm };
  * recomputed in the backward pass. */
 enum class Recomputation { None, Selective, Full };
 
-std::string_view to_string(TransformerArchitecture architecture);
-std::string_view to_string(MlpKind mlp);
-std::string_view to_string(PositionEmbedding position);
-std::string_view to_string(NormKind norm);
-std::string_view to_string(Recomputation recomputation);
+template <>
+struct EnumNames<TransformerArchitecture> {
+  static constexpr std::array<EnumEntry<TransformerArchitecture>, 2> entries{
+      {{TransformerArchitecture::Decoder, "decoder"}, {TransformerArchitecture::Encoder, "encoder"}}};
+};
+template <>
+struct EnumNames<MlpKind> {
+  static constexpr std::array<EnumEntry<MlpKind>, 2> entries{{{MlpKind::Plain, "plain"}, {MlpKind::Gated, "gated"}}};
+};
+template <>
+struct EnumNames<PositionEmbedding> {
+  static constexpr std::array<EnumEntry<PositionEmbedding>, 2> entries{
+      {{PositionEmbedding::Learned, "learned"}, {PositionEmbedding::Rotary, "rotary"}}};
+};
+template <>
+struct EnumNames<NormKind> {
+  static constexpr std::array<EnumEntry<NormKind>, 2> entries{
+      {{NormKind::LayerNorm, "layernorm"}, {NormKind::RmsNorm, "rmsnorm"}}};
+};
+template <>
+struct EnumNames<Recomputation> {
+  static constexpr std::array<EnumEntry<Recomputation>, 3> entries{
+      {{Recomputation::None, "none"}, {Recomputation::Selective, "selective"}, {Recomputation::Full, "full"}}};
+};
+
+inline std::string_view to_string(TransformerArchitecture architecture) {
+  return enum_name(architecture);
+}
+inline std::string_view to_string(MlpKind mlp) {
+  return enum_name(mlp);
+}
+inline std::string_view to_string(PositionEmbedding position) {
+  return enum_name(position);
+}
+inline std::string_view to_string(NormKind norm) {
+  return enum_name(norm);
+}
+inline std::string_view to_string(Recomputation recomputation) {
+  return enum_name(recomputation);
+}
 
 /** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
 struct TransformerConfig {
