@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "partsim/error.hpp"
+#include "partsim/event_stream.hpp"
 #include "partsim/exit_codes.hpp"
 #include "partsim/output_file.hpp"
 #include "partsim/report_writers.hpp"
@@ -15,6 +16,12 @@ int main(int argc, char** argv) {
   CLI::App app{"partsim: simulate AI work split across many GPUs, on SimGrid"};
   app.set_version_flag("--version", "partsim " + partsim::partsim_version());
   app.require_subcommand(1);
+  // Options of the app may follow the subcommand: `partsim run S --error-format=json`.
+  app.fallthrough();
+  std::string error_format = "text";
+  app.add_option("--error-format", error_format,
+                 "Errors on stderr as text lines, or as JSON lines for a program that runs partsim")
+      ->check(CLI::IsMember({"text", "json"}));
   std::vector<std::pair<CLI::App*, partsim::cli::Action>> commands;
   for (auto add : {partsim::cli::add_run_command, partsim::cli::add_sweep_command, partsim::cli::add_validate_command,
                    partsim::cli::add_list_command}) {
@@ -40,7 +47,13 @@ int main(int argc, char** argv) {
     std::fflush(nullptr);
     std::_Exit(code);
   };
-  auto say = [](const char* what) { std::cerr << "partsim: error: " << partsim::printable(what) << '\n'; };
+  // One line, in the format asked for; `source` and `pointer` are those of an InputError (empty otherwise).
+  auto say = [&error_format](int code, const std::string& what, const std::string& source, const std::string& pointer) {
+    if (error_format == "json")
+      std::cerr << partsim::error_line(code, source, pointer, partsim::printable(what));
+    else
+      std::cerr << "partsim: error: " << partsim::printable(what) << '\n';
+  };
   try {
     for (auto& [command, action] : commands)
       if (command->parsed()) {
@@ -49,16 +62,17 @@ int main(int argc, char** argv) {
         leave(code);
       }
   } catch (const partsim::InputError& e) {
-    say(e.what());
+    say(partsim::kExitInputError, e.what(), e.source(), e.pointer());
     leave(partsim::kExitInputError);
   } catch (const partsim::OutputError& e) {
-    say(e.what());
+    say(partsim::kExitOutputError, e.what(), "", "");
     leave(partsim::kExitOutputError);
   } catch (const std::bad_alloc&) {
-    say("out of host memory (std::bad_alloc); this run needs more memory than this machine has");
+    say(partsim::kExitFailure, "out of host memory (std::bad_alloc); this run needs more memory than this machine has",
+        "", "");
     leave(partsim::kExitFailure);
   } catch (const std::exception& e) {
-    say(e.what());
+    say(partsim::kExitFailure, e.what(), "", "");
     leave(partsim::kExitFailure);
   }
   return 0;

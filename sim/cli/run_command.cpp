@@ -4,6 +4,7 @@
 #include "partsim/data_dir.hpp"
 #include "partsim/engine.hpp"
 #include "partsim/error.hpp"
+#include "partsim/event_stream.hpp"
 #include "partsim/hardware.hpp"
 #include "partsim/json_file.hpp"
 #include "partsim/metrics.hpp"
@@ -63,7 +64,7 @@ struct RunOptions {
   std::string out_dir;
   bool json = false;
   bool no_files = false;
-  bool progress = false;
+  std::string progress; ///< "": when stderr is a terminal; "text" or "json": always
   bool no_progress = false;
 };
 
@@ -95,8 +96,13 @@ int run(const RunOptions& options) {
 
   EngineOptions engine_options;
   engine_options.record_all_intervals = scenario.run.outputs.trace && !options.no_files;
-  const bool show_progress = !options.no_progress && (options.progress || isatty(STDERR_FILENO) == 1);
-  if (show_progress)
+  const bool show_progress = !options.no_progress && (!options.progress.empty() || isatty(STDERR_FILENO) == 1);
+  const bool json_progress = options.progress == "json";
+  if (show_progress && json_progress)
+    engine_options.progress = [](std::uint64_t done, std::uint64_t planned) {
+      std::cerr << progress_line(done, planned) << std::flush;
+    };
+  else if (show_progress)
     engine_options.progress = [](std::uint64_t done, std::uint64_t planned) {
       std::cerr << fmt::format("\rpartsim: simulating {:5.1f}% ({} of {} events)", 100.0 * done / planned, done,
                                planned)
@@ -105,7 +111,10 @@ int run(const RunOptions& options) {
   const auto wall_begin = std::chrono::steady_clock::now();
   const RunResult result = simulate(scenario, plan, engine_options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
-  if (show_progress) std::cerr << "\r" << std::string(70, ' ') << "\r";
+  if (show_progress && !json_progress) std::cerr << "\r" << std::string(70, ' ') << "\r";
+  // The stream always ends with its last update: a reader sees the run complete, however short it was.
+  if (show_progress && json_progress)
+    std::cerr << progress_line(result.messages + result.executions, result.messages + result.executions) << std::flush;
 
   const Report report = make_report(scenario, plan, result);
   // report.json text, built once and only when printed or written.
@@ -159,7 +168,10 @@ Action add_run_command(CLI::App& app) {
   command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/<scenario name>)");
   command->add_flag("--json", options->json, "Print report.json to stdout instead of the table");
   command->add_flag("--no-files", options->no_files, "Write no files (report to stdout only)");
-  command->add_flag("--progress", options->progress, "Show progress on stderr even when it is not a terminal");
+  command
+      ->add_flag("--progress{text}", options->progress,
+                 "Show progress on stderr even when it is not a terminal; --progress=json: one JSON line per update")
+      ->check(CLI::IsMember({"text", "json"}));
   command->add_flag("--no-progress", options->no_progress, "Never show progress");
   return [options] { return run(*options); };
 }

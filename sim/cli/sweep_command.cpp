@@ -4,6 +4,7 @@
 
 #include "partsim/data_dir.hpp"
 #include "partsim/error.hpp"
+#include "partsim/event_stream.hpp"
 #include "partsim/output_file.hpp"
 #include "partsim/scenario.hpp"
 #include "partsim/strategy.hpp"
@@ -29,6 +30,7 @@ struct SweepOptions {
   std::size_t jobs = 0;
   std::string shard = "0/1";
   std::string out_dir;
+  std::string progress = "text"; ///< "text" (a line rewritten in place) or "json" (one JSON line per point)
 };
 
 std::string first_line(const std::string& text) {
@@ -66,10 +68,14 @@ int sweep(const SweepOptions& options) {
   }
   const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
   std::size_t finished = 0;
+  const bool json_progress = options.progress == "json";
   const auto results = run_children(commands, jobs, [&](std::size_t) {
-    std::cerr << fmt::format("\rpartsim: sweep {} of {} points done", ++finished, points.size()) << std::flush;
+    if (json_progress)
+      std::cerr << sweep_progress_line(++finished, points.size()) << std::flush;
+    else
+      std::cerr << fmt::format("\rpartsim: sweep {} of {} points done", ++finished, points.size()) << std::flush;
   });
-  std::cerr << '\n';
+  if (!json_progress) std::cerr << '\n';
 
   const std::filesystem::path dir =
       options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep" : std::filesystem::path(options.out_dir);
@@ -112,6 +118,9 @@ Action add_sweep_command(CLI::App& app) {
   command->add_option("--shard", options->shard, "Run only points with index mod N == I (for batch arrays)")
       ->type_name("I/N");
   command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/sweep)");
+  command
+      ->add_option("--progress", options->progress, "Progress on stderr: text, or json (one JSON line per point done)")
+      ->check(CLI::IsMember({"text", "json"}));
   return [options] { return sweep(*options); };
 }
 

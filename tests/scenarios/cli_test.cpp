@@ -1,6 +1,8 @@
 // The partsim command line end to end: outputs, exit codes, one-line errors, determinism, sweeps.
 #include "test_support.hpp"
 
+#include "partsim/event_stream.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -173,6 +175,34 @@ TEST(Cli, SweepShardsSplitThePoints) {
   ASSERT_TRUE(std::getline(csv, line));
   EXPECT_EQ(line.rfind("1,2,", 0), 0U) << "shard 1 of 2 holds point 1 only: " << line;
   EXPECT_FALSE(std::getline(csv, line));
+}
+
+TEST(Cli, MachineReadableProgressAndErrors) {
+  // --progress=json: one JSON line per update; --error-format=json: the error as one JSON line with its pointer.
+  const CliResult ok = run_cli({"run", scenario_path("seed-1-skewed-partitions"), "--no-files", "--progress=json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  std::istringstream lines(ok.err);
+  std::optional<StreamEvent> last;
+  for (std::string line; std::getline(lines, line);)
+    if (const auto e = parse_stream_line(line); e && e->kind == StreamEvent::Kind::Progress) {
+      EXPECT_LE(e->done, e->total) << line;
+      last = e;
+    }
+  ASSERT_TRUE(last) << ok.err;
+  EXPECT_EQ(last->done, last->total) << "the stream ends with the run complete";
+  const CliResult bad =
+      run_cli({"validate", scenario_path("default"), "--set", "/cluster/nodes=0", "--error-format=json"});
+  ASSERT_EQ(bad.exit_code, 2) << bad.err;
+  const auto e = parse_stream_line(bad.err.substr(0, bad.err.find('\n')));
+  ASSERT_TRUE(e) << bad.err;
+  EXPECT_EQ(e->kind, StreamEvent::Kind::Error);
+  EXPECT_EQ(e->exit_code, 2);
+  EXPECT_EQ(e->pointer, "/cluster/nodes");
+  EXPECT_NE(e->message.find("/cluster/nodes: expected an integer"), std::string::npos) << e->message;
+  const CliResult sweep = run_cli({"sweep", scenario_path("default"), "--vary", "/cluster/nodes=1,2", "--progress=json",
+                                   "--out", (temp_dir() / "s").string()});
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.err.find(sweep_progress_line(2, 2)), std::string::npos) << sweep.err;
 }
 
 } // namespace

@@ -63,7 +63,9 @@ void SimulationRunner::start(const RunRequest& request) {
     return;
   }
   QStringList args{QStringLiteral("run")};
-  args << request.scenario_args << QStringLiteral("--json") << QStringLiteral("--progress");
+  args << request.scenario_args << QStringLiteral("--json") << QStringLiteral("--progress=json")
+       << QStringLiteral("--error-format=json");
+  stream_ = StreamReader();
   if (request.with_trace) {
     trace_dir_ = std::make_unique<QTemporaryDir>();
     args << QStringLiteral("--out") << trace_dir_->path() << QStringLiteral("--set") << request.trace_set;
@@ -109,19 +111,20 @@ void SimulationRunner::cancel() {
 void SimulationRunner::on_stderr() {
   const QByteArray chunk = process_->readAllStandardError();
   stderr_ += chunk;
-  // "\rpartsim: simulating  42.0% (N of M events)"
-  static const QRegularExpression percent(QStringLiteral(R"(simulating\s+([0-9.]+)%)"));
-  QRegularExpressionMatchIterator it = percent.globalMatch(QString::fromUtf8(chunk));
   double last = -1;
-  while (it.hasNext()) last = it.next().captured(1).toDouble();
-  if (last >= 0) emit progress(last / 100.0);
+  for (const StreamEvent& e : stream_.feed(chunk))
+    if (e.kind == StreamEvent::Kind::Progress && e.total > 0)
+      last = static_cast<double>(e.done) / static_cast<double>(e.total);
+  if (last >= 0) emit progress(last);
 }
 
 void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
   QProcess* p = process_;
   process_ = nullptr;
   const QByteArray out = p->readAllStandardOutput();
-  stderr_ += p->readAllStandardError();
+  const QByteArray rest = p->readAllStandardError();
+  stderr_ += rest;
+  stream_.feed(rest + '\n');
   p->deleteLater();
   const double wall = static_cast<double>(clock_.elapsed()) / 1000.0;
   // Exit code 3: the plan does not fit in GPU memory; partsim still prints its report (verdict out_of_memory).
@@ -132,7 +135,7 @@ void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
     o.state = status == QProcess::CrashExit  ? RunState::Crashed
               : exit_code == kExitInputError ? RunState::InputError
                                              : RunState::Failed;
-    o.error = parse_error_line(QString::fromUtf8(stderr_));
+    o.error = error_of_child(stream_, stderr_);
     if (o.error.message.isEmpty()) o.error.message = QStringLiteral("partsim exited with code %1").arg(exit_code);
     finish(o);
     return;

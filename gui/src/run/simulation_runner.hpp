@@ -82,6 +82,7 @@ class SimulationRunner : public QObject {
   QFutureWatcher<RunOutcome> parse_watcher_;
   RunState state_ = RunState::Idle;
   QByteArray stderr_;
+  StreamReader stream_; ///< the child's --progress=json / --error-format=json lines
   QStringList last_arguments_;
   QElapsedTimer clock_;
   bool with_trace_ = false;

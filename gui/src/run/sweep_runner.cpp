@@ -24,6 +24,7 @@ void SweepRunner::start(const SweepRequest& request) {
   cancel();
   dir_ = std::make_unique<QTemporaryDir>();
   stderr_.clear();
+  stream_ = StreamReader();
   total_ = static_cast<int>(request.values.size());
   QStringList args{QStringLiteral("sweep")};
   QStringList scenario = request.scenario_args;
@@ -36,7 +37,8 @@ void SweepRunner::start(const SweepRequest& request) {
   args << scenario << QStringLiteral("--vary")
        << request.axis + QLatin1Char('=') + request.values.join(QLatin1Char(',')) << QStringLiteral("--out")
        << dir_->filePath(QStringLiteral("out")) << QStringLiteral("--jobs")
-       << QString::number(std::max(1, request.jobs));
+       << QString::number(std::max(1, request.jobs)) << QStringLiteral("--progress=json")
+       << QStringLiteral("--error-format=json");
   last_arguments_ = QStringList{request.program} + args;
   process_ = new QProcess(this);
   process_->setStandardOutputFile(QProcess::nullDevice());
@@ -45,21 +47,20 @@ void SweepRunner::start(const SweepRequest& request) {
   connect(process_, &QProcess::readyReadStandardError, this, [this] {
     const QByteArray chunk = process_->readAllStandardError();
     stderr_ += chunk;
-    static const QRegularExpression done(QStringLiteral(R"(sweep (\d+) of (\d+) points done)"));
-    QRegularExpressionMatchIterator it = done.globalMatch(QString::fromUtf8(chunk));
-    while (it.hasNext()) {
-      const QRegularExpressionMatch m = it.next();
-      emit progress(m.captured(1).toInt(), m.captured(2).toInt());
-    }
+    for (const StreamEvent& e : stream_.feed(chunk))
+      if (e.kind == StreamEvent::Kind::SweepProgress)
+        emit progress(static_cast<int>(e.done), static_cast<int>(e.total));
   });
   connect(process_, &QProcess::finished, this, [this](int exit_code, QProcess::ExitStatus status) {
     QProcess* p = process_;
     process_ = nullptr;
-    stderr_ += p->readAllStandardError();
+    const QByteArray rest = p->readAllStandardError();
+    stderr_ += rest;
+    stream_.feed(rest + '\n');
     p->deleteLater();
     ErrorLine error;
     if (status != QProcess::NormalExit || exit_code != 0) {
-      error = parse_error_line(QString::fromUtf8(stderr_));
+      error = error_of_child(stream_, stderr_);
       if (error.message.isEmpty()) error.message = QStringLiteral("partsim sweep exited with code %1").arg(exit_code);
       emit finished(false, {}, error);
       return;

@@ -42,6 +42,7 @@ class SweepRunner : public QObject {
   QPointer<QProcess> process_;
   std::unique_ptr<QTemporaryDir> dir_;
   QByteArray stderr_;
+  StreamReader stream_; ///< the child's --progress=json / --error-format=json lines
   QStringList last_arguments_;
   int total_ = 0;
 };
