@@ -54,8 +54,8 @@ namespace {
 class CollectiveResolver {
  public:
   CollectiveResolver(const ClusterSpec& cluster, const CollectiveChoice& choice)
-      : choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()),
-        nodes_(cluster.nodes), slowest_(slowest_link(links_, cluster.gpus_per_node, cluster.nodes)) {}
+      : choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()), nodes_(cluster.nodes),
+        slowest_(slowest_link(links_, cluster.gpus_per_node, cluster.nodes)) {}
 
   /** Adds a collective (fidelity still open) that runs `instances` times. */
   void add(CollectiveOp op, std::uint64_t bytes, std::uint64_t instances) {
