@@ -19,8 +19,11 @@ std::string compose(const std::string& source, const std::string& pointer, const
 } // namespace
 
 InputError::InputError(std::string source, std::string pointer, const std::string& message)
-    : std::runtime_error(compose(printable(source), printable(pointer), printable(message))),
-      source_(printable(source)), pointer_(printable(pointer)), detail_(printable(message)) {}
+    : InputError(Escaped{printable(source), printable(pointer), printable(message)}) {}
+
+InputError::InputError(Escaped parts)
+    : std::runtime_error(compose(parts.source, parts.pointer, parts.detail)), source_(std::move(parts.source)),
+      pointer_(std::move(parts.pointer)), detail_(std::move(parts.detail)) {}
 
 namespace detail {
 CheckFailure::CheckFailure(const char* file, int line, const char* condition) {

@@ -37,7 +37,6 @@ namespace {
 /** A CSV state machine fed in chunks: keeps the header and the label field of each row, nothing else. */
 constexpr std::size_t kMaxFieldBytes = std::size_t{64} << 10;
 constexpr std::size_t kMaxColumns = 100'000;
-constexpr std::size_t kMaxLabelRows = 2'000'000'000;
 
 class LabelCsvParser {
  public:
@@ -166,8 +165,8 @@ class LabelCsvParser {
                                 field_index_, header_line_, column_count_,
                                 field_index_ < column_count_ ? "few" : "many"));
       if (label_.empty()) throw error(fmt::format("the label column '{}' is empty", column_));
-      if (labels_.classes.size() >= kMaxLabelRows)
-        throw error(fmt::format("more than {} labelled rows (each label is kept in memory)", kMaxLabelRows));
+      if (labels_.classes.size() >= kMaxLabels)
+        throw error(fmt::format("more than {} labelled rows (each label is kept in memory)", kMaxLabels));
       labels_.classes.push_back(class_of(label_));
     }
     label_.clear();

@@ -81,7 +81,7 @@ class Planner {
     double steps = 0.0;
   };
   Estimate estimate() const {
-    const bool fused = !mp_.tensor_per_layer && !(mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1);
+    const bool fused = fused_passes();
     Estimate per_position; // one (data, tensor) position through all stages, one micro-batch
     for (const auto& units : units_) {
       if (fused) {
@@ -211,6 +211,11 @@ class Planner {
     }
   }
 
+  /** ZeRO-3 / FSDP parameters sharded over a data group that exists (replicas that synchronise). */
+  bool zero3_sharded() const { return mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1; }
+  /** A pass is one compute and one fused collective per kind (tensor collectives per pass, no ZeRO-3 gathers). */
+  bool fused_passes() const { return !mp_.tensor_per_layer && !zero3_sharded(); }
+
   /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
   bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
 
@@ -321,7 +326,7 @@ class Planner {
     const bool forward = op.pass == Pass::Forward;
     const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
     const bool sync_now = !forward && last_micro_batch && data_group >= 0;
-    const bool zero3 = mp_.zero >= 3 && data_group >= 0;
+    const bool zero3 = zero3_sharded();
     const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
     const std::uint64_t samples =
         forward && vs == 0 && at.tensor == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
@@ -346,7 +351,7 @@ class Planner {
     };
 
     const std::size_t n = units.size();
-    if (!mp_.tensor_per_layer && !zero3) {
+    if (fused_passes()) {
       // One compute and one fused tensor-parallel collective per kind for the whole pass (the bytes of all of that
       // kind, in the order the kinds first appear); gradients bucketed afterwards.
       double time = 0.0;

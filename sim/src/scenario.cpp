@@ -122,7 +122,7 @@ std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std
     const double rate = generate.number("positive_rate", Bounds::closed(0.0, 1.0));
     const auto seed = static_cast<std::uint64_t>(generate.integer_or("seed", 1, 0, INT64_MAX));
     generate.finish();
-    if (*samples > 2'000'000'000)
+    if (*samples > kMaxLabels)
       throw InputError(reader.source(), "/workload/samples",
                        "expected at most 2e9 samples with generated labels (each label is kept in memory)");
     labels = std::make_shared<const Labels>(generate_labels(*samples, rate, seed));

@@ -22,6 +22,11 @@ class InputError : public std::runtime_error {
   const std::string& detail() const { return detail_; }
 
  private:
+  struct Escaped {
+    std::string source, pointer, detail;
+  };
+  explicit InputError(Escaped parts);
+
   std::string source_;
   std::string pointer_;
   std::string detail_;

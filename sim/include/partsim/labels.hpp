@@ -16,6 +16,8 @@ using ClassIndex = std::uint16_t;
 
 /** The most distinct classes a label column may hold (a column with more is probably not a label column). */
 inline constexpr std::size_t kMaxClasses = 65536;
+/** Most labels kept in memory (2 bytes each), read from a CSV file or generated. */
+inline constexpr std::uint64_t kMaxLabels = 2'000'000'000;
 
 /** The labels of a data set: class names plus one class index per sample, in sample order.
  *
