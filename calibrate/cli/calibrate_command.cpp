@@ -4,11 +4,11 @@
 
 #include "partsim/calibrate/profile_writer.hpp"
 #include "partsim/calibrate/samples_csv.hpp"
-#include "partsim/data_dir.hpp"
-#include "partsim/error.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/link_profile.hpp"
-#include "partsim/output_file.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/link_profile.hpp"
 #include "partsim/version.hpp"
 
 #ifdef PARTSIM_CALIBRATE_HAVE_CUPTI

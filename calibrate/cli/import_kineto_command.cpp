@@ -4,13 +4,13 @@
 
 #include "partsim/calibrate/kineto_import.hpp"
 #include "partsim/calibrate/profile_writer.hpp"
-#include "partsim/data_dir.hpp"
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/output_file.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/workload_library.hpp"
 #include "partsim/version.hpp"
-#include "partsim/workload_library.hpp"
 
 #include <fmt/format.h>
 

@@ -3,10 +3,10 @@
 // 2 bad input.
 #include "commands.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/exit_codes.hpp"
-#include "partsim/output_file.hpp"
-#include "partsim/text.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/exit_codes.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/common/text.hpp"
 #include "partsim/version.hpp"
 
 #include <CLI/CLI.hpp>

@@ -3,9 +3,9 @@
 
 #include "partsim/calibrate/gemm_grid.hpp"
 #include "partsim/calibrate/profile_writer.hpp"
-#include "partsim/cost_model.hpp"
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/model/cost_model.hpp"
 
 #include <fmt/format.h>
 

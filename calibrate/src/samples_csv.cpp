@@ -1,9 +1,9 @@
 // Raw samples CSV (RFC 4180 quoting for names with commas) with the device in `# key: value` lines.
 #include "partsim/calibrate/samples_csv.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/output_file.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/input/json_file.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // profile partsim loads, and import-kineto on the fixture trace; bad input exits 2 with one line.
 #include "partsim/calibrate/calibration.hpp"
 #include "partsim/calibrate/samples_csv.hpp"
-#include "partsim/hardware.hpp"
+#include "partsim/input/hardware.hpp"
 
 #include "synthetic_backend.hpp"
 

@@ -3,10 +3,10 @@
 // products (forward, input and weight gradients, split-K kernels summed), the micro-batch found, and the profile.
 #include "partsim/calibrate/kineto_import.hpp"
 
-#include "partsim/cost_model.hpp"
-#include "partsim/error.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/workload_library.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/workload_library.hpp"
+#include "partsim/model/cost_model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,10 +2,10 @@
 // synthetic GPU was built from come back, every measured figure carries full provenance, and the cost model uses them.
 #include "partsim/calibrate/profile_writer.hpp"
 
-#include "partsim/cost_model.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/link_profile.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/link_profile.hpp"
+#include "partsim/model/cost_model.hpp"
 
 #include "synthetic_backend.hpp"
 

@@ -1,7 +1,7 @@
 // Raw samples CSV: a write/read round trip (kernel names with commas and quotes survive) and one-line errors.
 #include "partsim/calibrate/samples_csv.hpp"
 
-#include "partsim/error.hpp"
+#include "partsim/common/error.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,10 +4,10 @@
 #include "main_window.hpp"
 #include "scenario_document.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/exit_codes.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/text.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/exit_codes.hpp"
+#include "partsim/common/text.hpp"
+#include "partsim/input/scenario.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>

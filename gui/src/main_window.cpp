@@ -9,7 +9,7 @@
 #include "form/scenario_form.hpp"
 #include "models/rank_model.hpp"
 #include "models/summary_model.hpp"
-#include "partsim/data_dir.hpp"
+#include "partsim/input/data_dir.hpp"
 #include "partsim_locator.hpp"
 #include "scenario_document.hpp"
 

@@ -1,9 +1,9 @@
 // ScenarioDocument: loading, editing and diffing the scenario JSON.
 #include "scenario_document.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/scenario.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
 
 #include <QFile>
 #include <QFileInfo>

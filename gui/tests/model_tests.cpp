@@ -10,7 +10,7 @@
 #include "models/rank_model.hpp"
 #include "models/summary_model.hpp"
 #include "models/sweep_model.hpp"
-#include "partsim/data_dir.hpp"
+#include "partsim/input/data_dir.hpp"
 #include "run/error_line.hpp"
 #include "run/validator.hpp"
 #include "run_report.hpp"

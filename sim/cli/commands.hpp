@@ -1,7 +1,7 @@
 // The partsim subcommands, each registered on the CLI11 app with its options.
 #pragma once
 
-#include "partsim/exit_codes.hpp"
+#include "partsim/common/exit_codes.hpp"
 
 #include <CLI/CLI.hpp>
 

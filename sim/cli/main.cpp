@@ -1,12 +1,12 @@
 // partsim: the command-line front end. Parses the command line and dispatches; the work lives in partsim_core.
 #include "commands.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/event_stream.hpp"
-#include "partsim/exit_codes.hpp"
-#include "partsim/output_file.hpp"
-#include "partsim/report_writers.hpp"
-#include "partsim/text.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/event_stream.hpp"
+#include "partsim/common/exit_codes.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/common/text.hpp"
+#include "partsim/report/report_writers.hpp"
 
 #include <cstdio>
 #include <cstdlib>

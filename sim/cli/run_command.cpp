@@ -1,17 +1,17 @@
 // partsim run / validate / list: load a scenario, simulate it, write the report.
 #include "commands.hpp"
 
-#include "partsim/data_dir.hpp"
-#include "partsim/engine.hpp"
-#include "partsim/error.hpp"
-#include "partsim/event_stream.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/metrics.hpp"
-#include "partsim/output_file.hpp"
-#include "partsim/report_writers.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/event_stream.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/engine/engine.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
+#include "partsim/report/metrics.hpp"
+#include "partsim/report/report_writers.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -2,14 +2,14 @@
 #include "child_process.hpp"
 #include "commands.hpp"
 
-#include "partsim/data_dir.hpp"
-#include "partsim/error.hpp"
-#include "partsim/event_stream.hpp"
-#include "partsim/output_file.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
-#include "partsim/sweep.hpp"
-#include "partsim/text.hpp"
+#include "partsim/batch/sweep.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/event_stream.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/common/text.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <fmt/format.h>
 

@@ -2,10 +2,10 @@
 // the only way out is an InputError: an internal check (abort), a SimGrid-free crash, another exception or a
 // sanitizer report is a bug. Built as a libFuzzer target (clang, the `fuzz` preset) and, with replay_main.cpp, as a
 // replay of the regression inputs in every build.
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // training longer, labels from a CSV file next to the scenario. One simulation per TEST (one process each).
 #include "test_support.hpp"
 
-#include "partsim/strategy.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The partsim command line end to end: outputs, exit codes, one-line errors, determinism, sweeps.
 #include "test_support.hpp"
 
-#include "partsim/event_stream.hpp"
+#include "partsim/common/event_stream.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
 #include "test_support.hpp"
 
-#include "partsim/collective.hpp"
+#include "partsim/model/collective_cost.hpp"
 
 #include <gtest/gtest.h>
 

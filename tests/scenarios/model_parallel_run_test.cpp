@@ -1,8 +1,8 @@
 // Whole runs of model-parallel training: pipeline bubbles against their closed forms with free communication,
 // invariants of a hybrid run, the schedule in the Chrome trace, and seed situation 3's ordering (tensor parallelism
 // across nodes loses its gain). Each TEST runs in its own process (gtest_discover_tests).
-#include "partsim/model_parallel.hpp"
-#include "partsim/report_writers.hpp"
+#include "partsim/plan/model_parallel.hpp"
+#include "partsim/report/report_writers.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Whole runs of model training and collective benchmarks: step times against closed forms, overlap of gradient
 // all-reduces with the backward pass, invariants, the out-of-memory verdict, and nccl-tests' bandwidth figures.
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
-#include "partsim/training.hpp"
+#include "partsim/model/training.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // Test helpers: scenario builders, simulation in one call, CLI runner.
 #include "test_support.hpp"
 
-#include "partsim/strategy.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // Shared helpers for partsim tests: small scenarios built in code, one-call simulation, running the CLI.
 #pragma once
 
-#include "partsim/engine.hpp"
-#include "partsim/error.hpp"
-#include "partsim/metrics.hpp"
-#include "partsim/plan.hpp"
-#include "partsim/scenario.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/engine/engine.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/plan.hpp"
+#include "partsim/report/metrics.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // apportion: integer counts that sum to the total, each within one item of its exact share (largest remainder).
-#include "partsim/strategy.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Scenario validation of run-time balancing, speed changes and by_speed shares.
 #include "test_support.hpp"
 
-#include "partsim/error.hpp"
-#include "partsim/strategy.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Class-aware splitting: stratified counts, oversampling, random splits against the hypergeometric closed forms.
-#include "partsim/class_split.hpp"
+#include "partsim/plan/class_split.hpp"
 
 #include <gtest/gtest.h>
 

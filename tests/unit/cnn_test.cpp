@@ -1,7 +1,7 @@
 // CNN arithmetic: ResNet-50 and ResNet-18 against torchvision's published figures, im2col GEMM shapes by hand,
 // backward and activation-memory conventions on a small network, config errors.
-#include "partsim/cnn.hpp"
-#include "partsim/error.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/model/cnn.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Collective model: nccl-tests bandwidths, NCCL's double binary tree, pipeline chunks, alpha-beta closed forms on
 // uniform and two-level settings, message counts and the `auto` choices of algorithm and fidelity.
-#include "partsim/collective.hpp"
-#include "partsim/plan.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/plan/plan.hpp"
 
 #include <gtest/gtest.h>
 

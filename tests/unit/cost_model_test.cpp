@@ -1,9 +1,9 @@
 // Cost model: GEMM efficiency interpolation (exact at table points, between its neighbours elsewhere, clamped
 // outside, documented fallbacks) and op times hand-computed for compute-bound, memory-bound and launch-bound ops.
-#include "partsim/compute_op.hpp"
-#include "partsim/cost_model.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/json_reader.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/model/compute_op.hpp"
+#include "partsim/model/cost_model.hpp"
 
 #include "test_support.hpp"
 

@@ -1,10 +1,10 @@
 // The enum-name tables: every value named once, names unique, both directions agree, and the parser's choices are
 // the table's names.
-#include "partsim/class_split.hpp"
-#include "partsim/collective.hpp"
-#include "partsim/enum_names.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/transformer.hpp"
+#include "partsim/common/enum_names.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/model/transformer.hpp"
+#include "partsim/plan/class_split.hpp"
 
 #include <gtest/gtest.h>
 

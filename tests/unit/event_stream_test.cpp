@@ -1,5 +1,5 @@
 // The machine-readable stream: every line written is read back as the same event; text lines are not events.
-#include "partsim/event_stream.hpp"
+#include "partsim/common/event_stream.hpp"
 
 #include <gtest/gtest.h>
 

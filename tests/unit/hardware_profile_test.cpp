@@ -1,10 +1,10 @@
 // Hardware profiles: the shipped GPU and link profiles load with provenance on every figure; the optional keys
 // (launch overhead, power, GEMM efficiency table) parse strictly, with the JSON pointer of each bad value.
-#include "partsim/error.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/link_profile.hpp"
-#include "partsim/units.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/link_profile.hpp"
+#include "partsim/input/units.hpp"
 
 #include "test_support.hpp"
 

@@ -1,7 +1,7 @@
 // Labels: the portable generators, generated labels, and the streaming CSV label reader with its errors.
-#include "partsim/error.hpp"
-#include "partsim/labels.hpp"
-#include "partsim/random.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/random.hpp"
+#include "partsim/input/labels.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

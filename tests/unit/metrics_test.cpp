@@ -1,6 +1,6 @@
 // Metrics from hand-built timelines: parallel fraction, Amdahl, Karp-Flatt, interval merging and the report.
-#include "partsim/metrics.hpp"
-#include "partsim/timeline.hpp"
+#include "partsim/report/metrics.hpp"
+#include "partsim/report/timeline.hpp"
 
 #include "test_support.hpp"
 

@@ -1,8 +1,8 @@
 // Model parallelism without SimGrid: pipeline schedules, rank placement, the collectives and transfers a plan holds
 // (tensor-parallel volume per layer, ZeRO volume), memory per GPU, and the input errors of strategy model_parallel.
-#include "partsim/model_parallel.hpp"
-#include "partsim/strategy.hpp"
-#include "partsim/workload_library.hpp"
+#include "partsim/input/workload_library.hpp"
+#include "partsim/plan/model_parallel.hpp"
+#include "partsim/plan/strategy.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // /cluster/network parsing: topologies (star, fat_tree, rail), NICs per node, and one bad-input test per rule, each
 // naming the JSON pointer of the mistake.
-#include "partsim/error.hpp"
-#include "partsim/scenario.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/scenario.hpp"
 
 #include "test_support.hpp"
 

@@ -1,8 +1,8 @@
 // Bad input, one test per mistake: each must raise an InputError naming its source, the JSON pointer and the reason.
-#include "partsim/error.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include "test_support.hpp"
 

@@ -1,9 +1,9 @@
 // Scenario parsing: SI values and defaults, GPU profiles and their provenance, shares, overrides, shipped files.
-#include "partsim/error.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/json_file.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include "test_support.hpp"
 

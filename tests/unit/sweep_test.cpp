@@ -1,6 +1,6 @@
 // Sweeps: --vary parsing, the cartesian product, sharding, and the CSV written per point.
-#include "partsim/error.hpp"
-#include "partsim/sweep.hpp"
+#include "partsim/batch/sweep.hpp"
+#include "partsim/common/error.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

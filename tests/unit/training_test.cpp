@@ -1,8 +1,8 @@
 // Model training arithmetic and its scenario syntax: memory per replica, optimizer state, gradient buckets, unit
 // times from the cost model, and the bad-input errors of model_training, collective and gradient_sync.
-#include "partsim/cost_model.hpp"
-#include "partsim/strategy.hpp"
-#include "partsim/training.hpp"
+#include "partsim/model/cost_model.hpp"
+#include "partsim/model/training.hpp"
+#include "partsim/plan/strategy.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>

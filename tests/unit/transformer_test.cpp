@@ -1,7 +1,7 @@
 // Transformer arithmetic against closed forms: parameter counts, GEMM shapes by hand, Narayanan et al. 2021's
 // iteration flops, Korthikanti et al. 2022's activation memory, and config errors.
-#include "partsim/error.hpp"
-#include "partsim/transformer.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/model/transformer.hpp"
 
 #include <gtest/gtest.h>
 

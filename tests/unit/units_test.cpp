@@ -1,5 +1,5 @@
 // parse_quantity: every dimension, SI and binary prefixes, bits and bytes, spacing, and what it refuses.
-#include "partsim/units.hpp"
+#include "partsim/input/units.hpp"
 
 #include <gtest/gtest.h>
 

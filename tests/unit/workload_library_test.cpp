@@ -1,8 +1,8 @@
 // Shipped workload files: parameter counts against published sizes, training flops per token against 6·N plus the
 // attention term, and strict parsing (JSON pointers in errors, unknown keys, names).
-#include "partsim/error.hpp"
-#include "partsim/json_reader.hpp"
-#include "partsim/workload_library.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/workload_library.hpp"
 
 #include "test_support.hpp"
 

@@ -1,7 +1,7 @@
 // ErrorLine: a partsim error message split into its JSON pointer and the message, to show it at the field.
 #pragma once
 
-#include "partsim/event_stream.hpp"
+#include "partsim/common/event_stream.hpp"
 
 #include <QByteArray>
 #include <QString>

@@ -1,7 +1,7 @@
 // Running partsim as a child process; all I/O through QProcess signals, parsing on a worker thread.
 #include "run/simulation_runner.hpp"
 
-#include "partsim/exit_codes.hpp"
+#include "partsim/common/exit_codes.hpp"
 
 #include <QFile>
 #include <QRegularExpression>

@@ -1,11 +1,11 @@
 // Scenario validation through partsim_model.
 #include "run/validator.hpp"
 
-#include "partsim/data_dir.hpp"
-#include "partsim/error.hpp"
-#include "partsim/scenario.hpp"
-#include "partsim/strategy.hpp"
-#include "partsim/text.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/text.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include <QtConcurrent/QtConcurrentRun>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "partsim/calibrate/fits.hpp"
-#include "partsim/hardware.hpp"
+#include "partsim/input/hardware.hpp"
 
 #include <cstdint>
 #include <map>

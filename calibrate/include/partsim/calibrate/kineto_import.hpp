@@ -3,9 +3,9 @@
 #pragma once
 
 #include "partsim/calibrate/fits.hpp"
-#include "partsim/compute_op.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/transformer.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/model/compute_op.hpp"
+#include "partsim/model/transformer.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "partsim/calibrate/calibration.hpp"
-#include "partsim/hardware.hpp"
-#include "partsim/link_profile.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/link_profile.hpp"
 
 #include <nlohmann/json.hpp>
 

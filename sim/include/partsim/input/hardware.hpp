@@ -1,0 +1,143 @@
+// Hardware profiles: GPU figures (peak rate per data type, memory bandwidth and capacity, launch overhead, power,
+// GEMM efficiency table), each with its provenance.
+#pragma once
+
+#include "partsim/input/units.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace partsim {
+
+class JsonReader;
+struct Bounds;
+
+/** Where a figure came from: a datasheet (with its source), a measurement (device, driver, tool, date,
+ * samples), an assumption (a stated reasoning in `note`, optionally a `source` it rests on), or the scenario itself
+ * (an inline figure typed by the user). */
+struct Provenance {
+  std::string kind;                          ///< "datasheet", "measured", "assumption" or "scenario"
+  std::map<std::string, std::string> fields; ///< source, note, device, driver, cuda, cupti, date, tool, samples, ...
+};
+
+/** One figure in SI units with its provenance. */
+struct Figure {
+  double value = 0.0;
+  Provenance provenance;
+};
+
+/** Board power: the thermal design power (the most the board draws) and the power of an idle board. */
+struct PowerFigures {
+  Figure tdp;  ///< W
+  Figure idle; ///< W, at most tdp
+};
+
+/** One measured or assumed GEMM efficiency: C[m,n] = A[m,k] · B[k,n] in `data_type` ran at `efficiency` x peak. */
+struct GemmEfficiencyPoint {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::string data_type;
+  double efficiency = 0.0; ///< achieved fraction of the dense peak, in (0, 1]
+};
+
+/** The efficiency points of one data type on a full grid: every (m, n, k) of the three axes has one value. */
+struct GemmEfficiencyGrid {
+  std::vector<std::int64_t> m;    ///< sorted, distinct
+  std::vector<std::int64_t> n;    ///< sorted, distinct
+  std::vector<std::int64_t> k;    ///< sorted, distinct
+  std::vector<double> efficiency; ///< m.size() x n.size() x k.size(), k fastest
+
+  double at(std::size_t im, std::size_t in, std::size_t ik) const {
+    return efficiency[(im * n.size() + in) * k.size() + ik];
+  }
+};
+
+/** A closed-form efficiency: saturated_efficiency[type] · Π over x in (m, n, k) of x / (x + half_dimension).
+ * Prices data types the table has no points for, and is what a datasheet profile filled its table from. */
+struct GemmEfficiencyCurve {
+  double half_dimension = 0.0;                        ///< the dimension at which one factor is 1/2
+  std::map<std::string, double> saturated_efficiency; ///< per data type, in (0, 1]; covers every peak data type
+  Provenance provenance;
+};
+
+/** Achieved fraction of peak per GEMM shape: points (on a full grid per data type) and the default curve. */
+struct GemmEfficiencyTable {
+  Provenance provenance;                           ///< of the points
+  std::vector<GemmEfficiencyPoint> points;         ///< as given in the profile
+  std::map<std::string, GemmEfficiencyGrid> grids; ///< the same points per data type, built by the parser
+  GemmEfficiencyCurve default_curve;
+};
+
+/** Kernel launch overhead assumed when a profile gives none (the same assumption as the shipped profiles). */
+inline constexpr double kDefaultKernelLaunchOverhead = 3e-6;
+/** Default GEMM efficiency curve for a profile without one: x / (x + 64) per dimension, saturating at 0.7. */
+inline constexpr double kDefaultGemmHalfDimension = 64.0;
+inline constexpr double kDefaultGemmSaturatedEfficiency = 0.7;
+
+/** A GPU model as the simulator sees it. */
+struct GpuProfile {
+  std::string name;
+  std::string description;
+  std::map<std::string, Figure> peak_flops; ///< dense peak flop/s per data type ("bf16", "fp32", ...)
+  Figure memory_bandwidth;                  ///< bytes/s
+  Figure memory_capacity;                   ///< bytes
+  /** s added to every kernel; kDefaultKernelLaunchOverhead (provenance "assumption") when the profile gives none. */
+  Figure kernel_launch_overhead;
+  std::optional<PowerFigures> power; ///< absent when the profile gives none
+  /** Always set: without `gemm_efficiency` in the profile, no points and the default curve (kDefaultGemm...). */
+  GemmEfficiencyTable gemm_efficiency;
+
+  /** Peak flop/s for a data type. @throws std::out_of_range when the profile has no figure for it. */
+  double peak(const std::string& data_type) const { return peak_flops.at(data_type).value; }
+};
+
+/** Current version of the hardware profile format. */
+inline constexpr int kHardwareSchemaVersion = 1;
+
+/** A numeric type: its size, and whether training keeps weights, gradients and activations in it. */
+struct DataTypeInfo {
+  std::string name;
+  double element_bytes;
+  bool trainable; ///< false for int8 and fp4: inference formats, no training stack keeps its state in them
+};
+
+/** The one table of data types (fp64, fp32, tf32, bf16, fp16, fp8, int8, fp4); nullptr for an unknown name. */
+const DataTypeInfo* find_data_type(const std::string& name);
+
+/** Data types a profile may list peak rates for (every type of the table). */
+const std::vector<std::string>& known_data_types();
+
+/** Data types model training can run in (the table's trainable ones). */
+const std::vector<std::string>& training_data_types();
+
+/** Reads a provenance object: {"kind": "datasheet", "source", "note"?}, {"kind": "measured", "device", "date",
+ * "tool", ...} or {"kind": "assumption", "note", "source"?}. */
+Provenance parse_provenance(JsonReader reader);
+
+/** Reads a profile figure {"value": QUANTITY, "provenance": {...}} with `value` in `bounds`. */
+Figure parse_figure(JsonReader reader, Dimension dimension, const Bounds& bounds);
+
+/** {"value": V, "provenance": {...}}: a figure as profile files and reports write it. */
+nlohmann::json to_json(const Figure& figure);
+
+/** Reads a GPU profile object (a file's root, or an inline `cluster/gpu` object). */
+GpuProfile parse_gpu_profile(JsonReader& reader);
+
+/** Loads `DIR/models/hardware/NAME.json`. @throws InputError naming `source`/`pointer` when absent. */
+GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
+                            const std::string& pointer);
+
+/** Names of the GPU profiles under `DIR/models/hardware`, sorted. */
+std::vector<std::string> list_gpu_profiles(const std::filesystem::path& data_dir);
+
+/** Serialises a profile back to JSON (for reports: the run says which figures it used). */
+nlohmann::json to_json(const GpuProfile& profile);
+
+} // namespace partsim

@@ -1,0 +1,43 @@
+// Link profiles: interconnect figures (NVLink, NVSwitch, PCIe, InfiniBand, RoCE) with their provenance, loaded by name
+// from models/links.
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace partsim {
+
+class JsonReader;
+
+/** One interconnect technology as the simulator sees it. */
+struct LinkProfile {
+  std::string name;
+  std::string description;
+  std::string scope;         ///< "intra_node" (GPU to GPU inside a node) or "inter_node" (node to node)
+  std::string bandwidth_per; ///< what the bandwidth belongs to: "gpu" (all links of one GPU), "port", "switch"
+  Figure bandwidth;          ///< bytes/s, per direction
+  Figure latency;            ///< s, one way
+};
+
+/** Current version of the link profile format. */
+inline constexpr int kLinkSchemaVersion = 1;
+
+/** Reads a link profile file's root object. */
+LinkProfile parse_link_profile(JsonReader& reader);
+
+/** Loads `DIR/models/links/NAME.json`. @throws InputError naming `source`/`pointer` when absent, listing the names. */
+LinkProfile load_link_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
+                              const std::string& pointer);
+
+/** Names of the link profiles under `DIR/models/links`, sorted. */
+std::vector<std::string> list_link_profiles(const std::filesystem::path& data_dir);
+
+/** Serialises a link profile (for reports). */
+nlohmann::json to_json(const LinkProfile& link);
+
+} // namespace partsim

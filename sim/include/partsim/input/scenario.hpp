@@ -1,0 +1,318 @@
+// Scenario: the user's question as plain value types (cluster, workload, strategy, run), parsed once from JSON.
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/labels.hpp"
+#include "partsim/input/network.hpp"
+#include "partsim/input/workload_library.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/plan/class_split.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace partsim {
+
+inline constexpr int kScenarioSchemaVersion = 1;
+
+/** Largest cluster a scenario may describe; larger ones are refused at parse time, not by memory exhaustion. */
+inline constexpr std::int64_t kMaxGpus = 65536;
+
+/** A node's speed over time, as multipliers of its speed factor: (time, factor) points, optionally repeating.
+ * The planner does not see these: they are what nominal speeds hide (throttling, interference). */
+struct SpeedChange {
+  int node = 0;
+  std::vector<std::pair<double, double>> points; ///< (s, factor), times increasing, first at 0
+  double period = -1.0;                          ///< s; the points repeat with this period when > 0
+};
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  GpuProfile gpu;
+  LinkSpec intra_node;                    ///< GPU to GPU inside a node (NVLink/NVSwitch, PCIe)
+  NetworkSpec network;                    ///< between nodes
+  std::vector<double> node_speed_factor;  ///< one per node; 1 = nominal, 0.5 = half speed
+  std::vector<SpeedChange> speed_changes; ///< unplanned speed changes during the run
+
+  int gpu_count() const { return nodes * gpus_per_node; }
+};
+
+/** A generic data job: every sample costs the same compute and reads the same bytes. With gradient bytes it is
+ * training: each iteration every rank processes its share of the samples, then gradients are synchronised. */
+struct DataJob {
+  std::uint64_t samples = 0;        ///< samples per iteration (the whole data set for a pure processing job)
+  double flop_per_sample = 0.0;     ///< flop
+  double bytes_read_per_sample = 0; ///< bytes read from GPU memory per sample
+  std::string data_type = "bf16";   ///< selects the GPU's peak rate
+  std::int64_t iterations = 1;
+  double gradient_bytes = 0.0; ///< bytes synchronised per iteration (0: no training state)
+  /** Share of the one-GPU time per iteration that no partition can share (data loading, a reduction, a serial
+   * stage): run on the coordinator before the partitions start. Amdahl's 1 - f. */
+  double serial_fraction = 0.0;
+  /** Class labels of the samples (a CSV column or generated), for class-aware splitting; shared, never copied. */
+  std::shared_ptr<const Labels> labels;
+};
+
+/** The optimizer whose state every data-parallel replica keeps (mixed precision: an fp32 master copy of the weights
+ * when the training data type is narrower than fp32). */
+enum class Optimizer { Adam, SgdMomentum, Sgd };
+
+/** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
+ * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
+struct ModelTraining {
+  WorkloadSpec model;             ///< the config, with any sequence_length override applied
+  std::int64_t global_batch = 1;  ///< sequences (images) per iteration over all replicas
+  std::int64_t micro_batch = 1;   ///< sequences (images) per forward/backward pass on one GPU
+  std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
+  Recomputation recomputation = Recomputation::None;
+  Optimizer optimizer = Optimizer::Adam;
+  std::int64_t iterations = 1;
+  /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
+  double workspace = 0.0;
+};
+
+/** A collective alone, repeated `iterations` times on every GPU of the cluster (what nccl-tests measures). */
+struct CollectiveBenchmark {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::uint64_t bytes = 0; ///< nccl-tests' size (see collective.hpp)
+  std::int64_t iterations = 1;
+  int root = 0; ///< broadcast
+  /** Computes nothing; the GPU hosts still need a speed: bf16's peak, or the profile's first where it has none. */
+  std::string data_type = "bf16";
+};
+
+using Workload = std::variant<DataJob, ModelTraining, CollectiveBenchmark>;
+
+/** The compute data type of a workload (always one the cluster's GPU profile has a peak rate for). */
+std::string workload_data_type(const Workload& workload);
+/** Iterations of a workload. */
+std::int64_t workload_iterations(const Workload& workload);
+
+/** A collective's algorithm and fidelity as the scenario asks: empty for `auto` (chosen when planning). */
+struct CollectiveChoice {
+  std::optional<CollectiveAlgorithm> algorithm;
+  std::optional<Fidelity> fidelity;
+};
+
+enum class GradientSync { None, AllReduce };
+
+/** How data-parallel replicas synchronise gradients: one all-reduce per bucket of `bucket_bytes` of gradients
+ * (PyTorch DDP's buckets), overlapping the rest of the backward pass when `overlap` is on (model training). */
+struct GradientSyncSpec {
+  CollectiveChoice collective;
+  double bucket_bytes = 25.0 * 1024 * 1024; ///< PyTorch DDP's default bucket_cap_mb = 25
+  bool overlap = true;
+};
+
+/** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */
+enum class BalancingPolicy {
+  Static,       ///< each GPU's partitions, sent once up front
+  WorkQueue,    ///< GPUs pull fixed chunks one at a time
+  MeasuredRate, ///< chunks sized and ordered by each GPU's measured processing rate
+  WorkStealing, ///< static start; idle GPUs steal half of the most loaded GPU's remaining samples
+};
+
+struct Balancing {
+  BalancingPolicy policy = BalancingPolicy::Static;
+  std::uint64_t chunk_samples = 1; ///< work_queue: samples per chunk; others: the smallest chunk
+  double dispatch_overhead = 0.0;  ///< s of coordinator (or victim) time per dispatch or steal
+  double sample_bytes = 0.0;       ///< bytes moved per sample from the coordinator (or victim) to the GPU
+  double request_bytes = 64.0;     ///< bytes of a request or steal message
+};
+
+/** What a coordinator does around each iteration of the partitions (seed situations 6 and 7). */
+struct Coordination {
+  double per_partition = 0.0;  ///< s of coordinator time per partition per iteration (scheduling, set-up)
+  double data_bytes = 0.0;     ///< input bytes per iteration, sent from the coordinator to the partitions by share
+  double result_bytes = 0.0;   ///< bytes each partition returns to the coordinator per iteration
+  double boundary_bytes = 0.0; ///< bytes exchanged each way between neighbouring partitions p and p+1 (halos)
+};
+
+/** Class-aware splitting of labelled samples into the partitions (seed situation 4), done by the coordinator
+ * before the first iteration. */
+struct ClassSplitSpec {
+  SplitMethod method = SplitMethod::Stratified;
+  std::uint64_t starved_threshold = 1; ///< a partition with fewer minority samples than this is starved
+  std::uint64_t oversample_target = 0; ///< stratified_oversample: minority samples per partition (0: threshold)
+  std::string minority_class;          ///< a class name; empty: the rarest class
+  double scan_per_sample = 0.0;        ///< s of coordinator time per sample for a stratified pass over the labels
+  double replicate_per_sample = 0.0;   ///< s of coordinator time per replicated sample
+};
+
+/** Data parallelism: the samples are cut into partitions by share; partition p runs on GPU p mod G. */
+struct DataParallel {
+  int partitions = 1;
+  std::string shares_kind = "balanced"; ///< "balanced", "explicit", "skewed" or "by_speed"
+  std::vector<double> shares;           ///< resolved, one per partition, summing to 1
+  GradientSync sync = GradientSync::None;
+  GradientSyncSpec gradient_sync;     ///< how, when sync is not None
+  std::optional<Balancing> balancing; ///< absent: the data is already on the GPUs
+  std::optional<Coordination> coordination;
+  std::optional<ClassSplitSpec> class_split;
+};
+
+/** The strategy of a collective benchmark: which algorithm at which fidelity. */
+struct CollectiveStrategy {
+  CollectiveChoice choice;
+};
+
+/** Pipeline schedules: GPipe (all forwards, then all backwards), 1F1B (PipeDream-Flush: warm-up forwards, then one
+ * forward and one backward in turn, then the remaining backwards) and interleaved 1F1B with virtual stages (Narayanan
+ * et al. 2021: every GPU holds `virtual_stages` non-adjacent chunks of layers). */
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
+
+/** The three axes of a hybrid split, for rank placement. */
+enum class ParallelAxis { Tensor, Data, Pipeline };
+
+/** Model parallelism (Megatron-LM style) with data parallelism across replicas: `data` x `tensor` x `pipeline` GPUs.
+ * Each transformer layer is split `tensor` ways (column/row split of attention and MLP: two all-reduces of b·s·h
+ * elements per layer in the forward pass, two in the backward pass, on the tensor group); the layers are cut into
+ * `pipeline` stages (x `virtual_stages` chunks when interleaved) joined by point-to-point transfers of activations
+ * and gradients; the replicas synchronise gradients per stage on the data group, sharded as ZeRO asks. */
+struct ModelParallel {
+  int data = 1;
+  int tensor = 1;
+  int pipeline = 1;
+  /** Rank order, fastest-varying axis first: rank = t + T·(d + D·p) for the default {tensor, data, pipeline}
+   * (Megatron-LM's order: tensor groups inside a node). GPU = rank. */
+  std::array<ParallelAxis, 3> placement{ParallelAxis::Tensor, ParallelAxis::Data, ParallelAxis::Pipeline};
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int virtual_stages = 1;         ///< chunks per GPU (interleaved only; 1 otherwise)
+  std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
+  bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
+  int zero = 0; ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
+  GradientSync sync = GradientSync::AllReduce; ///< None: replicas do not synchronise (a what-if)
+  GradientSyncSpec gradient_sync;      ///< the data-parallel collectives (algorithm, fidelity, bucket size, overlap)
+  CollectiveChoice tensor_collectives; ///< algorithm and fidelity of the tensor-parallel collectives
+  /** true: one collective per tensor-parallel all-reduce (2 per layer and pass); false: the all-reduces of a pass over
+   * a stage fused into one of the same bytes (latency counted once: for very large runs). */
+  bool tensor_per_layer = true;
+
+  int gpus() const { return data * tensor * pipeline; }
+};
+
+using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel>;
+
+enum class NetworkModel { CM02, LV08 };
+
+struct OutputSelection {
+  bool table = true;
+  bool report_json = true;
+  bool ranks_csv = true;
+  bool trace = true;
+};
+
+struct RunSpec {
+  std::uint64_t seed = 1;
+  NetworkModel network_model = NetworkModel::CM02;
+  OutputSelection outputs;
+  std::uint64_t max_events = 200'000'000; ///< refuse runs that would simulate more messages+executions than this
+  bool fold_replicas = true; ///< simulate one representative per class of interchangeable replicas (engine.hpp)
+  /** The engine's lean paths (docs/engine.md, "Lean engine"): flows and analytic collectives run by a few driver
+   * actors and kernel timers while their members only wait, overlapped streams of such collectives without an actor,
+   * executions alone on a GPU of constant speed as sleeps of amount / speed. false: every member runs its part in its
+   * own actor and every execution is a SimGrid execution. The same figures (to the last bits of sums). */
+  bool lean_engine = true;
+};
+
+struct Scenario {
+  std::string source; ///< file path or "<built-in default>", for messages
+  std::string name;
+  std::string description;
+  ClusterSpec cluster;
+  Workload workload;
+  Strategy strategy;
+  RunSpec run;
+  nlohmann::json document; ///< the validated input, with overrides applied (echoed in report.json)
+};
+
+/** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. */
+struct Override {
+  std::string pointer;
+  nlohmann::json value;
+};
+
+/** Parses "`/a/b=value`". @throws InputError (source `--set`) when malformed. */
+Override parse_override(const std::string& text);
+
+/** Applies overrides in order. @throws InputError naming `--set POINTER` when a pointer has no parent. */
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
+
+/** Validates a scenario document. `data_dir` holds models/hardware for named GPU profiles. */
+Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
+                        const std::filesystem::path& data_dir);
+
+/** Reads, overrides and validates a scenario file. */
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                       const std::filesystem::path& data_dir);
+
+/** The built-in default scenario (scenarios/default.json, compiled in). */
+Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir);
+
+/** Text of the built-in default scenario. */
+const std::string& default_scenario_text();
+
+template <>
+struct EnumNames<NetworkModel> {
+  static constexpr std::array<EnumEntry<NetworkModel>, 2> entries{
+      {{NetworkModel::CM02, "CM02"}, {NetworkModel::LV08, "LV08"}}};
+};
+template <>
+struct EnumNames<GradientSync> {
+  static constexpr std::array<EnumEntry<GradientSync>, 2> entries{
+      {{GradientSync::None, "none"}, {GradientSync::AllReduce, "all_reduce"}}};
+};
+template <>
+struct EnumNames<Optimizer> {
+  static constexpr std::array<EnumEntry<Optimizer>, 3> entries{
+      {{Optimizer::Adam, "adam"}, {Optimizer::SgdMomentum, "sgd_momentum"}, {Optimizer::Sgd, "sgd"}}};
+};
+template <>
+struct EnumNames<BalancingPolicy> {
+  static constexpr std::array<EnumEntry<BalancingPolicy>, 4> entries{
+      {{BalancingPolicy::Static, "static"},
+       {BalancingPolicy::WorkQueue, "work_queue"},
+       {BalancingPolicy::MeasuredRate, "measured_rate"},
+       {BalancingPolicy::WorkStealing, "work_stealing"}}};
+};
+template <>
+struct EnumNames<PipelineSchedule> {
+  static constexpr std::array<EnumEntry<PipelineSchedule>, 3> entries{{{PipelineSchedule::GPipe, "gpipe"},
+                                                                       {PipelineSchedule::OneFOneB, "1f1b"},
+                                                                       {PipelineSchedule::Interleaved, "interleaved"}}};
+};
+template <>
+struct EnumNames<ParallelAxis> {
+  static constexpr std::array<EnumEntry<ParallelAxis>, 3> entries{
+      {{ParallelAxis::Tensor, "tensor"}, {ParallelAxis::Data, "data"}, {ParallelAxis::Pipeline, "pipeline"}}};
+};
+
+inline std::string to_string(NetworkModel model) {
+  return std::string(enum_name(model));
+}
+inline std::string to_string(GradientSync sync) {
+  return std::string(enum_name(sync));
+}
+inline std::string to_string(Optimizer optimizer) {
+  return std::string(enum_name(optimizer));
+}
+inline std::string to_string(BalancingPolicy policy) {
+  return std::string(enum_name(policy));
+}
+inline std::string to_string(PipelineSchedule schedule) {
+  return std::string(enum_name(schedule));
+}
+inline std::string to_string(ParallelAxis axis) {
+  return std::string(enum_name(axis));
+}
+
+} // namespace partsim

@@ -1,0 +1,187 @@
+// Collectives: operations, algorithms and fidelity levels, with their alpha-beta closed forms and the bandwidth
+// figures nccl-tests reports. Pure arithmetic, no SimGrid: the engine's implementations are checked against these.
+#pragma once
+
+#include "partsim/common/enum_names.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+struct ClusterSpec;
+struct CollectiveStep;
+
+/** What a collective computes. Sizes follow nccl-tests: `bytes` is the buffer each rank holds (all-reduce,
+ * broadcast), the input of each rank (reduce-scatter, all-to-all) or the output of each rank (all-gather). */
+enum class CollectiveOp { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast };
+
+/** How it is computed. `Ring`: n-1 (or 2(n-1)) neighbour steps; `Tree`: NCCL's double binary tree, pipelined;
+ * `Hierarchical`: intra-node reduce-scatter, inter-node all-reduce on 1/g of the data, intra-node all-gather;
+ * `Direct`: every rank sends to every other rank at once (all-to-all). */
+enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct };
+
+/** How faithfully the engine simulates it. `Steps`: every message of the algorithm; `Flows`: one flow per edge of the
+ * algorithm for its whole duration plus the latency terms; `Analytic`: alpha-beta time, no network simulation. */
+enum class Fidelity { Steps, Flows, Analytic };
+
+/** What a collective belongs to, for the report's exposed communication by kind. */
+enum class CommKind { Data, Tensor, Pipeline, Expert };
+
+template <>
+struct EnumNames<CollectiveOp> {
+  static constexpr std::array<EnumEntry<CollectiveOp>, 5> entries{{{CollectiveOp::AllReduce, "all_reduce"},
+                                                                   {CollectiveOp::ReduceScatter, "reduce_scatter"},
+                                                                   {CollectiveOp::AllGather, "all_gather"},
+                                                                   {CollectiveOp::AllToAll, "all_to_all"},
+                                                                   {CollectiveOp::Broadcast, "broadcast"}}};
+};
+template <>
+struct EnumNames<CollectiveAlgorithm> {
+  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 4> entries{
+      {{CollectiveAlgorithm::Ring, "ring"},
+       {CollectiveAlgorithm::Tree, "tree"},
+       {CollectiveAlgorithm::Hierarchical, "hierarchical"},
+       {CollectiveAlgorithm::Direct, "direct"}}};
+};
+template <>
+struct EnumNames<Fidelity> {
+  static constexpr std::array<EnumEntry<Fidelity>, 3> entries{
+      {{Fidelity::Steps, "steps"}, {Fidelity::Flows, "flows"}, {Fidelity::Analytic, "analytic"}}};
+};
+template <>
+struct EnumNames<CommKind> {
+  static constexpr std::array<EnumEntry<CommKind>, 4> entries{{{CommKind::Data, "data"},
+                                                               {CommKind::Tensor, "tensor"},
+                                                               {CommKind::Pipeline, "pipeline"},
+                                                               {CommKind::Expert, "expert"}}};
+};
+
+inline std::string to_string(CollectiveOp op) {
+  return std::string(enum_name(op));
+}
+inline std::string to_string(CollectiveAlgorithm algorithm) {
+  return std::string(enum_name(algorithm));
+}
+inline std::string to_string(Fidelity fidelity) {
+  return std::string(enum_name(fidelity));
+}
+inline std::string to_string(CommKind kind) {
+  return std::string(enum_name(kind));
+}
+
+/** Which algorithms compute which operation: all-reduce {ring, tree, hierarchical}, reduce-scatter and all-gather
+ * {ring}, all-to-all {direct}, broadcast {ring: a pipelined chain from the root}. */
+bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm);
+
+/** One hop: alpha (s, one way) and beta's inverse (bytes/s, each direction). */
+struct LinkCost {
+  double latency = 0.0;
+  double bandwidth = 0.0;
+};
+
+/** A two-level cluster: GPUs inside a node on `intra` links (each GPU its own full-duplex port to an NVSwitch-like
+ * crossbar), nodes joined by `inter` links: `ports_per_node` network ports per node (1: one NIC shared by the node's
+ * GPUs; g: one NIC per GPU, rail-style), each of `inter.bandwidth`. A uniform setting is a two-level one with one GPU
+ * per node. */
+struct TwoLevelCost {
+  LinkCost intra;
+  LinkCost inter;
+  int ports_per_node = 1;
+};
+
+/** The cluster's two levels of links as the collectives' closed forms see them: its intra-node links, its NICs and
+ * their number per node (at least 1). */
+TwoLevelCost two_level_cost(const ClusterSpec& cluster);
+
+/** NCCL's double binary tree over n ranks (ncclGetDtree): tree 0 is a binary tree in which odd ranks are leaves and
+ * rank 0 the root; tree 1 mirrors it (n even) or shifts it by one (n odd), so every rank is an inner node of at
+ * most one tree. Each tree carries half of the data. */
+struct DoubleBinaryTree {
+  std::array<std::vector<int>, 2> parent;                  ///< per tree, per rank; -1 for the root
+  std::array<std::vector<std::array<int, 2>>, 2> children; ///< per tree, per rank; -1 where absent
+  std::array<std::vector<int>, 2> depth;                   ///< per tree, per rank; 0 for the root
+  int max_depth = 0;                                       ///< over both trees
+  /** Most chunks one rank sends (= receives) per pipeline step when both trees reduce up and broadcast down at once:
+   * its degree summed over the two trees (4 for n >= 4). */
+  int max_degree = 0;
+};
+DoubleBinaryTree double_binary_tree(int n);
+
+/** Most pipeline chunks a tree or broadcast uses (bounds the messages of a step-level run). */
+inline constexpr std::uint64_t kMaxPipelineChunks = 128;
+
+/** Chunks k of a pipelined collective (tree all-reduce, ring broadcast) over n ranks on links `link`: the k that
+ * minimises its closed form (see collective_time), rounded, within [1, kMaxPipelineChunks] and at most one chunk per
+ * byte. 1 for the other algorithms. */
+std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,
+                              const LinkCost& link);
+
+/** pipeline_chunks and the closed form of a tree all-reduce over `tree` (built once by a caller that keeps it: the
+ * tree's construction is O(n), these are O(1)). */
+std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
+double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
+
+/** Alpha-beta time of a collective of `bytes` (nccl-tests sizes) over n ranks, each with its own port of `link`
+ * (a non-blocking switch). With c = bytes / n, alpha = latency, B = bandwidth:
+ * - all-reduce ring: 2(n-1)(alpha + c/B); reduce-scatter and all-gather ring: (n-1)(alpha + c/B);
+ * - all-to-all direct: alpha + (n-1) c/B (n-1 concurrent flows share each port);
+ * - broadcast ring (a chain from the root, k chunks): (n+k-2)(alpha + bytes/(k B));
+ * - all-reduce tree (k chunks per tree, depth D, degree L of double_binary_tree): both trees reduce up and broadcast
+ *   down at once, one chunk of bytes/(2k) per tree edge and step: (k+2D-1)(alpha + L bytes/(2k B)), which tends to
+ *   2 bytes/B (L = 4) as k grows;
+ * - all-reduce hierarchical: the ring (one GPU per node).
+ * 0 when n < 2. */
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, const LinkCost& link);
+
+/** The same on a two-level cluster: `nodes` nodes of `gpus_per_node` members each (the group in node-major order):
+ * - ring (every op): each step is paced by the slower of an intra-node hop (alpha1 + c/B1) and a network hop
+ *   (alpha2 + c/B2); the ring enters and leaves every node once, so a port carries one flow;
+ * - hierarchical all-reduce: intra-node ring reduce-scatter (g-1)(alpha1 + bytes/(g B1)), then g inter-node ring
+ *   all-reduces of bytes/g sharing the node's ports, 2(m-1)(alpha2 + bytes/(m P B2)) with P = min(ports, g), then
+ *   the intra-node all-gather (g-1)(alpha1 + bytes/(g B1));
+ * - all-to-all direct: the later of the intra-node part alpha1 + (g-1) c/B1 and the network part
+ *   alpha2 + g (N-g) c/(P B2), c = bytes/N;
+ * - tree: the uniform form on the slower level (an approximation: which tree edges cross nodes depends on N).
+ * Requires gpus_per_node >= 1, nodes >= 1. */
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int gpus_per_node, int nodes,
+                       const TwoLevelCost& links);
+
+/** The same for a group of n members with at most `gpus_per_node` on each of `nodes` nodes (uneven groups). */
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, int gpus_per_node,
+                       int nodes, const TwoLevelCost& links);
+
+/** The slower hop of a two-level setting with `nodes` nodes: the network when nodes > 1 and g == 1 or the network is
+ * slower, per figure (largest latency, smallest bandwidth). */
+LinkCost slowest_link(const TwoLevelCost& links, int gpus_per_node, int nodes);
+
+/** nccl-tests' algorithm bandwidth: bytes / time (bytes/s); 0 when time <= 0. */
+double algorithm_bandwidth(CollectiveOp op, double bytes, double time);
+
+/** nccl-tests' bus bandwidth: algbw x 2(n-1)/n (all-reduce), (n-1)/n (reduce-scatter, all-gather, all-to-all),
+ * 1 (broadcast). */
+double bus_bandwidth(CollectiveOp op, int n, double algbw);
+
+/** Messages the engine simulates for one collective `step` over n ranks on `nodes` nodes (n/nodes per node), with
+ * `link` the slowest hop (it sets the pipeline chunks): steps: every point-to-point message (ring all-reduce
+ * 2(n-1)n, ring reduce-scatter / all-gather (n-1)n, broadcast (n-1)k, tree 4(n-1)k, hierarchical 2m g(g-1) +
+ * 2g m(m-1), all-to-all n(n-1)); flows: one per edge (ring n, broadcast n-1, tree 4(n-1), hierarchical 2n + n when
+ * both levels exist, all-to-all n(n-1)); analytic: 0. */
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link);
+
+/** `auto` algorithm, NCCL-like: the supported algorithm with the smallest two-level closed form. Hierarchical only when
+ * the group spans several nodes with the same number of members on each (n divisible by nodes) and more than one per
+ * node. */
+CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links);
+
+/** Message budgets of `auto` fidelity (see docs/collectives.md for the measurements behind them). */
+inline constexpr std::uint64_t kMaxStepMessages = 1'000'000; ///< ~3 us each: a few seconds of wall time
+inline constexpr std::uint64_t kMaxFlowMessages = 200'000;   ///< concurrent flows of the whole run
+
+/** `auto` fidelity from a run's totals over all its collectives and iterations: steps while the step-level messages
+ * stay within kMaxStepMessages, else flows while the flows stay within kMaxFlowMessages, else analytic. */
+Fidelity choose_fidelity(std::uint64_t step_messages, std::uint64_t flow_messages);
+
+} // namespace partsim

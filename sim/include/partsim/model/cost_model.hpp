@@ -1,0 +1,47 @@
+// The op cost model: how long one op of a workload (a GEMM, a norm, ...) takes on a GPU profile: a roofline with
+// the profile's GEMM efficiency and kernel launch overhead.
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+#include "partsim/model/compute_op.hpp"
+
+#include <string>
+
+namespace partsim {
+
+/** Achieved fraction of the dense peak for a GEMM of `shape` in `data_type`, in (0, 1].
+ *
+ * A batched product is looked up as one product of batch·m rows (the batch fills the GPU as more rows would; n and
+ * k still set the width and depth of each tile).
+ *
+ * - The profile has points for `data_type`: trilinear interpolation in (ln m, ln n, ln k) between the 8 grid points
+ *   around the shape. Each coordinate is first clamped to its axis (outside the table the edge value holds), so the
+ *   result is exactly the table value at a grid point and always lies between the values of the surrounding points.
+ * - Otherwise: the profile's default curve (see curve_efficiency), which for a profile without a table is partsim's
+ *   built-in curve (kDefaultGemmSaturatedEfficiency, kDefaultGemmHalfDimension), never 1.
+ *
+ * The data type must be one the profile has a peak rate for (checked: a broken invariant aborts). */
+double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type);
+
+/** saturated_efficiency[data_type] · Π over x in (batch·m, n, k) of x / (x + half_dimension). */
+double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape, const std::string& data_type);
+
+/** Time of one kernel in s: max(flops / rate, bytes / memory bandwidth) + the profile's kernel launch overhead. */
+double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes);
+
+/** Time of one op in s, forward (`backward` false) or backward, its data at `bytes_per_element`.
+ *
+ * - GEMM, forward: one kernel, flops at peak(data_type) x gemm_efficiency(shape).
+ * - GEMM, backward: two kernels, the input gradient dX[m,k] = dY[m,n]·Wᵀ (shape m, k, n) and the weight gradient
+ *   dW[k,n] = Xᵀ·dY (shape k, n, m), each with half the op's backward flops and bytes and its own efficiency; only the
+ *   weight gradient when the op has no input gradient.
+ * - Any other op (norm, softmax, elementwise, lookup, pool, loss): one kernel whose flops run on the vector units at
+ *   the profile's fp32 peak (the data type's peak when it has no fp32 figure) with efficiency 1, and whose bytes move
+ *   at the full memory bandwidth: these ops are memory bound, so bytes / bandwidth decides.
+ *
+ * The bandwidth is the profile's figure as given: a datasheet profile prices memory-bound ops at the datasheet
+ * bandwidth, a calibrated profile at the measured one. An op with neither flops nor bytes launches nothing: 0. */
+double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
+               bool backward);
+
+} // namespace partsim

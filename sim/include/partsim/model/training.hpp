@@ -1,0 +1,61 @@
+// Model training on a GPU: per-unit forward/backward times from the cost model, gradient buckets, the optimizer step
+// (the memory one data-parallel replica needs is in memory.hpp). Pure arithmetic, no SimGrid.
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/model/compute_op.hpp"
+#include "partsim/model/memory.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** Bytes per element of a data type training can run in (find_data_type's table; scenarios refuse the others). */
+double bytes_per_element(const std::string& data_type);
+
+/** A piece of the model whose gradients are ready together: a transformer layer, the embedding, the output head, or
+ * one layer of a CNN. Times are for one micro-batch on one GPU at nominal speed. */
+struct TrainingUnit {
+  std::string name;
+  double forward_time = 0.0;  ///< s
+  double backward_time = 0.0; ///< s, including recomputed forward work
+  double parameters = 0.0;
+};
+
+/** Forward and backward time of `ops` (one micro-batch) on one GPU at nominal speed, each op's roofline time from the
+ * cost model; the backward includes the forward of the ops `recomputation` runs again. Parameters are left at 0. */
+TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
+                       const std::string& data_type, Recomputation recomputation);
+
+/** One micro-batch of a model on a GPU profile. */
+struct TrainingCost {
+  std::vector<TrainingUnit> units; ///< in forward order
+  double optimizer_time = 0.0;     ///< s: one optimizer step over all parameters (memory bound)
+  double parameters = 0.0;
+  double model_flops_per_sample = 0.0;    ///< forward + backward, without recomputation (what MFU counts)
+  double hardware_flops_per_sample = 0.0; ///< including recomputed forward work
+  double tokens_per_sample = 1.0;         ///< the sequence length for a transformer, 1 image for a CNN
+
+  double forward_time() const;
+  double backward_time() const;
+};
+
+/** Prices every op of one micro-batch with the cost model (op_time) and groups them into units. */
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu);
+
+/** Gradients reduced together: units [first, last] in forward order, filled from the last unit backwards (the order
+ * the backward pass produces them) until a bucket holds at least `bucket_bytes`, as PyTorch DDP does. */
+struct GradientBucket {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::uint64_t bytes = 0;
+};
+
+/** Buckets in the order their all-reduces start (the last units first). */
+std::vector<GradientBucket> gradient_buckets(const TrainingCost& cost, double gradient_bytes_per_parameter,
+                                             double bucket_bytes);
+
+} // namespace partsim

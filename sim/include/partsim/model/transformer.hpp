@@ -1,0 +1,182 @@
+// Transformer workload model: parameters, per-op flops, bytes and GEMM shapes, and training activation memory of a
+// decoder or encoder from its config. Pure arithmetic.
+#pragma once
+
+#include "partsim/common/enum_names.hpp"
+
+#include "partsim/model/compute_op.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace partsim {
+
+enum class TransformerArchitecture { Decoder, Encoder };
+/** Plain: up projection, GeLU, down projection (2 matrices). Gated: SwiGLU, SiLU(gate)·up then down (3 matrices). */
+enum class MlpKind { Plain, Gated };
+/** Learned: a sequence_length x hidden table added to the token embeddings. Rotary: no parameters. */
+enum class PositionEmbedding { Learned, Rotary };
+/** LayerNorm: scale and bias (2h parameters). RMSNorm: scale only (h parameters). */
+enum class NormKind { LayerNorm, RmsNorm };
+/** Activation recomputation (Korthikanti et al. 2022): none, the attention core only, or the whole layer. A fused
+ * attention kernel (FlashAttention) costs what `Selective` costs: no s x s activations kept, the attention core
+ * recomputed in the backward pass. */
+enum class Recomputation { None, Selective, Full };
+
+template <>
+struct EnumNames<TransformerArchitecture> {
+  static constexpr std::array<EnumEntry<TransformerArchitecture>, 2> entries{
+      {{TransformerArchitecture::Decoder, "decoder"}, {TransformerArchitecture::Encoder, "encoder"}}};
+};
+template <>
+struct EnumNames<MlpKind> {
+  static constexpr std::array<EnumEntry<MlpKind>, 2> entries{{{MlpKind::Plain, "plain"}, {MlpKind::Gated, "gated"}}};
+};
+template <>
+struct EnumNames<PositionEmbedding> {
+  static constexpr std::array<EnumEntry<PositionEmbedding>, 2> entries{
+      {{PositionEmbedding::Learned, "learned"}, {PositionEmbedding::Rotary, "rotary"}}};
+};
+template <>
+struct EnumNames<NormKind> {
+  static constexpr std::array<EnumEntry<NormKind>, 2> entries{
+      {{NormKind::LayerNorm, "layernorm"}, {NormKind::RmsNorm, "rmsnorm"}}};
+};
+template <>
+struct EnumNames<Recomputation> {
+  static constexpr std::array<EnumEntry<Recomputation>, 3> entries{
+      {{Recomputation::None, "none"}, {Recomputation::Selective, "selective"}, {Recomputation::Full, "full"}}};
+};
+
+inline std::string_view to_string(TransformerArchitecture architecture) {
+  return enum_name(architecture);
+}
+inline std::string_view to_string(MlpKind mlp) {
+  return enum_name(mlp);
+}
+inline std::string_view to_string(PositionEmbedding position) {
+  return enum_name(position);
+}
+inline std::string_view to_string(NormKind norm) {
+  return enum_name(norm);
+}
+inline std::string_view to_string(Recomputation recomputation) {
+  return enum_name(recomputation);
+}
+
+/** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
+struct TransformerConfig {
+  TransformerArchitecture architecture = TransformerArchitecture::Decoder; ///< "architecture": decoder | encoder
+  std::int64_t layers = 0;                                                 ///< "layers"
+  std::int64_t hidden = 0;                                                 ///< "hidden_size": h, the model width
+  std::int64_t heads = 0;                                                  ///< "heads": query heads a
+  std::int64_t kv_heads = 0; ///< "kv_heads": key/value heads g (g = a: MHA, 1 < g < a: GQA, g = 1: MQA); 0: a
+  std::int64_t head_dim = 0; ///< "head_dim": d; 0: h / a. Explicit where a·d != h (GPT-3 13B: 40 x 128, h = 5140)
+  std::int64_t ffn = 0;      ///< "ffn_size": f, the MLP's inner width
+  std::int64_t vocab = 0;    ///< "vocab_size": V
+  std::int64_t sequence_length = 0;                        ///< "sequence_length": s, tokens per sequence
+  MlpKind mlp = MlpKind::Plain;                            ///< "mlp": plain | gated
+  PositionEmbedding position = PositionEmbedding::Learned; ///< "position_embedding": learned | rotary
+  NormKind norm = NormKind::LayerNorm;                     ///< "norm": layernorm | rmsnorm
+  bool bias = true;                                        ///< "bias": biases on the linear layers
+  bool tied_embeddings = true; ///< "tied_embeddings": the LM head reuses the token embedding matrix
+  bool dropout = false;        ///< "dropout": dropout after attention softmax and on residual branches
+};
+
+/** How a tensor-parallel group of `tensor` ranks splits a transformer (Megatron-LM, Shoeybi et al. 2019;
+ * Korthikanti et al. 2022 for sequence parallelism). Per rank:
+ * - column-parallel GEMMs (QKV, MLP up and gate, the logits) keep N / tensor output columns (and their biases);
+ *   row-parallel GEMMs (output projection, MLP down) keep K / tensor input rows and the whole bias;
+ * - the attention core (rotary, scores, softmax, attention over values) keeps heads / tensor heads;
+ * - the MLP activation keeps ffn / tensor columns;
+ * - the token table and the LM head keep a vocabulary shard of ceil(V / tensor) rows (the vocabulary padded to a
+ *   multiple of the degree: Megatron-LM pads further, to a multiple of 128 x degree, which partsim does not);
+ * - norms, residual adds, the position table and the embedding's dropout stay whole on every rank (their weights are
+ *   always replicated), unless `sequence_parallel` splits their work along the sequence.
+ * Needs the degree to divide heads, kv_heads and ffn_size (checked: a broken invariant aborts). */
+struct TensorSplit {
+  int tensor = 1;
+  bool sequence_parallel = false;
+};
+
+/** The first problem with a config (counts below 1, heads not dividing the hidden size when head_dim is implied,
+ * kv_heads not dividing heads), or nothing. */
+std::optional<ConfigProblem> find_problem(const TransformerConfig& config);
+
+/** The arithmetic of a transformer: parameters, ops, flops and activation memory.
+ *
+ * Conventions:
+ * - 2 flop per multiply-accumulate. Attention products count the full s x s score matrix, causal or not (as
+ *   Narayanan et al. 2021 and Korthikanti et al. 2022 do; a causal kernel that skips masked blocks does about half).
+ * - Backward: every GEMM runs two products of the forward's size (input gradient and weight gradient; for the
+ *   attention products, the gradients of both operands): 2x its forward flops, plus one add per output element for
+ *   a bias gradient. Every other op (norms, softmax, activations, residual adds, loss) is taken as 2x its forward.
+ *   Embedding lookups cost nothing forward and one add per gathered element backward (gradient scatter-add).
+ * - Non-GEMM forward flop per element: LayerNorm 8, RMSNorm 4, softmax 5 (+1 with dropout), GeLU 8,
+ *   SiLU(gate)·up 5, rotary 3, residual add 1 (+1 with dropout), bias add 1. A GEMM op's flops include its bias add.
+ * - Recomputation: `selective` repeats the attention core's forward (scores, softmax, attention over values) in
+ *   the backward pass, `full` the whole layer's forward. The embedding, final norm, logits and loss are never
+ *   recomputed.
+ * - The extra norm outside the layers is the final norm of a pre-LN model, or the embedding norm of a post-LN
+ *   encoder (BERT): the same parameter count. BERT's token-type table (2h) and pooler are not modelled. */
+class TransformerModel {
+ public:
+  /** Resolves kv_heads and head_dim left at 0.
+   * @throws InputError (source "transformer config", pointer "/KEY") when find_problem() reports one. */
+  explicit TransformerModel(TransformerConfig config);
+
+  /** The config with kv_heads and head_dim resolved. */
+  const TransformerConfig& config() const { return config_; }
+
+  /** Parameters of one layer on one of `tensor` ranks (see TensorSplit): two norms, QKV and output projections, the
+   * MLP, biases; sharded GEMM weights, whole norms and row-parallel biases. */
+  double layer_parameters(int tensor = 1) const;
+  /** Token embedding table on one of `tensor` ranks (vocab_shard·h), plus the whole position table when learned. */
+  double embedding_parameters(int tensor = 1) const;
+  /** The extra norm, plus the LM head matrix (vocab_shard·h on one of `tensor` ranks) when embeddings are untied. */
+  double output_parameters(int tensor = 1) const;
+  /** Everything: layers·layer_parameters() + embedding_parameters() + output_parameters(). */
+  double parameters() const;
+
+  /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
+  std::int64_t vocab_shard(int tensor) const;
+
+  /** Forward ops of one layer for `micro_batch` sequences on one rank of a tensor-parallel group, in execution order:
+   * attention_norm, qkv_projection, [rotary_embedding], attention_scores, attention_softmax, attention_over_values,
+   * output_projection, attention_residual, mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual; with
+   * the split shapes, flops, bytes and weights of `split` (the default, tensor 1 without sequence parallelism: the
+   * whole layer). */
+  std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
+  /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. On one rank of a
+   * tensor-parallel group (`split`): the vocabulary-parallel embedding (a masked lookup in the rank's shard: rows read
+   * and gradient scatter-adds / tensor, whole output) and LM head (logits N = vocab_shard, the cross-entropy over the
+   * rank's logits), the final norm whole unless sequence parallel. */
+  std::vector<ComputeOp> outer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
+
+  /** Flops of one layer for `micro_batch` sequences. */
+  TrainingFlops layer_flops(std::int64_t micro_batch, Recomputation recomputation) const;
+  /** Flops of the embedding, final norm, logits and loss (never recomputed). */
+  TrainingFlops outer_flops(std::int64_t micro_batch) const;
+  /** One training iteration over `batch` sequences: layers·layer_flops() + outer_flops(). */
+  TrainingFlops training_flops(std::int64_t batch, Recomputation recomputation) const;
+
+  /** Bytes one layer keeps from its forward for its backward pass, with activations at `bytes_per_element` and
+   * dropout masks at 1 byte. For a GPT layer (plain 4h MLP, MHA, a·d = h, dropout, 2 bytes) this is Korthikanti et
+   * al.'s s·b·h·(34 + 5·a·s/h) without recomputation, 34·s·b·h with selective and 2·s·b·h with full recomputation;
+   * the same accounting extends it to GQA, gated MLPs and models without dropout. */
+  double layer_activation_bytes(std::int64_t micro_batch, Recomputation recomputation,
+                                double bytes_per_element = 2.0) const;
+  /** Activation bytes outside the layers: the embedding dropout mask, the final norm's and the logits' inputs, and
+   * the fp32 logits kept for the cross-entropy (4·s·b·V). */
+  double outer_activation_bytes(std::int64_t micro_batch, double bytes_per_element = 2.0) const;
+
+ private:
+  double tokens(std::int64_t micro_batch) const;
+
+  TransformerConfig config_;
+};
+
+} // namespace partsim

@@ -1,0 +1,24 @@
+// Per-GPU memory of model-parallel training: a pipeline stage's share of the model under tensor, pipeline and ZeRO
+// sharding, and the activations its schedule keeps in flight. Pure, no SimGrid.
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/model/memory.hpp"
+
+namespace partsim {
+
+/** Memory one GPU of pipeline stage `stage` needs: the parameters, gradients and optimizer states one tensor rank
+ * holds of its layers (and of the vocabulary-parallel embedding or head, with tied embeddings and more than one stage
+ * a copy of the token table's shard on the last stage; see TensorSplit), sharded over the data degree as ZeRO asks
+ * (1: optimizer states, 2: + gradients, 3: + parameters), and the activations of its in-flight micro-batches
+ * (peak_in_flight of the schedule), split by the tensor degree except the layer norms' and the GEMM inputs' copies (and
+ * dropout masks) unless sequence parallelism splits those too (Korthikanti et al. 2022). */
+MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
+                                      int stage);
+
+/** The stage needing the most memory and its breakdown. */
+MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
+                                           const GpuProfile& gpu, int* stage = nullptr);
+
+} // namespace partsim

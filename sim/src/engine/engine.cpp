@@ -1,0 +1,197 @@
+// SimGrid S4U engine: one actor per rank executing its program; collectives as point-to-point messages.
+#include "partsim/engine/engine.hpp"
+
+#include "collectives.hpp"
+#include "coordinator.hpp"
+#include "dispatch.hpp"
+#include "folding.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/plan/strategy.hpp"
+#include "platform.hpp"
+#include "program.hpp"
+#include "run_context.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim {
+
+namespace {
+
+using engine::RunContext;
+
+void run_rank(RunContext& ctx, int rank) {
+  RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
+  const RankProgram& program = ctx.plan.ranks[static_cast<std::size_t>(rank)];
+  engine::prepare_receiver(ctx, rank);
+  for (std::int64_t it = 0; it < ctx.plan.iterations; ++it)
+    for (const Step& step : program.steps) {
+      engine::run_step(ctx, rank, timeline, step);
+    }
+  engine::close_stream(ctx, rank, timeline);
+  timeline.finish = sg4::Engine::get_clock();
+}
+
+NetworkConfig configure_network(NetworkModel model) {
+  NetworkConfig config;
+  if (model == NetworkModel::CM02) {
+    // CM02 without cross-traffic: a message takes latency + size / bandwidth on an idle path and links are shared
+    // max-min fairly under contention. This fits RDMA fabrics (NVLink, InfiniBand, RoCE) whose transfers have no TCP
+    // window or ACK traffic, and makes closed forms (alpha-beta ring all-reduce) exact. The TCP window bound
+    // (network/TCP-gamma) is lifted for the same reason: RDMA has no such window.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:1e30");
+    config = {"CM02", false, "alpha-beta per message, max-min sharing, no TCP window, no ACK cross-traffic", ""};
+  } else {
+    // SimGrid's default, calibrated on TCP over Ethernet: latency x13.01, bandwidth x0.97, reverse ACK traffic.
+    sg4::Engine::set_config("network/model:LV08");
+    config = {"LV08", true, "SimGrid's TCP-calibrated default: latency x13.01, bandwidth x0.97, ACK cross-traffic", ""};
+  }
+  config.simgrid_version = simgrid_version();
+  return config;
+}
+
+} // namespace
+
+std::string simgrid_version() {
+  return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
+         (SIMGRID_VERSION_PATCH > 0 ? "." + std::to_string(SIMGRID_VERSION_PATCH) : "");
+}
+
+RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptions& options) {
+  xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
+  // Not destroyed here: that frees every host, link, mailbox and actor one by one (0.4 s of a 1.2 s run at 16,384
+  // GPUs). SimGrid's exit handler does it at process exit, which the partsim CLI skips (_Exit once its output is
+  // written). SimGrid 3.32 allows one engine per process anyway.
+  auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
+  RunResult result;
+  sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
+  result.network = configure_network(scenario.run.network_model);
+  // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
+  sg4::Engine::set_config("contexts/stack-size:128");
+  // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks
+  // would pass Linux's default limit of 65,536 mappings (vm.max_map_count) and SimGrid aborts. The actors' loops are
+  // flat, so large runs go without guard pages.
+  if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
+
+  const engine::Platform platform =
+      engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
+                             /*with_coordinator=*/plan.dynamic.has_value() || plan.coordinated.has_value());
+
+  const std::size_t ranks = plan.ranks.size();
+  result.ranks.resize(ranks);
+  result.streams.resize(ranks);
+  for (RankTimeline& t : result.ranks) t.keep_all = options.record_all_intervals;
+  // On the heap: a run stopped midway leaves it to the process's end (its groups hold semaphores SimGrid's actors
+  // still wait on, which SimGrid refuses to destroy).
+  auto ctx_owner = std::make_unique<RunContext>(plan, result, options, scenario.cluster, platform);
+  RunContext& ctx = *ctx_owner;
+  ctx.streams.resize(ranks);
+  ctx.lean_engine = scenario.run.lean_engine;
+  {
+    std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
+    for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));
+    ctx.compute_alone.resize(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const auto gpu = static_cast<std::size_t>(plan.ranks[r].gpu);
+      ctx.compute_alone[r] =
+          scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 &&
+          platform.speed_change[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))] == nullptr;
+    }
+  }
+  ctx.events_planned = plan.planned_messages + plan.planned_executions;
+  if (plan.dynamic) { // the dispatcher's assignments
+    ctx.mailboxes.reserve(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
+  }
+  ctx.memberships.resize(ranks);
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    for (std::size_t i = 0; i < plan.groups[g].size(); ++i)
+      ctx.memberships.at(static_cast<std::size_t>(plan.groups[g][i]))
+          .emplace_back(static_cast<int>(g), static_cast<int>(i));
+  engine::prepare_collectives(ctx);
+  const engine::Folding folding = engine::fold_replicas(ctx, scenario.run.fold_replicas);
+  ctx.group_weight = folding.group_weight;
+  ctx.simulated_members.assign(plan.groups.size(), 0);
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    for (int rank : plan.groups[g]) ctx.simulated_members[g] += folding.simulated[static_cast<std::size_t>(rank)];
+  engine::prepare_passive_streams(ctx, folding.simulated);
+  result.folding = folding.note;
+  result.simulated_ranks = folding.simulated_ranks;
+  if (folding.active) {
+    // Progress counts what is simulated: the planned events of the simulated ranks.
+    ctx.events_planned =
+        static_cast<std::uint64_t>(static_cast<double>(ctx.events_planned) *
+                                   static_cast<double>(folding.simulated_ranks) / static_cast<double>(ranks));
+  }
+
+  if (plan.dynamic) {
+    engine::start_balancing(ctx, platform);
+  } else if (plan.coordinated) {
+    engine::start_coordinated(ctx, platform);
+  } else {
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (folding.simulated[r] == 0) continue;
+      sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(plan.ranks[r].gpu));
+      sg4::Actor::create("rank-" + std::to_string(r), host, [&ctx, r] { run_rank(ctx, static_cast<int>(r)); });
+    }
+  }
+  const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
+  sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
+    if (baseline_total > 0) engine::execute(baseline_total);
+    result.baseline_time = sg4::Engine::get_clock();
+  });
+
+  bool deadlock = false;
+  sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
+  // Periodic speed profiles tick for as long as the run lasts, which the planner could only estimate: a daemon stops
+  // the run where they pass what is left of the event budget (a daemon ends with the last rank, so a run that ends in
+  // time never sees it; Engine::run_until would go on replaying the profiles to the limit).
+  const double budget_left = static_cast<double>(scenario.run.max_events) -
+                             static_cast<double>(plan.planned_messages + plan.planned_executions);
+  const double profile_limit = speed_profile_horizon(scenario.cluster, budget_left);
+  bool over_budget = false;
+  if (std::isfinite(profile_limit)) {
+    sg4::Actor::create("event-budget", platform.baseline, [&over_budget, profile_limit] {
+      sg4::this_actor::sleep_until(profile_limit);
+      over_budget = true;
+      sg4::Actor::kill_all();
+    })->daemonize();
+    --result.actors; // not part of the simulated system
+  }
+  engine.run();
+  if (over_budget) {
+    static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value): see above
+    throw InputError(scenario.source, "/run/max_events",
+                     fmt::format("the periodic speed profiles of /cluster/speed_changes made {:.3g} events by {:.3g} s "
+                                 "of simulated time and the run had not ended, more than the limit of {} with the "
+                                 "plan's {} messages and executions; lengthen the periods or raise /run/max_events",
+                                 speed_profile_events(scenario.cluster, profile_limit), profile_limit,
+                                 scenario.run.max_events, plan.planned_messages + plan.planned_executions));
+  }
+  PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
+  engine::unfold_results(ctx, folding, result);
+
+  for (const RankTimeline& t : result.ranks) result.makespan = std::max(result.makespan, t.finish);
+  if (result.coordinator) result.makespan = std::max(result.makespan, result.coordinator->timeline.finish);
+  return result;
+}
+
+} // namespace partsim

@@ -1,0 +1,367 @@
+// Collectives at `flows` and `analytic` fidelity (engine-internal): one flow per edge of the algorithm, driven by a
+// few actors as two-host executions, or the closed form after a rendezvous. See docs/collectives.md and docs/engine.md
+// ("Lean engine").
+#include "collective_groups.hpp"
+
+#include "partsim/common/error.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/simix.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+using Group = CollectiveGroup;
+
+// ---- Flows: one flow per edge of the algorithm; Analytic: the closed form ----
+
+/** One flow of a flows collective: from the member that starts it to `to` (positions). */
+struct Flow {
+  int to = 0;
+  std::uint64_t bytes = 0;
+};
+
+/** Bytes a ring edge carries over a whole ring collective: 2(n-1)/n S for all-reduce, (n-1)/n S otherwise. */
+std::uint64_t ring_edge_bytes(CollectiveOp op, std::uint64_t bytes, int n) {
+  const std::uint64_t once = bytes - bytes / static_cast<std::uint64_t>(n);
+  return op == CollectiveOp::AllReduce ? 2 * once : once;
+}
+
+std::uint64_t tree_half(std::uint64_t bytes, std::size_t tree) {
+  return tree == 0 ? bytes / 2 : bytes - bytes / 2;
+}
+
+/** Phases of a flows collective, run one after the other: hierarchical has three (intra-node reduce-scatter,
+ * inter-node all-reduce, intra-node all-gather; those of a level with one member left out), the others one. */
+enum class FlowPhase { Whole, IntraNode, InterNode };
+
+std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
+  if (step.algorithm != CollectiveAlgorithm::Hierarchical) return {FlowPhase::Whole};
+  std::vector<FlowPhase> phases;
+  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
+  if (g.members.size() > 1) phases.push_back(FlowPhase::InterNode);
+  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
+  return phases;
+}
+
+/** The flows member `pos` starts in `phase`: one per edge of the algorithm leaving it, carrying what the algorithm
+ * sends over that edge in the whole phase. */
+std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
+  const int n = g.size;
+  const auto p = static_cast<std::size_t>(pos);
+  std::vector<Flow> flows;
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (step.op != CollectiveOp::Broadcast)
+      flows.push_back({(pos + 1) % n, ring_edge_bytes(step.op, step.bytes, n)});
+    else if (mod(pos - step.root, n) < n - 1)
+      flows.push_back({(pos + 1) % n, step.bytes});
+    break;
+  case CollectiveAlgorithm::Tree:
+    for (std::size_t t = 0; t < 2; ++t) {
+      if (g.tree->parent[t][p] >= 0) flows.push_back({g.tree->parent[t][p], tree_half(step.bytes, t)});
+      for (int c : g.tree->children[t][p])
+        if (c >= 0) flows.push_back({c, tree_half(step.bytes, t)});
+    }
+    break;
+  case CollectiveAlgorithm::Hierarchical: {
+    const auto node = static_cast<std::size_t>(g.node[p]);
+    const auto local = static_cast<std::size_t>(g.local[p]);
+    if (phase == FlowPhase::IntraNode) {
+      const auto& mine = g.members[node];
+      flows.push_back(
+          {mine[(local + 1) % mine.size()], ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, g.per_node)});
+    } else {
+      const std::uint64_t part = step.bytes / static_cast<std::uint64_t>(g.per_node);
+      flows.push_back({g.members[(node + 1) % g.members.size()][local],
+                       ring_edge_bytes(CollectiveOp::AllReduce, part, static_cast<int>(g.members.size()))});
+    }
+    break;
+  }
+  case CollectiveAlgorithm::Direct:
+    for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
+    break;
+  }
+  return flows;
+}
+
+/** Time a phase takes beyond its flows: the latencies of the algorithm's steps after the first (a flow pays one)
+ * and the pipeline's fill and drain, from the closed form on the group's slowest paths. */
+double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) {
+  const int n = g.size;
+  const double alpha = g.slowest.latency;
+  const double beta = g.slowest.bandwidth;
+  const auto bytes = static_cast<double>(step.bytes);
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring: {
+    if (step.op == CollectiveOp::Broadcast) {
+      const auto k = static_cast<double>(pipeline_chunks(step.op, step.algorithm, n, bytes, g.slowest));
+      return (n + k - 3) * alpha + (n - 2) * bytes / k / beta;
+    }
+    const int steps = step.op == CollectiveOp::AllReduce ? 2 * (n - 1) : n - 1;
+    return (steps - 1) * alpha;
+  }
+  case CollectiveAlgorithm::Tree: {
+    const auto k = static_cast<double>(tree_chunks(*g.tree, bytes, g.slowest));
+    const double depth = g.tree->max_depth;
+    return (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.tree->max_degree * bytes / (2 * k) / beta;
+  }
+  case CollectiveAlgorithm::Hierarchical:
+    if (phase == FlowPhase::IntraNode) return (g.per_node - 2) * g.links.intra.latency;
+    return (2 * (static_cast<double>(g.members.size()) - 1) - 1) * g.links.inter.latency;
+  case CollectiveAlgorithm::Direct:
+    return 0.0;
+  }
+  return 0.0;
+}
+
+/** Flows member `pos` receives in `phase` (the edges of member_flows that end at it). */
+int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return step.op != CollectiveOp::Broadcast || mod(pos - step.root, g.size) > 0 ? 1 : 0;
+  case CollectiveAlgorithm::Tree:
+    return static_cast<int>(member_flows(g, step, phase, pos).size()); // every tree edge runs both ways
+  case CollectiveAlgorithm::Hierarchical:
+    return 1;
+  case CollectiveAlgorithm::Direct:
+    return g.size - 1;
+  }
+  return 0;
+}
+
+/** Blocks until every member has called it for this slot; the last one runs `last` first. Returns when it released
+ * the others (the same simulated time for all). */
+template <typename Last>
+void barrier(int members, int& waiting, sg4::Semaphore& released, Last&& last) {
+  if (waiting + 1 < members) {
+    ++waiting;
+    released.acquire();
+    return;
+  }
+  last();
+  for (; waiting > 0; --waiting) released.release();
+}
+
+// ---- Driven flows ----
+
+/** Members whose flows one driver starts: as many as keep it near kFlowsPerDriver flows in flight. SimGrid 3.32
+ * removes a finished activity from its actor's list by a scan of that list, so an actor with k flows in flight pays
+ * O(k) per flow; a few drivers per group instead of one actor per member save most context switches. */
+constexpr int kFlowsPerDriver = 32;
+
+/** Starts the flows that members [first, last) send in `phase`, as two-host executions without computation (the
+ * default host model turns one into a single network action from the first host to the second, as a message), and
+ * waits for them. The executions are created in this actor (which owns them: their finish is O(flows it drives)) and
+ * set up and started in the kernel by one simcall. */
+void drive_flows(RunContext& ctx, const Group& g, const CollectiveStep& step, FlowPhase phase, int first, int last) {
+  struct Pending {
+    sg4::ExecPtr exec;
+    sg4::Host* from;
+    sg4::Host* to;
+    double bytes;
+  };
+  std::vector<Pending> pending;
+  for (int pos = first; pos < last; ++pos)
+    for (const Flow& f : member_flows(g, step, phase, pos))
+      pending.push_back({sg4::Exec::init(), g.hosts[static_cast<std::size_t>(pos)],
+                         g.hosts[static_cast<std::size_t>(f.to)], static_cast<double>(f.bytes)});
+  simgrid::kernel::actor::simcall_answered([&pending] {
+    for (Pending& p : pending)
+      p.exec->set_hosts({p.from, p.to})
+          ->set_flops_amounts({0.0, 0.0})
+          ->set_bytes_amounts({0.0, p.bytes, 0.0, 0.0})
+          ->start();
+  });
+  ctx.result.driven_flows += pending.size();
+  for (const Pending& p : pending) p.exec->wait(); // not wait_all: see StepTransfers::wait
+}
+
+/** A flows collective driven by a few of its members (positions that are multiples of members_per_driver): the
+ * others only wait for the end. Same schedule as member by member: every flow of a phase starts when the last member
+ * has arrived (or the previous phase ended), the phase ends with its last flow, and the last driver to finish sleeps
+ * the phase's extra time. Returns the simulated time the flows began. */
+double driven_flows(RunContext& ctx, const CollectiveStep& step, Group& g,
+                    RunContext::CollectiveGroups::Rendezvous& slot, int pos) {
+  const int per_driver = members_per_driver(g, step);
+  const int drivers = (g.size + per_driver - 1) / per_driver;
+  const bool driver = pos % per_driver == 0;
+  if (++slot.arrived < g.size) {
+    if (!driver) {
+      slot.released->acquire(); // released at the end
+      return slot.begin;
+    }
+    ++slot.drivers_waiting;
+    slot.driving->acquire();
+  } else {
+    slot.arrived = 0;
+    slot.begin = sg4::Engine::get_clock();
+    for (; slot.drivers_waiting > 0; --slot.drivers_waiting) slot.driving->release();
+    if (!driver) {
+      slot.released->acquire();
+      return slot.begin;
+    }
+  }
+  drive_phases(ctx, g, step, pos, std::min(pos + per_driver, g.size), drivers, slot.drivers_waiting, *slot.driving,
+               [&] {
+                 for (int k = g.size - drivers; k > 0; --k) slot.released->release();
+               });
+  return slot.begin;
+}
+
+/** A flows collective member by member (flows of no byte, or the plain engine): after the rendezvous every member
+ * puts its outgoing flows and gets its incoming ones on the group's flow mailboxes (all at the same instant, so they
+ * move at once; which put meets which get does not matter, the transfer runs from the put's host to the get's), and
+ * after each phase a barrier, where the last member to finish sleeps the phase's extra time. Not Comm::sendto_async:
+ * SimGrid 3.32 detaches every host-to-host comm and removes each finished one from one list of all of them. */
+void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::CollectiveGroups::Rendezvous& slot,
+                       int members, int pos) {
+  for (FlowPhase phase : flow_phases(g, step)) {
+    std::vector<sg4::CommPtr> comms;
+    std::deque<std::uint64_t*> received;
+    // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
+    for (const Flow& f : member_flows(g, step, phase, pos))
+      comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
+          std::make_unique<std::uint64_t>(f.bytes).release(), f.bytes));
+    for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
+      received.push_back(nullptr);
+      comms.push_back(g.flow_in[static_cast<std::size_t>(pos)]->get_async<std::uint64_t>(&received.back()));
+    }
+    for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
+    for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
+    barrier(members, slot.waiting, *slot.released, [&] {
+      const double extra = phase_extra(g, step, phase);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+    });
+  }
+}
+
+} // namespace
+
+FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
+  FlowShare s;
+  for (FlowPhase phase : flow_phases(g, step))
+    for (const Flow& f : member_flows(g, step, phase, pos)) {
+      s.sent += f.bytes;
+      ++s.flows;
+    }
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (step.op == CollectiveOp::Broadcast)
+      s.received = mod(pos - step.root, g.size) > 0 ? step.bytes : 0;
+    else
+      s.received = s.sent;
+    break;
+  case CollectiveAlgorithm::Direct:
+    s.received = static_cast<std::uint64_t>(g.size - 1) * chunk(step.bytes, g.size, pos);
+    break;
+  default:
+    s.received = s.sent; // every tree and hierarchical edge is matched by one of the same size coming back
+  }
+  return s;
+}
+
+double analytic_time(const Group& g, const CollectiveStep& step) {
+  // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
+  const double closed = step.algorithm == CollectiveAlgorithm::Tree
+                            ? tree_time(*g.tree, static_cast<double>(step.bytes), g.slowest)
+                            : collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size,
+                                              g.per_node, static_cast<int>(g.members.size()), g.links);
+  if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
+  // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
+  return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));
+}
+
+/** Whether every flow of a flows collective carries a byte at least: a two-host execution needs one (a message of
+ * none still pays its latency, so such collectives go member by member, see rendezvous()). */
+bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    return step.bytes >= 1; // an edge carries bytes - bytes/n, or the whole message for a broadcast
+  case CollectiveAlgorithm::Tree:
+    return step.bytes >= 2; // each tree carries half
+  case CollectiveAlgorithm::Hierarchical:
+    // the inter-node ring carries bytes / per_node; the intra-node one bytes - bytes / per_node
+    return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
+  case CollectiveAlgorithm::Direct:
+    return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
+  }
+  return false;
+}
+
+int members_per_driver(const Group& g, const CollectiveStep& step) {
+  int flows = 1;                                              // ring, hierarchical: one edge leaves each member
+  if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
+  if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
+  return std::max(1, kFlowsPerDriver / flows);
+}
+
+/** Records member `pos`'s part of a flows or analytic collective that began at `begin` and ends now: waiting since it
+ * arrived, communicating since the collective began, the bytes its edges carry, and its flows as messages. */
+void account(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, const Group& g, int pos,
+             double arrived, double begin) {
+  timeline.record(IntervalKind::Wait, arrived, begin);
+  timeline.record(IntervalKind::Communication, begin, sg4::Engine::get_clock());
+  const FlowShare share = flow_share(g, step, pos);
+  timeline.bytes_sent += share.sent;
+  timeline.bytes_received += share.received;
+  if (step.fidelity == Fidelity::Flows) {
+    timeline.messages_sent += share.flows;
+    ctx.result.messages += share.flows;
+    for (std::uint64_t i = 0; i < share.flows; ++i) ctx.event_done();
+  }
+}
+
+void drive_phases(RunContext& ctx, const CollectiveGroup& g, const CollectiveStep& step, int first, int last,
+                  int drivers, int& met, sg4::Semaphore& phase_done, const std::function<void()>& ended) {
+  const std::vector<FlowPhase> phases = flow_phases(g, step);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    drive_flows(ctx, g, step, phases[i], first, last);
+    barrier(drivers, met, phase_done, [&] {
+      const double extra = phase_extra(g, step, phases[i]);
+      if (extra > 0) sg4::this_actor::sleep_for(extra);
+      if (i + 1 == phases.size()) ended();
+    });
+  }
+}
+
+/** Flows and analytic with every member in its own actor: every member waits for the last one (Wait). Flows: driven
+ * by a few members (driven_flows) when every flow carries bytes, else put_and_get_flows. Analytic: the last member
+ * sleeps the closed form before it releases the others, so they wake up at the end (one timer per collective).
+ * Everyone is done when all flows are (Communication). */
+void rendezvous(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, Group& g, int pos) {
+  const double arrived = sg4::Engine::get_clock();
+  auto& slot = g.slots[g.rendezvous_begun[static_cast<std::size_t>(pos)]++ & 1];
+  const int members = ctx.simulated_members[static_cast<std::size_t>(step.group)]; // the others are folded
+  double begin = 0.0;
+  if (step.fidelity == Fidelity::Flows && ctx.lean_engine && every_flow_carries_bytes(g, step)) {
+    // A flows group is one replica (folding.hpp): all its members run or none does.
+    PARTSIM_CHECK(members == g.size) << "flows collective on group " << step.group << " with " << members << " of "
+                                     << g.size << " members simulated";
+    begin = driven_flows(ctx, step, g, slot, pos);
+  } else {
+    barrier(members, slot.waiting, *slot.released, [&] {
+      slot.begin = sg4::Engine::get_clock();
+      slot.end = slot.begin + (step.fidelity == Fidelity::Analytic ? analytic_time(g, step) : 0.0);
+      if (slot.end > slot.begin) sg4::this_actor::sleep_until(slot.end);
+    });
+    begin = slot.begin;
+    if (step.fidelity == Fidelity::Flows) put_and_get_flows(step, g, slot, members, pos);
+  }
+  account(ctx, timeline, step, g, pos, arrived, begin);
+}
+
+} // namespace partsim::engine

@@ -1,0 +1,48 @@
+// Builds the SimGrid platform of a cluster: one host per GPU, intra-node links, NICs and the network between nodes
+// (star, fat-tree or rail; see docs/topologies.md).
+#pragma once
+
+#include "partsim/input/scenario.hpp"
+
+#include <array>
+#include <vector>
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace partsim::engine {
+
+/** Uplink levels above a GPU's first switch: leaf and pod uplinks of a 3-level fat-tree at most. */
+constexpr int kMaxUplinkLevels = 2;
+
+/** Where a GPU hangs in the network: at each uplink level, which switch (leaf, pod or rail) and that switch's uplink
+ * bandwidth (each direction). No levels in a star or a single node. */
+struct Attachment {
+  int levels = 0;
+  std::array<int, kMaxUplinkLevels> group{};
+  std::array<double, kMaxUplinkLevels> uplink_bandwidth{};
+};
+
+struct Platform {
+  std::vector<Attachment> attachments;          ///< by global GPU index
+  std::vector<const SpeedChange*> speed_change; ///< by node: its speed change over time (at most one), or null
+  std::vector<simgrid::s4u::Host*> gpus;        ///< indexed by global GPU index (node * gpus_per_node + local)
+  simgrid::s4u::Host* baseline = nullptr;       ///< isolated nominal GPU for the single-GPU reference run
+  simgrid::s4u::Host* coordinator = nullptr;    ///< dispatcher host (run-time balancing only)
+  int gpus_per_node = 1;
+  int nics_per_node = 1;
+
+  /** The node of global GPU `gpu`. */
+  int node_of(int gpu) const { return gpu / gpus_per_node; }
+  /** The global NIC index (node * nics_per_node + local NIC) that global GPU `gpu` sends through; in a rail network
+   * also its rail is `nic_of(gpu) % nics_per_node`. */
+  int nic_of(int gpu) const {
+    return node_of(gpu) * nics_per_node + (gpu % gpus_per_node) * nics_per_node / gpus_per_node;
+  }
+};
+
+/** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */
+Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator);
+
+} // namespace partsim::engine

@@ -1,0 +1,244 @@
+// Rank program steps on SimGrid (engine-internal): compute executions, collectives, the communication stream.
+#include "program.hpp"
+
+#include "collectives.hpp"
+
+#include "partsim/common/error.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+#include <simgrid/simix.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <tuple>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const ComputeStep& step) {
+  timeline.samples += step.samples;
+  if (step.amount <= 0.0) return;
+  const double begin = sg4::Engine::get_clock();
+  if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
+    sg4::this_actor::sleep_for(step.amount / sg4::this_actor::get_host()->get_speed());
+    ++ctx.result.executions_as_sleeps;
+  } else {
+    execute(step.amount);
+  }
+  timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
+  ++ctx.result.executions;
+  ctx.event_done();
+}
+
+/** Runs a collective and times its instance across the group: from the last arrival to the last completion. */
+void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& step) {
+  const auto group = static_cast<std::size_t>(step.group);
+  if (ctx.open_collectives.empty()) {
+    ctx.open_collectives.resize(ctx.plan.groups.size());
+    ctx.collectives_begun.resize(ctx.plan.groups.size());
+  }
+  auto& begun = ctx.collectives_begun[group];
+  if (begun.empty()) begun.assign(ctx.plan.groups[group].size(), 0);
+  const int pos = ctx.position(step.group, rank);
+  PARTSIM_CHECK(pos >= 0) << "rank " << rank << " is not in group " << step.group;
+  const std::uint64_t instance = begun[static_cast<std::size_t>(pos)]++;
+  const double begin = sg4::Engine::get_clock();
+  run_collective(ctx, pos, timeline, step);
+  const double end = sg4::Engine::get_clock();
+  auto& open = ctx.open_collectives[group];
+  RunContext::CollectiveInstance& times = open[instance];
+  times.last_arrival = std::max(times.last_arrival, begin);
+  times.last_end = std::max(times.last_end, end);
+  if (++times.done < ctx.simulated_members[group]) return;
+  const double duration = times.last_end - times.last_arrival;
+  open.erase(instance);
+  record_collective(ctx, step, duration);
+}
+
+/** The mailbox of transfers from `from` to `to` on `channel`, looked up by name once (formatting the name and
+ * finding it per transfer was a tenth of a 1024-rank pipeline run). */
+sg4::Mailbox* p2p_mailbox(RunContext& ctx, int from, int to, int channel) {
+  auto [it, fresh] = ctx.p2p_mailboxes.try_emplace(std::tuple{from, to, channel}, nullptr);
+  if (fresh) it->second = sg4::Mailbox::by_name(fmt::format("p2p-{}-{}-{}", from, to, channel));
+  return it->second;
+}
+
+void run_send(RunContext& ctx, int rank, RankTimeline& timeline, const SendStep& step) {
+  send_eager(p2p_mailbox(ctx, rank, step.peer, step.channel), step.bytes);
+  timeline.bytes_sent += step.bytes;
+  ++timeline.messages_sent;
+  ++ctx.result.messages;
+  ctx.event_done();
+}
+
+void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep& step) {
+  const double wait_before = timeline.total(IntervalKind::Wait);
+  const double begin = sg4::Engine::get_clock();
+  receive_eager(p2p_mailbox(ctx, step.peer, rank, step.channel), timeline);
+  timeline.bubble += timeline.total(IntervalKind::Wait) - wait_before;
+  timeline.blocked_by_kind[static_cast<std::size_t>(step.kind)] += sg4::Engine::get_clock() - begin;
+}
+
+} // namespace
+
+void prepare_receiver(RunContext& ctx, int rank) {
+  std::set<std::pair<int, int>> sources;
+  for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
+    if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
+  for (const auto& [peer, channel] : sources) p2p_mailbox(ctx, peer, rank, channel)->set_receiver(sg4::Actor::self());
+}
+
+void record_collective(RunContext& ctx, const CollectiveStep& step, double duration) {
+  const auto group = static_cast<std::size_t>(step.group);
+  const auto members = static_cast<int>(ctx.plan.groups[group].size());
+  const auto weight = static_cast<std::uint64_t>(ctx.group_weight[group]);
+  auto& all = ctx.result.collectives;
+  auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
+    return c.op == step.op && c.algorithm == step.algorithm && c.fidelity == step.fidelity && c.kind == step.kind &&
+           c.ranks == members && c.bytes == step.bytes;
+  });
+  if (it == all.end()) {
+    all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
+    it = all.end() - 1;
+  }
+  it->count += weight;
+  it->total_time += static_cast<double>(weight) * duration;
+  it->min_time = std::min(it->min_time, duration);
+  it->max_time = std::max(it->max_time, duration);
+}
+
+void execute(double flops) {
+  const sg4::ExecPtr exec = sg4::Exec::init();
+  sg4::Host* host = sg4::this_actor::get_host();
+  simgrid::kernel::actor::simcall_answered(
+      [&exec, host, flops] { exec->set_flops_amount(flops)->set_host(host)->start(); });
+  exec->wait();
+}
+
+void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (stream.passive) {
+    if (stream.pending++ == 0)
+      arrive_passively(ctx, rank, step);
+    else
+      stream.queue.push_back(&step);
+    return;
+  }
+  if (!stream.work) {
+    stream.work = sg4::Semaphore::create(0);
+    stream.idle = sg4::Semaphore::create(0);
+    RankTimeline& overlapped = ctx.result.streams[static_cast<std::size_t>(rank)];
+    overlapped.keep_all = ctx.options.record_all_intervals;
+    sg4::Actor::create("stream-" + std::to_string(rank), sg4::this_actor::get_host(),
+                       [&ctx, &stream, &overlapped, rank] {
+                         while (true) {
+                           stream.work->acquire();
+                           if (stream.queue.empty()) break; // the close token
+                           const CollectiveStep* next = stream.queue.front();
+                           stream.queue.pop_front();
+                           timed_collective(ctx, rank, overlapped, *next);
+                           if (--stream.pending == 0 && stream.program_waits) {
+                             stream.program_waits = false;
+                             stream.idle->release();
+                           }
+                         }
+                         overlapped.finish = sg4::Engine::get_clock();
+                       });
+  }
+  stream.queue.push_back(&step);
+  ++stream.pending;
+  stream.work->release();
+}
+
+void passive_collective_done(RunContext& ctx, int rank) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  --stream.pending;
+  if (!stream.queue.empty()) {
+    const CollectiveStep* next = stream.queue.front();
+    stream.queue.pop_front();
+    arrive_passively(ctx, rank, *next);
+  } else if (stream.pending == 0 && stream.program_waits) {
+    stream.program_waits = false;
+    stream.idle->release();
+  }
+}
+
+void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (!stream.idle) return;
+  const double begin = sg4::Engine::get_clock();
+  if (stream.pending > 0) {
+    stream.program_waits = true;
+    stream.idle->acquire();
+  }
+  const double end = sg4::Engine::get_clock();
+  timeline.record(IntervalKind::Communication, begin, end);
+  timeline.stream_wait += end - begin;
+  timeline.blocked_by_kind[static_cast<std::size_t>(CommKind::Data)] += end - begin;
+}
+
+void close_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
+  sync_stream(ctx, rank, timeline);
+  CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
+  if (stream.passive)
+    ctx.result.streams[static_cast<std::size_t>(rank)].finish = sg4::Engine::get_clock();
+  else if (stream.work)
+    stream.work->release();
+}
+
+void create_receiving_actor(const std::string& name, sg4::Host* host, sg4::Mailbox* inbox, std::function<void()> body) {
+  const auto actor = sg4::Actor::create(name, host, [inbox, body = std::move(body)] {
+    body();
+    inbox->set_receiver(nullptr); // lets SimGrid free what the mailbox still buffers
+  });
+  inbox->set_receiver(actor);
+}
+
+void send_eager(sg4::Mailbox* to, std::uint64_t bytes, std::uint64_t samples) {
+  auto envelope = std::make_unique<Envelope>(Envelope{bytes, sg4::Engine::get_clock(), samples});
+  to->put_init(envelope.release(), bytes)->detach();
+}
+
+std::unique_ptr<Envelope> receive_eager(sg4::Mailbox* from, RankTimeline& timeline) {
+  const double posted = sg4::Engine::get_clock();
+  auto envelope = from->get_unique<Envelope>();
+  const double moving = std::max(posted, envelope->sent_at);
+  timeline.record(IntervalKind::Wait, posted, moving);
+  timeline.record(IntervalKind::Communication, moving, sg4::Engine::get_clock());
+  timeline.bytes_received += envelope->bytes;
+  return envelope;
+}
+
+void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& step) {
+  if (const auto* compute = std::get_if<ComputeStep>(&step)) {
+    run_compute(ctx, rank, timeline, *compute);
+  } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {
+    if (collective->stream == 0) {
+      const double begin = sg4::Engine::get_clock();
+      timed_collective(ctx, rank, timeline, *collective);
+      timeline.blocked_by_kind[static_cast<std::size_t>(collective->kind)] += sg4::Engine::get_clock() - begin;
+    } else {
+      enqueue_on_stream(ctx, rank, *collective);
+    }
+  } else if (std::holds_alternative<StreamSyncStep>(step)) {
+    sync_stream(ctx, rank, timeline);
+  } else if (const auto* send = std::get_if<SendStep>(&step)) {
+    run_send(ctx, rank, timeline, *send);
+  } else if (const auto* recv = std::get_if<RecvStep>(&step)) {
+    run_recv(ctx, rank, timeline, *recv);
+  }
+}
+
+} // namespace partsim::engine

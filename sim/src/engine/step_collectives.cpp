@@ -1,0 +1,216 @@
+// Collectives at `steps` fidelity (engine-internal): every message of ring, double binary tree, hierarchical,
+// all-to-all and broadcast as a SimGrid rendezvous communication between the two GPU hosts. See docs/collectives.md.
+#include "collective_groups.hpp"
+
+#include "partsim/common/error.hpp"
+
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+using Group = CollectiveGroup;
+
+/** The transfers a rank posts in one step of an algorithm, waited for together. Each message carries its size, so
+ * the receiver counts what arrived. Wait is the time with none of them moving; a transfer moves from its start
+ * (both sides posted: SimGrid's start time of a rendezvous comm) to its finish. */
+class StepTransfers {
+ public:
+  StepTransfers(RunContext& ctx, RankTimeline& timeline) : ctx_(ctx), timeline_(timeline) {}
+
+  /** Not detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of
+   * all of them, quadratic in the messages in flight (30% slower at 1024 ranks). */
+  void send(sg4::Mailbox* to, std::uint64_t bytes) {
+    mark_posted();
+    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(), bytes));
+    timeline_.bytes_sent += bytes;
+    ++timeline_.messages_sent;
+    ++ctx_.result.messages;
+    ctx_.event_done();
+  }
+
+  void receive(sg4::Mailbox* from) {
+    mark_posted();
+    received_.push_back(nullptr); // a deque: the address SimGrid writes to stays valid
+    comms_.push_back(from->get_async<std::uint64_t>(&received_.back()));
+  }
+
+  void wait() {
+    if (comms_.empty()) return;
+    // One wait per comm: Comm::wait_all waits for any of them over and over, quadratic in their number.
+    for (const sg4::CommPtr& c : comms_) c->wait();
+    spans_.clear();
+    for (const sg4::CommPtr& c : comms_) spans_.emplace_back(c->get_start_time(), c->get_finish_time());
+    std::sort(spans_.begin(), spans_.end());
+    double cursor = posted_;
+    for (const auto& [begin, end] : spans_) {
+      if (end <= cursor) continue;
+      const double from = std::max(begin, cursor);
+      timeline_.record(IntervalKind::Wait, cursor, from);
+      timeline_.record(IntervalKind::Communication, from, end);
+      cursor = end;
+    }
+    for (std::uint64_t* p : received_) {
+      const std::unique_ptr<std::uint64_t> arrived(p);
+      timeline_.bytes_received += *arrived;
+    }
+    comms_.clear();
+    received_.clear();
+    posted_ = -1.0;
+  }
+
+ private:
+  void mark_posted() {
+    if (posted_ < 0) posted_ = sg4::Engine::get_clock();
+  }
+
+  RunContext& ctx_;
+  RankTimeline& timeline_;
+  std::vector<sg4::CommPtr> comms_;
+  std::deque<std::uint64_t*> received_;
+  std::vector<std::pair<double, double>> spans_;
+  double posted_ = -1.0;
+};
+
+// ---- Steps: every message of the algorithm ----
+
+/** `steps` ring steps over a ring of n: in step s the rank at ring index `pos` sends chunk (pos + shift - s) of
+ * `bytes` cut in n to `out` and receives its left neighbour's from `in`. Reduce-scatter: shift 0; the all-gather
+ * that follows it: shift 1 (the rank then owns chunk pos + 1); a lone all-gather: shift 0. */
+void ring_phase(StepTransfers& x, sg4::Mailbox* out, sg4::Mailbox* in, int pos, int n, std::uint64_t bytes, int shift,
+                int steps) {
+  for (int s = 0; s < steps; ++s) {
+    x.send(out, chunk(bytes, n, mod(pos + shift - s, n)));
+    x.receive(in);
+    x.wait();
+  }
+}
+
+void ring_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const int n = g.size;
+  sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
+  sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
+  switch (step.op) {
+  case CollectiveOp::AllReduce:
+    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
+    ring_phase(x, out, in, pos, n, step.bytes, 1, n - 1);
+    break;
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::AllGather:
+    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
+    break;
+  default:
+    PARTSIM_CHECK(false) << to_string(step.op) << " has no ring steps";
+  }
+}
+
+/** Pipelined chain from the root: k chunks; the rank at chain index d receives chunk s-d+1 and forwards chunk s-d
+ * in step s, so the last chunk reaches the end after n+k-2 steps. */
+void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const int n = g.size;
+  const int d = mod(pos - step.root, n);
+  const auto k =
+      static_cast<int>(pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), g.slowest));
+  sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
+  sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
+  for (int s = 0; s < n + k - 2; ++s) {
+    if (d > 0 && s - d + 1 >= 0 && s - d + 1 < k) x.receive(in);
+    if (d < n - 1 && s - d >= 0 && s - d < k) x.send(out, chunk(step.bytes, k, s - d));
+    x.wait();
+  }
+}
+
+/** Double binary tree, both trees at once, each on half the data in k chunks. With D the deeper tree's depth and d
+ * the rank's depth in a tree, in step s it receives chunk s-(D-d-1) from each child and sends chunk s-(D-d) to its
+ * parent (reduce), receives chunk s-(D+d-1) from its parent and sends chunk s-(D+d) to its children (broadcast):
+ * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
+void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const DoubleBinaryTree& tree = *g.tree;
+  const auto k = static_cast<int>(tree_chunks(tree, static_cast<double>(step.bytes), g.slowest));
+  const int depth = tree.max_depth;
+  const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
+  const auto p = static_cast<std::size_t>(pos);
+  auto in_range = [k](int j) { return j >= 0 && j < k; };
+  for (int s = 0; s < k + 2 * depth - 1; ++s) {
+    for (std::size_t t = 0; t < 2; ++t) {
+      const int d = tree.depth[t][p];
+      const int parent = tree.parent[t][p];
+      for (int c : tree.children[t][p])
+        if (c >= 0 && in_range(s - (depth - d - 1))) x.receive(g.tree_up[t][static_cast<std::size_t>(c)]);
+      if (parent >= 0 && in_range(s - (depth - d))) x.send(g.tree_up[t][p], chunk(half[t], k, s - (depth - d)));
+      if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(g.tree_down[t][p]);
+      for (int c : tree.children[t][p])
+        if (c >= 0 && in_range(s - (depth + d)))
+          x.send(g.tree_down[t][static_cast<std::size_t>(c)], chunk(half[t], k, s - (depth + d)));
+    }
+    x.wait();
+  }
+}
+
+/** Intra-node ring reduce-scatter (g-1 steps), ring all-reduce of the owned 1/g between the members of the same local
+ * index on the m nodes (2(m-1) steps), intra-node ring all-gather (g-1 steps). */
+void hierarchical_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const int node = g.node[p];
+  const int local = g.local[p];
+  const int per_node = g.per_node;
+  const auto m = static_cast<int>(g.members.size());
+  const auto& mine = g.members[static_cast<std::size_t>(node)];
+  sg4::Mailbox* intra_out =
+      g.intra_in[static_cast<std::size_t>(mine[static_cast<std::size_t>((local + 1) % per_node)])];
+  if (per_node > 1) ring_phase(x, intra_out, g.intra_in[p], local, per_node, step.bytes, 0, per_node - 1);
+  const std::uint64_t part = per_node > 1 ? chunk(step.bytes, per_node, (local + 1) % per_node) : step.bytes;
+  if (m > 1) {
+    const int right = g.members[static_cast<std::size_t>((node + 1) % m)][static_cast<std::size_t>(local)];
+    sg4::Mailbox* out = g.inter_in[static_cast<std::size_t>(right)];
+    ring_phase(x, out, g.inter_in[p], node, m, part, 0, m - 1);
+    ring_phase(x, out, g.inter_in[p], node, m, part, 1, m - 1);
+  }
+  if (per_node > 1) ring_phase(x, intra_out, g.intra_in[p], local, per_node, step.bytes, 1, per_node - 1);
+}
+
+/** Every rank sends chunk q of its input to rank q and receives its chunk from every peer, all at once. Peers are at
+ * most one all-to-all apart, so a mailbox per receiver and parity keeps the rounds apart. */
+void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const std::size_t parity = g.a2a_begun[p]++ & 1;
+  for (int i = 1; i < g.size; ++i) {
+    const int q = (pos + i) % g.size; // staggered, so no rank is everyone's first target
+    x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], chunk(step.bytes, g.size, q));
+    x.receive(g.a2a_in[parity][p]);
+  }
+  x.wait();
+}
+
+} // namespace
+
+void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, CollectiveGroup& g, int pos) {
+  StepTransfers x(ctx, timeline);
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    step.op == CollectiveOp::Broadcast ? broadcast_steps(x, g, step, pos) : ring_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Tree:
+    tree_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Hierarchical:
+    hierarchical_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Direct:
+    all_to_all_steps(x, g, step, pos);
+    break;
+  }
+}
+
+} // namespace partsim::engine

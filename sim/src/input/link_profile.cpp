@@ -1,0 +1,53 @@
+// Link profile parsing, lookup by name under models/links, and serialisation.
+#include "partsim/input/link_profile.hpp"
+
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/json_reader.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace partsim {
+
+LinkProfile parse_link_profile(JsonReader& reader) {
+  LinkProfile link;
+  reader.integer("schema_version", kLinkSchemaVersion, kLinkSchemaVersion);
+  reader.choice("kind", {"link"});
+  link.name = reader.string("name");
+  link.description = reader.string_or("description", "");
+  link.scope = reader.choice("scope", {"intra_node", "inter_node"});
+  link.bandwidth_per = reader.choice("bandwidth_per", {"gpu", "port", "switch"});
+  link.bandwidth = parse_figure(reader.child("bandwidth"), Dimension::Bandwidth, Bounds::positive());
+  link.latency = parse_figure(reader.child("latency"), Dimension::Time, Bounds::closed(0.0, 10.0));
+  reader.finish();
+  return link;
+}
+
+LinkProfile load_link_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
+                              const std::string& pointer) {
+  const auto path = library_file(data_dir, kLinkProfiles, name, source, pointer);
+  const nlohmann::json doc = read_json_file(path);
+  JsonReader reader(doc, path.string());
+  LinkProfile link = parse_link_profile(reader);
+  if (link.name != name)
+    throw reader.error(fmt::format("profile name \"{}\" does not match its file name \"{}\"", link.name, name));
+  return link;
+}
+
+std::vector<std::string> list_link_profiles(const std::filesystem::path& data_dir) {
+  return list_library(data_dir, kLinkProfiles);
+}
+
+nlohmann::json to_json(const LinkProfile& link) {
+  return {{"name", link.name},
+          {"description", link.description},
+          {"scope", link.scope},
+          {"bandwidth_per", link.bandwidth_per},
+          {"bandwidth", to_json(link.bandwidth)},
+          {"latency", to_json(link.latency)}};
+}
+
+} // namespace partsim

@@ -1,0 +1,125 @@
+// Network and link specs of a scenario's cluster: parsing and validation.
+#include "partsim/input/network.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/link_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace partsim {
+
+namespace {
+
+/** Oversubscription ratios: 1 is non-blocking; a ratio below 1 would give a switch more uplink than downlink. */
+const Bounds kRatioBounds = Bounds::closed(1.0, 1e6);
+
+/** A switch's extra one-way latency: `switch_latency`, or the latency of a switch profile (`switch_profile`, a file
+ * in models/links with bandwidth per switch), which an explicit `switch_latency` overrides. 0 when neither is given:
+ * the NIC latency already covers the path through one switch. */
+double parse_switch_latency(JsonReader& reader, const std::filesystem::path& data_dir) {
+  double latency = 0.0;
+  if (reader.has("switch_profile")) {
+    const JsonReader name = reader.child("switch_profile");
+    const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
+    if (profile.scope != "inter_node" || profile.bandwidth_per != "switch")
+      throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected an inter_node switch profile "
+                                   "(bandwidth per switch)",
+                                   profile.name, profile.scope, profile.bandwidth_per));
+    latency = profile.latency.value;
+  }
+  return reader.quantity_or("switch_latency", latency, Dimension::Time, Bounds::non_negative(1.0));
+}
+
+FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_dir) {
+  FatTreeSpec tree;
+  tree.levels = static_cast<int>(reader.integer_or("levels", 2, 2, 3));
+  tree.nodes_per_leaf = static_cast<int>(reader.integer("nodes_per_leaf", 1, 65536));
+  tree.leaf_oversubscription = reader.number_or("leaf_oversubscription", 1.0, kRatioBounds);
+  if (tree.levels == 3) {
+    tree.leaves_per_pod = static_cast<int>(reader.integer("leaves_per_pod", 1, 65536));
+    tree.pod_oversubscription = reader.number_or("pod_oversubscription", 1.0, kRatioBounds);
+  } else {
+    for (const char* key : {"leaves_per_pod", "pod_oversubscription"})
+      if (reader.value().contains(key))
+        throw InputError(reader.source(), reader.pointer() + "/" + key,
+                         "only a 3-level fat-tree has pods; expected \"levels\": 3, or no pods");
+  }
+  tree.switch_latency = parse_switch_latency(reader, data_dir);
+  reader.finish();
+  return tree;
+}
+
+RailSpec parse_rail(JsonReader reader, const std::filesystem::path& data_dir) {
+  RailSpec rail;
+  rail.spine_oversubscription = reader.number_or("spine_oversubscription", 1.0, kRatioBounds);
+  rail.switch_latency = parse_switch_latency(reader, data_dir);
+  reader.finish();
+  return rail;
+}
+
+} // namespace
+
+/** A link's bandwidth and latency: given directly, or from a profile in models/links (`"profile": "ib-ndr"`),
+ * whose figures explicit keys override. `scope` is "intra_node" or "inter_node": a profile must match it and give
+ * its bandwidth per GPU or per port (an NVSwitch's aggregate is not a per-GPU link). */
+LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, const std::string& scope) {
+  LinkSpec link;
+  const Bounds bandwidth_bounds = Bounds::positive(1e15);
+  const Bounds latency_bounds = Bounds::non_negative(10.0);
+  if (reader.has("profile")) {
+    const JsonReader name = reader.child("profile");
+    const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
+    if (profile.scope != scope || profile.bandwidth_per == "switch")
+      throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected a {} link with bandwidth per "
+                                   "GPU or port",
+                                   profile.name, profile.scope, profile.bandwidth_per, scope));
+    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value, Dimension::Bandwidth, bandwidth_bounds);
+    link.latency = reader.quantity_or("latency", profile.latency.value, Dimension::Time, latency_bounds);
+    return link;
+  }
+  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, bandwidth_bounds);
+  link.latency = reader.quantity("latency", Dimension::Time, latency_bounds);
+  return link;
+}
+
+NetworkSpec parse_network(JsonReader& reader, const std::filesystem::path& data_dir, int nodes, int gpus_per_node) {
+  (void)nodes; // every node count is valid: the last leaf (pod) may be partial
+  NetworkSpec network;
+  network.topology = reader.choice_or("topology", "star", {"star", "fat_tree", "rail"});
+  network.nic = parse_link(reader, data_dir, "inter_node");
+
+  // A rail network has one rail per local GPU index, so one NIC per GPU; the others default to one shared NIC.
+  const bool rail = network.topology == "rail";
+  if (reader.has("nics_per_node")) {
+    JsonReader nics = reader.child("nics_per_node");
+    network.nics_per_node = static_cast<int>(nics.as_integer(1, gpus_per_node));
+    if (gpus_per_node % network.nics_per_node != 0)
+      throw nics.error(fmt::format("expected a divisor of gpus_per_node ({}), so that every NIC serves as many GPUs; "
+                                   "got {}",
+                                   gpus_per_node, network.nics_per_node));
+    if (rail && network.nics_per_node != gpus_per_node)
+      throw nics.error(fmt::format("a rail network gives each GPU its own NIC on its own rail; expected "
+                                   "nics_per_node = gpus_per_node ({}), got {}",
+                                   gpus_per_node, network.nics_per_node));
+  } else {
+    network.nics_per_node = rail ? gpus_per_node : 1;
+  }
+
+  // Each topology's own object: required with fat_tree, optional with rail, refused with the others.
+  if (network.topology == "fat_tree") network.fat_tree = parse_fat_tree(reader.child("fat_tree"), data_dir);
+  if (network.topology == "rail" && reader.has("rail")) network.rail = parse_rail(reader.child("rail"), data_dir);
+  for (const char* key : {"fat_tree", "rail"}) {
+    if (network.topology != key && reader.value().contains(key)) {
+      throw InputError(
+          reader.source(), reader.pointer() + "/" + key,
+          fmt::format("belongs to topology \"{}\"; this network's topology is \"{}\"", key, network.topology));
+    }
+  }
+  reader.finish();
+  return network;
+}
+
+} // namespace partsim

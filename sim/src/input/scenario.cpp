@@ -1,0 +1,708 @@
+// Scenario parsing and validation (schema version 1) and command-line overrides.
+#include "partsim/input/scenario.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/common/text.hpp"
+#include "partsim/input/json_file.hpp"
+#include "partsim/input/json_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+namespace partsim {
+
+namespace {
+
+constexpr double kShareTolerance = 1e-6;
+/** Samples of a data job, and of a chunk: 10^15. */
+constexpr std::int64_t kMaxSamples = 1'000'000'000'000'000;
+/** A node's speed against its GPU profile: a millionth (nearly stalled) to 1000x. SimGrid cannot run an execution
+ * at speed 0, and a denormal factor gives durations that are not finite. */
+const Bounds kSpeedFactorBounds = Bounds::closed(1e-6, 1000.0);
+
+SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
+  SpeedChange change;
+  change.node = static_cast<int>(reader.integer("node", 0, nodes - 1));
+  JsonReader points = reader.child("points");
+  double last = -1.0;
+  for (const JsonReader& point : points.elements(1, 100'000)) {
+    const auto pair = point.elements(2, 2);
+    const double at = pair[0].as_quantity(Dimension::Time, Bounds::non_negative(1e9));
+    if (last < 0 && at != 0.0) throw pair[0].error("the first point must be at time 0");
+    if (at <= last && last >= 0)
+      throw pair[0].error(fmt::format("expected times in increasing order, got {:g} s after {:g} s", at, last));
+    last = at;
+    // SimGrid cannot run an execution on a host of speed 0 (it aborts): a stalled node is a small factor.
+    change.points.emplace_back(at, pair[1].as_number(kSpeedFactorBounds));
+  }
+  if (reader.has("period")) {
+    change.period = reader.quantity("period", Dimension::Time, Bounds::positive(1e9));
+    if (change.period <= last)
+      throw InputError(reader.source(), reader.pointer() + "/period",
+                       fmt::format("expected a period longer than the last point ({:g} s)", last));
+  }
+  reader.finish();
+  return change;
+}
+
+ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir) {
+  ClusterSpec c;
+  c.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxGpus));
+  c.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 1024));
+  if (static_cast<std::int64_t>(c.nodes) * c.gpus_per_node > kMaxGpus)
+    throw InputError(reader.source(), reader.pointer() + "/nodes",
+                     fmt::format("{} nodes x {} GPUs per node = {} GPUs; expected at most {} GPUs in all", c.nodes,
+                                 c.gpus_per_node, static_cast<std::int64_t>(c.nodes) * c.gpus_per_node, kMaxGpus));
+
+  JsonReader gpu = reader.child("gpu");
+  if (gpu.value().is_string())
+    c.gpu = load_gpu_profile(data_dir, gpu.as_string(), gpu.source(), gpu.pointer());
+  else if (gpu.value().is_object())
+    c.gpu = parse_gpu_profile(gpu);
+  else
+    throw gpu.error("expected a GPU profile name (a file in models/hardware) or an inline object, got " +
+                    gpu.type_name());
+
+  // A link nobody can use may be left out: the intra-node link with one GPU per node, the network with one node.
+  if (c.gpus_per_node > 1 || reader.has("intra_node_link")) {
+    JsonReader link = reader.child("intra_node_link");
+    c.intra_node = parse_link(link, data_dir, "intra_node");
+    link.finish();
+  }
+  if (c.nodes > 1 || reader.has("network")) {
+    JsonReader net = reader.child("network");
+    c.network = parse_network(net, data_dir, c.nodes, c.gpus_per_node);
+  }
+
+  c.node_speed_factor.assign(static_cast<std::size_t>(c.nodes), 1.0);
+  if (auto factors = reader.optional_child("node_speed_factors")) {
+    const auto items = factors->elements(static_cast<std::size_t>(c.nodes), static_cast<std::size_t>(c.nodes));
+    for (std::size_t i = 0; i < items.size(); ++i) c.node_speed_factor[i] = items[i].as_number(kSpeedFactorBounds);
+  }
+  if (auto changes = reader.optional_child("speed_changes")) {
+    std::vector<bool> seen(static_cast<std::size_t>(c.nodes), false);
+    for (JsonReader& item : changes->elements(0, 100'000)) {
+      c.speed_changes.push_back(parse_speed_change(item, c.nodes));
+      const auto node = static_cast<std::size_t>(c.speed_changes.back().node);
+      if (seen[node])
+        throw InputError(item.source(), item.pointer() + "/node",
+                         fmt::format("node {} already has a speed change; expected one entry per node", node));
+      seen[node] = true;
+    }
+  }
+  reader.finish();
+  return c;
+}
+
+/** Labels from a CSV column (path relative to the scenario's folder) or generated for `samples` samples. */
+std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std::uint64_t> samples) {
+  std::shared_ptr<const Labels> labels;
+  if (reader.has("csv")) {
+    std::filesystem::path path = reader.string("csv");
+    if (path.is_relative() && std::filesystem::path(reader.source()).has_parent_path() && reader.source()[0] != '<')
+      path = std::filesystem::path(reader.source()).parent_path() / path;
+    const std::string column = reader.string("column");
+    try {
+      labels = std::make_shared<const Labels>(read_label_csv(path, column));
+    } catch (const InputError& e) {
+      // The CSV's own error (file, line) plus where the scenario names that file.
+      throw InputError(reader.source(), reader.pointer() + "/csv", e.what());
+    }
+    if (samples && *samples != labels->size())
+      throw InputError(reader.source(), "/workload/samples",
+                       fmt::format("the label file {} has {} rows; expected samples to match or be left out",
+                                   path.string(), labels->size()));
+  } else if (reader.has("generate")) {
+    JsonReader generate = reader.child("generate");
+    if (!samples) throw InputError(reader.source(), "/workload/samples", "generated labels need the sample count");
+    const double rate = generate.number("positive_rate", Bounds::closed(0.0, 1.0));
+    const auto seed = static_cast<std::uint64_t>(generate.integer_or("seed", 1, 0, INT64_MAX));
+    generate.finish();
+    if (*samples > kMaxLabels)
+      throw InputError(reader.source(), "/workload/samples",
+                       "expected at most 2e9 samples with generated labels (each label is kept in memory)");
+    labels = std::make_shared<const Labels>(generate_labels(*samples, rate, seed));
+  } else {
+    throw reader.error("expected {\"csv\": PATH, \"column\": NAME} or {\"generate\": {\"positive_rate\": R}}");
+  }
+  reader.finish();
+  return labels;
+}
+
+DataJob parse_data_job(JsonReader& reader) {
+  DataJob job;
+  std::optional<std::uint64_t> samples;
+  if (reader.has("samples") || !reader.has("labels"))
+    samples = static_cast<std::uint64_t>(reader.integer("samples", 1, kMaxSamples));
+  if (auto labels = reader.optional_child("labels")) {
+    job.labels = parse_labels(*labels, samples);
+    if (job.labels->size() == 0) throw labels->error("expected at least one labelled sample");
+    samples = job.labels->size();
+  }
+  job.samples = *samples;
+  job.flop_per_sample = reader.quantity("flop_per_sample", Dimension::Flop, Bounds::non_negative(1e21));
+  job.bytes_read_per_sample =
+      reader.quantity_or("bytes_read_per_sample", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  if (job.flop_per_sample == 0.0 && job.bytes_read_per_sample == 0.0)
+    throw InputError(reader.source(), reader.pointer() + "/flop_per_sample",
+                     "a sample must cost something: expected flop_per_sample or bytes_read_per_sample > 0");
+  job.data_type = reader.choice_or("data_type", "bf16", known_data_types());
+  job.iterations = reader.integer_or("iterations", 1, 1, 1'000'000'000);
+  job.gradient_bytes = reader.quantity_or("gradient_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  job.serial_fraction = reader.number_or("serial_fraction", 0.0, Bounds{0.0, 0.999999, false});
+  return job;
+}
+
+ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::path& data_dir) {
+  ModelTraining t;
+  JsonReader model = reader.child("model");
+  if (model.value().is_string()) {
+    t.model = load_workload(data_dir, model.as_string(), model.source(), model.pointer());
+  } else if (model.value().is_object()) {
+    t.model = parse_workload_spec(model);
+  } else {
+    throw model.error("expected a workload name (a file in models/workloads) or an inline workload object, got " +
+                      model.type_name());
+  }
+  if (reader.has("sequence_length")) {
+    if (!t.model.is_transformer())
+      throw InputError(reader.source(), reader.pointer() + "/sequence_length",
+                       "only a transformer has a sequence length; expected no sequence_length for a CNN");
+    std::get<TransformerConfig>(t.model.config).sequence_length = reader.integer("sequence_length", 1, 10'000'000);
+  }
+  t.global_batch = reader.integer("global_batch", 1, 100'000'000);
+  t.micro_batch = reader.integer_or("micro_batch", 1, 1, 1'000'000);
+  if (t.micro_batch > t.global_batch)
+    throw InputError(reader.source(), reader.pointer() + "/micro_batch",
+                     fmt::format("expected at most the global batch ({}), got {}", t.global_batch, t.micro_batch));
+  t.data_type = reader.choice_or("data_type", "bf16", training_data_types());
+  t.recomputation = reader.enum_choice_or("recomputation", Recomputation::None);
+  if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
+    throw InputError(reader.source(), reader.pointer() + "/recomputation",
+                     "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
+  t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
+  t.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
+  t.workspace = reader.quantity_or("workspace", 1024.0 * 1024 * 1024, Dimension::Bytes, Bounds::non_negative(1e15));
+  return t;
+}
+
+CollectiveBenchmark parse_collective_benchmark(JsonReader& reader, const ClusterSpec& cluster) {
+  CollectiveBenchmark b;
+  b.op = reader.enum_choice<CollectiveOp>("operation");
+  b.bytes = static_cast<std::uint64_t>(reader.quantity("bytes", Dimension::Bytes, Bounds::positive(1e15)));
+  b.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
+  b.root = static_cast<int>(reader.integer_or("root", 0, 0, cluster.gpu_count() - 1));
+  if (b.op != CollectiveOp::Broadcast && reader.has("root"))
+    throw InputError(reader.source(), reader.pointer() + "/root", "only a broadcast has a root");
+  if (!cluster.gpu.peak_flops.contains(b.data_type)) b.data_type = cluster.gpu.peak_flops.begin()->first;
+  return b;
+}
+
+void check_data_type(const JsonReader& reader, const ClusterSpec& cluster, const std::string& data_type) {
+  if (cluster.gpu.peak_flops.contains(data_type)) return;
+  std::vector<std::string> have;
+  for (const auto& [type, _] : cluster.gpu.peak_flops) have.push_back(type);
+  throw InputError(reader.source(), reader.pointer() + "/data_type",
+                   fmt::format("GPU profile \"{}\" has no peak rate for {}; expected one of {}", cluster.gpu.name,
+                               data_type, fmt::join(have, ", ")));
+}
+
+Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std::filesystem::path& data_dir) {
+  const std::string kind = reader.choice("kind", {"data_job", "model_training", "collective"});
+  Workload workload;
+  if (kind == "data_job") {
+    workload = parse_data_job(reader);
+  } else if (kind == "model_training") {
+    workload = parse_model_training(reader, data_dir);
+  } else {
+    workload = parse_collective_benchmark(reader, cluster);
+  }
+  reader.finish();
+  if (kind != "collective") check_data_type(reader, cluster, workload_data_type(workload));
+  return workload;
+}
+
+CollectiveChoice parse_collective_choice(JsonReader& reader) {
+  CollectiveChoice choice;
+  choice.algorithm = reader.auto_or_enum_choice<CollectiveAlgorithm>("algorithm");
+  choice.fidelity = reader.auto_or_enum_choice<Fidelity>("fidelity");
+  return choice;
+}
+
+/** Which algorithms can compute `op` (checked at parse time so that the error names the key). */
+void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice) {
+  if (!choice.algorithm) return;
+  const CollectiveAlgorithm a = *choice.algorithm;
+  if (!is_supported(op, a)) // the engine's own list (a broadcast has no tree algorithm)
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
+                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical"
+                                 : op == CollectiveOp::AllToAll ? "auto, direct"
+                                                                : "auto, ring"));
+}
+
+std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {
+  const auto k = static_cast<std::size_t>(partitions);
+  if (reader.value().is_string()) {
+    const std::string text = reader.as_string();
+    if (text == "by_speed") {
+      // Shares in proportion to the nominal speed of the node each partition runs on (partition p on GPU p mod G).
+      kind = "by_speed";
+      std::vector<double> shares(k);
+      const auto gpus = static_cast<std::size_t>(cluster.gpu_count());
+      for (std::size_t p = 0; p < k; ++p)
+        shares[p] = cluster.node_speed_factor[(p % gpus) / static_cast<std::size_t>(cluster.gpus_per_node)];
+      const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+      for (double& share : shares) share /= sum;
+      return shares;
+    }
+    if (text != "balanced")
+      throw reader.error(fmt::format("expected \"balanced\", \"by_speed\", an array of {} shares or "
+                                     "{{\"skewed\": LARGEST_SHARE}}, got \"{}\"",
+                                     k, text));
+    kind = "balanced";
+    return std::vector<double>(k, 1.0 / static_cast<double>(k));
+  }
+  if (reader.value().is_array()) {
+    kind = "explicit";
+    std::vector<double> shares;
+    for (const JsonReader& item : reader.elements(k, k)) shares.push_back(item.as_number(Bounds::closed(0.0, 1.0)));
+    const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
+    if (std::abs(sum - 1.0) > kShareTolerance)
+      throw reader.error(
+          fmt::format("expected shares summing to 1 (within {:g}), got a sum of {:.9g}", kShareTolerance, sum));
+    return shares;
+  }
+  if (reader.value().is_object()) {
+    kind = "skewed";
+    const double min_share = 1.0 / static_cast<double>(k);
+    const double largest = reader.number("skewed", Bounds::closed(min_share, 1.0));
+    if (k == 1 && largest != 1.0)
+      throw InputError(reader.source(), reader.pointer() + "/skewed", "with one partition its share must be 1");
+    const auto at = static_cast<std::size_t>(reader.integer_or("largest_partition", 0, 0, partitions - 1));
+    reader.finish();
+    std::vector<double> shares(k, k > 1 ? (1.0 - largest) / static_cast<double>(k - 1) : 0.0);
+    shares[at] = largest;
+    return shares;
+  }
+  throw reader.error(fmt::format(
+      "expected \"balanced\", an array of {} shares or {{\"skewed\": LARGEST_SHARE}}, got {}", k, reader.type_name()));
+}
+
+Balancing parse_balancing(JsonReader& reader) {
+  Balancing b;
+  b.policy = reader.enum_choice<BalancingPolicy>("policy");
+  b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, kMaxSamples));
+  b.dispatch_overhead = reader.quantity_or("dispatch_overhead", 0.0, Dimension::Time, Bounds::non_negative(1e6));
+  b.sample_bytes = reader.quantity_or("sample_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  b.request_bytes = reader.quantity_or("request_bytes", 64.0, Dimension::Bytes, Bounds::non_negative(1e12));
+  reader.finish();
+  return b;
+}
+
+/** `/strategy/gradient_sync`: "none", "ring_allreduce" (the step-by-step ring), "all_reduce" (automatic choices) or
+ * an object {algorithm, fidelity, bucket_size, overlap}. */
+void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParallel& dp) {
+  const auto* job = std::get_if<DataJob>(&workload);
+  const bool has_gradients = job ? job->gradient_bytes > 0 : true;
+  const std::string pointer = reader.pointer() + "/gradient_sync";
+  if (!reader.has("gradient_sync")) {
+    dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
+    // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
+    if (job) dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+    return;
+  }
+  JsonReader sync = reader.child("gradient_sync");
+  if (sync.value().is_string()) {
+    const std::string text = sync.as_string();
+    if (text == "none") {
+      dp.sync = GradientSync::None;
+      return;
+    }
+    if (text == "ring_allreduce")
+      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+    else if (text != "all_reduce")
+      throw sync.error(fmt::format("expected \"none\", \"ring_allreduce\", \"all_reduce\" or an object "
+                                   "{{\"algorithm\", \"fidelity\", \"bucket_size\", \"overlap\"}}, got \"{}\"",
+                                   text));
+  } else if (sync.value().is_object()) {
+    dp.gradient_sync.collective = parse_collective_choice(sync);
+    check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective);
+    if (job && (sync.has("bucket_size") || sync.has("overlap")))
+      throw InputError(sync.source(), pointer + (sync.has("bucket_size") ? "/bucket_size" : "/overlap"),
+                       "gradient buckets and overlap need a model's backward pass; expected them only with "
+                       "/workload/kind \"model_training\"");
+    dp.gradient_sync.bucket_bytes =
+        sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes, Dimension::Bytes, Bounds::positive(1e15));
+    dp.gradient_sync.overlap = sync.boolean_or("overlap", true);
+    sync.finish();
+  } else {
+    throw sync.error("expected a string or an object, got " + sync.type_name());
+  }
+  dp.sync = GradientSync::AllReduce;
+  if (!has_gradients)
+    throw InputError(sync.source(), pointer,
+                     "an all-reduce needs /workload/gradient_bytes > 0; expected \"none\" for a job without gradients");
+}
+
+ParallelAxis parse_axis(const JsonReader& item) {
+  const std::string name = item.as_string();
+  if (const auto axis = enum_value<ParallelAxis>(name)) return *axis;
+  throw item.error(fmt::format("expected \"tensor\", \"data\" or \"pipeline\", got \"{}\"", name));
+}
+
+/** `/strategy` of kind "model_parallel": degrees, placement, schedule, sharding; every combination the planner cannot
+ * honour is refused here with the key that causes it. */
+ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluster, const Workload& workload) {
+  const std::string at = reader.pointer();
+  const auto* training = std::get_if<ModelTraining>(&workload);
+  if (training == nullptr || !training->model.is_transformer())
+    throw InputError(reader.source(), at + "/kind",
+                     "model parallelism splits transformer layers; expected /workload/kind \"model_training\" with a "
+                     "transformer model");
+  ModelParallel mp;
+  mp.data = static_cast<int>(reader.integer_or("data", 1, 1, kMaxGpus));
+  mp.tensor = static_cast<int>(reader.integer_or("tensor", 1, 1, kMaxGpus));
+  mp.pipeline = static_cast<int>(reader.integer_or("pipeline", 1, 1, kMaxGpus));
+  if (static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline != cluster.gpu_count())
+    throw InputError(reader.source(), at,
+                     fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",
+                                 cluster.gpu_count(), mp.data, mp.tensor, mp.pipeline,
+                                 static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline));
+  const TransformerModel model = training->model.transformer();
+  const TransformerConfig& config = model.config();
+  if (config.heads % mp.tensor != 0 || config.kv_heads % mp.tensor != 0)
+    throw InputError(reader.source(), at + "/tensor",
+                     fmt::format("expected a degree that divides the heads ({}) and key/value heads ({}), got {}",
+                                 config.heads, config.kv_heads, mp.tensor));
+  if (config.ffn % mp.tensor != 0)
+    throw InputError(reader.source(), at + "/tensor",
+                     fmt::format("expected a degree that divides the MLP's ffn_size ({}): each rank keeps ffn_size / "
+                                 "tensor of its columns, got {}",
+                                 config.ffn, mp.tensor));
+  if (auto placement = reader.optional_child("placement")) {
+    if (placement->value().is_string()) {
+      if (placement->as_string() != "tensor_first")
+        throw placement->error(fmt::format("expected \"tensor_first\" or an array of the three axes, fastest first, "
+                                           "got \"{}\"",
+                                           placement->as_string()));
+    } else {
+      const std::vector<JsonReader> items = placement->elements(3, 3);
+      for (std::size_t i = 0; i < 3; ++i) {
+        mp.placement[i] = parse_axis(items[i]);
+        for (std::size_t j = 0; j < i; ++j)
+          if (mp.placement[j] == mp.placement[i])
+            throw items[i].error("expected each of tensor, data and pipeline once");
+      }
+    }
+  }
+  mp.schedule = reader.enum_choice_or("schedule", PipelineSchedule::OneFOneB);
+  const bool interleaved = mp.schedule == PipelineSchedule::Interleaved;
+  mp.virtual_stages = static_cast<int>(reader.integer_or("virtual_stages", interleaved ? 2 : 1, 1, 1024));
+  if (interleaved != (mp.virtual_stages > 1))
+    throw InputError(reader.source(), at + "/virtual_stages",
+                     interleaved ? "the interleaved schedule needs at least 2 virtual stages per GPU"
+                                 : "virtual stages need /strategy/schedule \"interleaved\"; expected 1");
+  if (interleaved && mp.pipeline < 2)
+    throw InputError(reader.source(), at + "/schedule", "the interleaved schedule needs /strategy/pipeline >= 2");
+  const std::int64_t chunks = static_cast<std::int64_t>(mp.pipeline) * mp.virtual_stages;
+  if (chunks > config.layers)
+    throw InputError(reader.source(), at + "/pipeline",
+                     fmt::format("expected at most one stage per layer: pipeline x virtual_stages = {} > {} layers",
+                                 chunks, config.layers));
+  if (auto layers = reader.optional_child("stage_layers")) {
+    std::int64_t sum = 0;
+    const std::vector<JsonReader> items =
+        layers->elements(static_cast<std::size_t>(chunks), static_cast<std::size_t>(chunks));
+    for (const JsonReader& item : items) {
+      mp.stage_layers.push_back(static_cast<int>(item.as_integer(1, config.layers)));
+      sum += mp.stage_layers.back();
+    }
+    if (sum != config.layers)
+      throw layers->error(
+          fmt::format("expected layers per stage summing to the model's {} layers, got {}", config.layers, sum));
+  } else if (config.layers % chunks != 0) {
+    throw InputError(reader.source(), at + "/pipeline",
+                     fmt::format("an even split needs pipeline x virtual_stages ({}) to divide the {} layers; give "
+                                 "/strategy/stage_layers for an uneven one",
+                                 chunks, config.layers));
+  }
+  mp.sequence_parallel = reader.boolean_or("sequence_parallel", false);
+  if (mp.sequence_parallel && mp.tensor < 2)
+    throw InputError(reader.source(), at + "/sequence_parallel", "sequence parallelism needs /strategy/tensor >= 2");
+  if (auto zero = reader.optional_child("zero")) {
+    if (zero->value().is_string()) {
+      if (zero->as_string() != "fsdp")
+        throw zero->error(fmt::format("expected 0, 1, 2, 3 or \"fsdp\", got \"{}\"", zero->as_string()));
+      mp.zero = 3;
+    } else {
+      mp.zero = static_cast<int>(zero->as_integer(0, 3));
+    }
+    if (mp.zero >= 2 && mp.pipeline > 1)
+      throw zero->error("ZeRO-2 and ZeRO-3 shard the gradients that a pipeline accumulates over micro-batches "
+                        "(DeepSpeed refuses the combination); expected 0 or 1 with /strategy/pipeline > 1");
+  }
+  if (auto tensor = reader.optional_child("tensor_collectives")) {
+    mp.tensor_collectives = parse_collective_choice(*tensor);
+    check_algorithm(*tensor, CollectiveOp::AllReduce, mp.tensor_collectives);
+    if (mp.sequence_parallel && mp.tensor_collectives.algorithm &&
+        *mp.tensor_collectives.algorithm != CollectiveAlgorithm::Ring)
+      throw InputError(tensor->source(), tensor->pointer() + "/algorithm",
+                       "sequence parallelism runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
+    mp.tensor_per_layer = tensor->choice_or("granularity", "layer", {"layer", "pass"}) == "layer";
+    tensor->finish();
+  }
+  DataParallel sync;
+  parse_gradient_sync(reader, workload, sync);
+  mp.sync = sync.sync;
+  mp.gradient_sync = sync.gradient_sync;
+  if (mp.zero > 0 && mp.gradient_sync.collective.algorithm &&
+      *mp.gradient_sync.collective.algorithm != CollectiveAlgorithm::Ring)
+    throw InputError(reader.source(), at + "/gradient_sync/algorithm",
+                     "ZeRO runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
+  const std::int64_t per_step = training->micro_batch * mp.data;
+  if (training->global_batch % per_step != 0)
+    throw InputError(reader.source(), "/workload/global_batch",
+                     fmt::format("expected a multiple of micro_batch x data = {} x {} = {}, got {}",
+                                 training->micro_batch, mp.data, per_step, training->global_batch));
+  const std::int64_t micro_batches = training->global_batch / per_step;
+  if (interleaved && micro_batches % mp.pipeline != 0)
+    throw InputError(reader.source(), "/workload/global_batch",
+                     fmt::format("the interleaved schedule needs micro-batches per replica ({}) divisible by the "
+                                 "pipeline degree ({})",
+                                 micro_batches, mp.pipeline));
+  reader.finish();
+  return mp;
+}
+
+Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
+  const std::string kind = reader.choice("kind", {"data_parallel", "model_parallel", "collective"});
+  const bool is_collective = std::holds_alternative<CollectiveBenchmark>(workload);
+  if (is_collective != (kind == "collective"))
+    throw InputError(reader.source(), reader.pointer() + "/kind",
+                     is_collective ? "a collective workload runs with strategy kind \"collective\""
+                                   : "strategy kind \"collective\" needs /workload/kind \"collective\"");
+  if (is_collective) {
+    CollectiveStrategy strategy{parse_collective_choice(reader)};
+    check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice);
+    reader.finish();
+    return strategy;
+  }
+  if (kind == "model_parallel") return parse_model_parallel(reader, cluster, workload);
+  DataParallel dp;
+  dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count(), 1, 10'000'000));
+  if (dp.partitions < cluster.gpu_count())
+    throw InputError(
+        reader.source(), reader.pointer() + "/partitions",
+        fmt::format("expected at least one partition per GPU ({} GPUs), got {}", cluster.gpu_count(), dp.partitions));
+  if (reader.has("shares"))
+    dp.shares = parse_shares(reader.child("shares"), dp.partitions, dp.shares_kind, cluster);
+  else
+    dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
+
+  parse_gradient_sync(reader, workload, dp);
+  if (const auto* training = std::get_if<ModelTraining>(&workload)) {
+    for (const char* key : {"balancing", "coordination", "class_split"})
+      if (reader.has(key))
+        throw InputError(reader.source(), reader.pointer() + "/" + key,
+                         "applies to data jobs; expected no such key with /workload/kind \"model_training\"");
+    if (dp.partitions != cluster.gpu_count() || dp.shares_kind != "balanced")
+      throw InputError(reader.source(), reader.pointer() + (reader.has("shares") ? "/shares" : "/partitions"),
+                       "model training runs one replica per GPU with equal shares of the batch; expected no "
+                       "partitions or shares keys");
+    const std::int64_t per_step = training->micro_batch * cluster.gpu_count();
+    if (training->global_batch % per_step != 0)
+      throw InputError(reader.source(), "/workload/global_batch",
+                       fmt::format("expected a multiple of micro_batch x data-parallel replicas = {} x {} = {}, got {}",
+                                   training->micro_batch, cluster.gpu_count(), per_step, training->global_batch));
+    reader.finish();
+    return dp;
+  }
+  const DataJob& job = std::get<DataJob>(workload);
+  if (auto split = reader.optional_child("class_split")) {
+    ClassSplitSpec spec;
+    spec.method = split->enum_choice<SplitMethod>("method");
+    spec.starved_threshold =
+        static_cast<std::uint64_t>(split->integer_or("starved_threshold", 1, 0, 1'000'000'000'000'000));
+    spec.oversample_target =
+        static_cast<std::uint64_t>(split->integer_or("oversample_target", 0, 0, 1'000'000'000'000'000));
+    spec.minority_class = split->string_or("minority_class", "");
+    spec.scan_per_sample = split->quantity_or("scan_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
+    spec.replicate_per_sample =
+        split->quantity_or("replicate_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
+    if (!job.labels) throw split->error("class-aware splitting needs /workload/labels");
+    if (!spec.minority_class.empty() && !job.labels->find_class(spec.minority_class))
+      throw InputError(split->source(), split->pointer() + "/minority_class",
+                       fmt::format("no class \"{}\" in the labels; expected one of {}", spec.minority_class,
+                                   fmt::join(job.labels->class_names, ", ")));
+    if (dp.shares_kind != "balanced")
+      throw InputError(reader.source(), reader.pointer() + "/shares",
+                       "a class-aware split sets the partition sizes; expected \"balanced\" shares");
+    if (static_cast<std::uint64_t>(dp.partitions) > job.labels->size())
+      throw InputError(reader.source(), reader.pointer() + "/partitions",
+                       fmt::format("a class-aware split of {} samples needs at most that many partitions, got {}",
+                                   job.labels->size(), dp.partitions));
+    split->finish();
+    dp.class_split = spec;
+  }
+  if (auto coordination = reader.optional_child("coordination")) {
+    Coordination c;
+    c.per_partition = coordination->quantity_or("per_partition", 0.0, Dimension::Time, Bounds::non_negative(1e6));
+    c.data_bytes = coordination->quantity_or("data_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e18));
+    c.result_bytes = coordination->quantity_or("result_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+    c.boundary_bytes = coordination->quantity_or("boundary_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+    coordination->finish();
+    dp.coordination = c;
+  }
+  if ((dp.coordination || dp.class_split || job.serial_fraction > 0) && cluster.network.nic.bandwidth <= 0)
+    throw InputError(reader.source(), "/cluster/network",
+                     "a coordinated run (serial_fraction or /strategy/coordination) needs the network that joins the "
+                     "coordinator to the nodes");
+  if (auto balancing = reader.optional_child("balancing")) {
+    if (dp.coordination || dp.class_split || job.serial_fraction > 0)
+      throw balancing->error(
+          "run-time balancing cannot be combined with /strategy/coordination, /strategy/class_split or "
+          "/workload/serial_fraction yet");
+    dp.balancing = parse_balancing(*balancing);
+    if (dp.sync != GradientSync::None || job.iterations != 1)
+      throw balancing->error("run-time balancing is for data processing jobs: expected /workload/iterations 1 and "
+                             "/strategy/gradient_sync \"none\"");
+    if (cluster.network.nic.bandwidth <= 0) // the coordinator reaches the GPUs over the network
+      throw InputError(reader.source(), "/cluster/network",
+                       "run-time balancing needs the network that joins the coordinator to the nodes");
+  }
+  reader.finish();
+  return dp;
+}
+
+RunSpec parse_run(JsonReader reader) {
+  RunSpec run;
+  run.seed = static_cast<std::uint64_t>(reader.integer_or("seed", 1, 0, INT64_MAX));
+  run.network_model = reader.enum_choice_or("network_model", NetworkModel::CM02);
+  if (auto outputs = reader.optional_child("outputs")) {
+    run.outputs = OutputSelection{false, false, false, false};
+    for (const JsonReader& item : outputs->elements(0, 4)) {
+      const std::string name = item.as_string();
+      if (name == "table")
+        run.outputs.table = true;
+      else if (name == "report_json")
+        run.outputs.report_json = true;
+      else if (name == "ranks_csv")
+        run.outputs.ranks_csv = true;
+      else if (name == "trace")
+        run.outputs.trace = true;
+      else
+        throw item.error(fmt::format("expected one of table, report_json, ranks_csv, trace, got \"{}\"", name));
+    }
+  }
+  run.max_events = static_cast<std::uint64_t>(reader.integer_or("max_events", 200'000'000, 1, INT64_MAX));
+  run.fold_replicas = reader.boolean_or("fold_replicas", true);
+  run.lean_engine = reader.boolean_or("lean_engine", true);
+  reader.finish();
+  return run;
+}
+
+} // namespace
+
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (text.empty() || text[0] != '/' || eq == std::string::npos)
+    throw InputError("--set", "", fmt::format("expected /json/pointer=value, got \"{}\"", text));
+  Override o;
+  o.pointer = text.substr(0, eq);
+  const std::string raw = text.substr(eq + 1);
+  if (const auto at = invalid_utf8_at(text))
+    throw InputError("--set", o.pointer, fmt::format("byte {} is not UTF-8; expected UTF-8 text", *at + 1));
+  if (std::optional<nlohmann::json> value = parse_json_if_valid(raw, "--set " + o.pointer))
+    o.value = std::move(*value);
+  else
+    o.value = raw; // not JSON: take it as a string ("a100-sxm4-80gb", "25GBps")
+  return o;
+}
+
+void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides) {
+  for (const Override& o : overrides) {
+    const std::string source = "--set " + o.pointer;
+    nlohmann::json::json_pointer pointer;
+    try {
+      pointer = nlohmann::json::json_pointer(o.pointer);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError("--set", o.pointer, "not a valid JSON pointer");
+    }
+    const auto parent = pointer.parent_pointer();
+    bool has_parent = false;
+    try {
+      has_parent = document.contains(parent) && (document[parent].is_object() || document[parent].is_array());
+    } catch (const nlohmann::json::exception&) {
+      // an array index on the way too large for size_t: nlohmann throws out_of_range 404
+    }
+    if (!has_parent)
+      throw InputError(
+          "--set", o.pointer,
+          fmt::format("the scenario has no object or array at {}", parent.empty() ? "/" : parent.to_string()));
+    nlohmann::json& container = document[parent];
+    if (container.is_array()) {
+      const std::string& token = pointer.back();
+      std::size_t index = 0;
+      const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), index);
+      const bool numeric = !token.empty() && ec == std::errc() && end == token.data() + token.size();
+      if (!numeric || index >= container.size())
+        throw InputError(
+            "--set", o.pointer,
+            fmt::format("expected an index below {} into the array at {}", container.size(), parent.to_string()));
+      container[index] = o.value;
+    } else {
+      container[pointer.back()] = o.value;
+    }
+  }
+}
+
+Scenario parse_scenario(const nlohmann::json& document, const std::string& source,
+                        const std::filesystem::path& data_dir) {
+  Scenario s;
+  s.source = source;
+  s.document = document;
+  JsonReader root(s.document, source);
+  root.expect_object();
+  root.integer("schema_version", kScenarioSchemaVersion, kScenarioSchemaVersion);
+  s.name = root.string("name");
+  if (s.name.empty()) throw InputError(source, "/name", "expected a non-empty name");
+  s.description = root.string_or("description", "");
+  s.cluster = parse_cluster(root.child("cluster"), data_dir);
+  s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
+  s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
+  if (root.has("run")) s.run = parse_run(root.child("run"));
+  root.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::filesystem::path& path, const std::vector<Override>& overrides,
+                       const std::filesystem::path& data_dir) {
+  nlohmann::json document = read_json_file(path);
+  if (!document.is_object()) throw InputError(path.string(), "/", "expected a JSON object at the top level");
+  apply_overrides(document, overrides);
+  return parse_scenario(document, path.string(), data_dir);
+}
+
+Scenario default_scenario(const std::vector<Override>& overrides, const std::filesystem::path& data_dir) {
+  const std::string source = "<built-in default>";
+  nlohmann::json document = parse_json_text(default_scenario_text(), source);
+  apply_overrides(document, overrides);
+  return parse_scenario(document, source, data_dir);
+}
+
+std::string workload_data_type(const Workload& workload) {
+  if (const auto* job = std::get_if<DataJob>(&workload)) return job->data_type;
+  if (const auto* training = std::get_if<ModelTraining>(&workload)) return training->data_type;
+  return std::get<CollectiveBenchmark>(workload).data_type;
+}
+
+std::int64_t workload_iterations(const Workload& workload) {
+  return std::visit([](const auto& w) { return w.iterations; }, workload);
+}
+
+} // namespace partsim

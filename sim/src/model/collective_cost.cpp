@@ -1,0 +1,277 @@
+// Collectives as arithmetic: names, NCCL's double binary tree, alpha-beta closed forms, nccl-tests bandwidths, message
+// counts and the `auto` choices of algorithm and fidelity.
+#include "partsim/model/collective_cost.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/plan/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace partsim {
+
+bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
+  switch (op) {
+  case CollectiveOp::AllReduce:
+    return algorithm == CollectiveAlgorithm::Ring || algorithm == CollectiveAlgorithm::Tree ||
+           algorithm == CollectiveAlgorithm::Hierarchical;
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::AllGather:
+  case CollectiveOp::Broadcast:
+    return algorithm == CollectiveAlgorithm::Ring;
+  case CollectiveOp::AllToAll:
+    return algorithm == CollectiveAlgorithm::Direct;
+  }
+  return false;
+}
+
+namespace {
+
+/** NCCL's ncclGetBtree: rank 0 is the root with one child; odd ranks are leaves. */
+void btree(int n, int rank, int& up, int& down0, int& down1) {
+  int bit = 1;
+  for (; bit < n; bit <<= 1)
+    if ((bit & rank) != 0) break;
+  if (rank == 0) {
+    up = -1;
+    down0 = -1;
+    down1 = n > 1 ? bit >> 1 : -1;
+    return;
+  }
+  up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  int lowbit = bit >> 1;
+  down0 = lowbit == 0 ? -1 : rank - lowbit;
+  down1 = lowbit == 0 ? -1 : rank + lowbit;
+  while (down1 >= n) {
+    lowbit >>= 1;
+    down1 = lowbit == 0 ? -1 : rank + lowbit;
+  }
+}
+
+int depth_of(const std::vector<int>& parent, int rank) {
+  int d = 0;
+  for (int r = rank; parent[static_cast<std::size_t>(r)] >= 0; r = parent[static_cast<std::size_t>(r)]) ++d;
+  return d;
+}
+
+double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links) {
+  double step = 0.0;
+  if (g > 1) step = std::max(step, links.intra.latency + chunk / links.intra.bandwidth);
+  if (m > 1) step = std::max(step, links.inter.latency + chunk / links.inter.bandwidth);
+  return step;
+}
+
+/** `best` chunks rounded, within [1, kMaxPipelineChunks] and at most `most`. */
+std::uint64_t clamp_chunks(double best, double most) {
+  if (!(best >= 1.0)) best = 1.0; // n <= 2 for broadcast, NaN for empty buffers
+  best = std::min({std::round(best), static_cast<double>(kMaxPipelineChunks), std::max(1.0, most)});
+  return static_cast<std::uint64_t>(best);
+}
+
+double tree_time(double bytes, int n, const LinkCost& link) {
+  return n < 2 ? 0.0 : tree_time(double_binary_tree(n), bytes, link);
+}
+
+/** The closed forms with explicit group size n and layout (g per node on m nodes, n <= g m). */
+double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, int g, int m,
+                      const TwoLevelCost& links) {
+  PARTSIM_CHECK(is_supported(op, algorithm)) << to_string(op) << " has no " << to_string(algorithm) << " algorithm";
+  if (n < 2) return 0.0;
+  const double nd = n;
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (op == CollectiveOp::AllReduce) return 2.0 * (nd - 1) * ring_chunk_step(bytes / nd, g, m, links);
+    if (op == CollectiveOp::Broadcast) {
+      const LinkCost slow = slowest_link(links, g, m);
+      const auto k = static_cast<double>(pipeline_chunks(op, algorithm, n, bytes, slow));
+      return (nd + k - 2.0) * ring_chunk_step(bytes / k, g, m, links);
+    }
+    return (nd - 1) * ring_chunk_step(bytes / nd, g, m, links);
+  case CollectiveAlgorithm::Tree:
+    return tree_time(bytes, n, slowest_link(links, g, m));
+  case CollectiveAlgorithm::Hierarchical: {
+    double t = 0.0;
+    if (g > 1) t += 2.0 * (g - 1) * (links.intra.latency + bytes / (g * links.intra.bandwidth));
+    const double ports = std::clamp(links.ports_per_node, 1, g);
+    if (m > 1) t += 2.0 * (m - 1) * (links.inter.latency + bytes / (m * ports * links.inter.bandwidth));
+    return t;
+  }
+  case CollectiveAlgorithm::Direct: {
+    const double c = bytes / nd;
+    double t = 0.0;
+    if (g > 1) t = std::max(t, links.intra.latency + (g - 1) * c / links.intra.bandwidth);
+    const double ports = std::clamp(links.ports_per_node, 1, g);
+    if (m > 1) t = std::max(t, links.inter.latency + g * (nd - g) * c / (ports * links.inter.bandwidth));
+    return t;
+  }
+  }
+  return 0.0;
+}
+
+} // namespace
+
+DoubleBinaryTree double_binary_tree(int n) {
+  PARTSIM_CHECK(n >= 1) << "a tree needs at least one rank, got " << n;
+  DoubleBinaryTree tree;
+  const auto size = static_cast<std::size_t>(n);
+  for (auto& p : tree.parent) p.assign(size, -1);
+  for (auto& c : tree.children) c.assign(size, {-1, -1});
+  for (int r = 0; r < n; ++r) {
+    int up = 0;
+    int d0 = 0;
+    int d1 = 0;
+    btree(n, r, up, d0, d1);
+    tree.parent[0][static_cast<std::size_t>(r)] = up;
+    tree.children[0][static_cast<std::size_t>(r)] = {d0, d1};
+    // Tree 1: mirror (n even) or shift by one (n odd), as ncclGetDtree.
+    auto map = [n](int x) { return x < 0 ? -1 : (n % 2 == 1 ? (x + 1) % n : n - 1 - x); };
+    const int source = n % 2 == 1 ? (r - 1 + n) % n : n - 1 - r;
+    btree(n, source, up, d0, d1);
+    tree.parent[1][static_cast<std::size_t>(r)] = map(up);
+    tree.children[1][static_cast<std::size_t>(r)] = {map(d0), map(d1)};
+  }
+  for (int t = 0; t < 2; ++t) {
+    tree.depth[static_cast<std::size_t>(t)].resize(size);
+    for (int r = 0; r < n; ++r) {
+      const int d = depth_of(tree.parent[static_cast<std::size_t>(t)], r);
+      tree.depth[static_cast<std::size_t>(t)][static_cast<std::size_t>(r)] = d;
+      tree.max_depth = std::max(tree.max_depth, d);
+    }
+  }
+  for (std::size_t r = 0; r < size; ++r) {
+    int degree = 0;
+    for (std::size_t t = 0; t < 2; ++t) {
+      degree += tree.parent[t][r] >= 0 ? 1 : 0;
+      for (int c : tree.children[t][r]) degree += c >= 0 ? 1 : 0;
+    }
+    tree.max_degree = std::max(tree.max_degree, degree);
+  }
+  return tree;
+}
+
+/** Chunks of a tree all-reduce of `bytes` over `tree`: d/dk of (k+2D-1)(alpha + L S/(2kB)) = 0  =>
+ * k = sqrt((2D-1) L S / (2 alpha B)), each tree carrying half of the bytes. */
+std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
+  return clamp_chunks(
+      std::sqrt((2.0 * tree.max_depth - 1.0) * tree.max_degree * bytes / (2.0 * link.latency * link.bandwidth)),
+      std::floor(bytes / 2.0));
+}
+
+double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
+  const auto k = static_cast<double>(tree_chunks(tree, bytes, link));
+  return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
+}
+
+std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,
+                              const LinkCost& link) {
+  if (op == CollectiveOp::Broadcast && algorithm == CollectiveAlgorithm::Ring)
+    // d/dk of (n+k-2)(alpha + S/(kB)) = 0  =>  k = sqrt((n-2) S / (alpha B))
+    return clamp_chunks(std::sqrt((n - 2.0) * bytes / (link.latency * link.bandwidth)), bytes);
+  if (op == CollectiveOp::AllReduce && algorithm == CollectiveAlgorithm::Tree)
+    return tree_chunks(double_binary_tree(std::max(n, 1)), bytes, link);
+  return 1;
+}
+
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, const LinkCost& link) {
+  return two_level_time(op, algorithm, bytes, n, 1, n, TwoLevelCost{link, link, 1});
+}
+
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int gpus_per_node, int nodes,
+                       const TwoLevelCost& links) {
+  PARTSIM_CHECK(gpus_per_node >= 1 && nodes >= 1) << "layout " << gpus_per_node << " x " << nodes;
+  return two_level_time(op, algorithm, bytes, gpus_per_node * nodes, gpus_per_node, nodes, links);
+}
+
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, int gpus_per_node,
+                       int nodes, const TwoLevelCost& links) {
+  PARTSIM_CHECK(gpus_per_node >= 1 && nodes >= 1) << "layout " << gpus_per_node << " x " << nodes;
+  return two_level_time(op, algorithm, bytes, n, gpus_per_node, nodes, links);
+}
+
+TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
+  TwoLevelCost links;
+  links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
+  links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
+  links.ports_per_node = std::max(1, cluster.network.nics_per_node);
+  return links;
+}
+
+LinkCost slowest_link(const TwoLevelCost& links, int gpus_per_node, int nodes) {
+  if (nodes <= 1) return links.intra;
+  if (gpus_per_node <= 1) return links.inter;
+  return {std::max(links.intra.latency, links.inter.latency), std::min(links.intra.bandwidth, links.inter.bandwidth)};
+}
+
+double algorithm_bandwidth(CollectiveOp /*op*/, double bytes, double time) {
+  return time > 0.0 ? bytes / time : 0.0;
+}
+
+double bus_bandwidth(CollectiveOp op, int n, double algbw) {
+  if (n < 1) return 0.0;
+  const double nd = n;
+  switch (op) {
+  case CollectiveOp::AllReduce:
+    return algbw * 2.0 * (nd - 1) / nd;
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::AllGather:
+  case CollectiveOp::AllToAll:
+    return algbw * (nd - 1) / nd;
+  case CollectiveOp::Broadcast:
+    return algbw;
+  }
+  return 0.0;
+}
+
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link) {
+  if (n < 2 || step.fidelity == Fidelity::Analytic) return 0;
+  const auto un = static_cast<std::uint64_t>(n);
+  const bool steps = step.fidelity == Fidelity::Steps;
+  const std::uint64_t k =
+      steps ? pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), link) : 1;
+  switch (step.algorithm) {
+  case CollectiveAlgorithm::Ring:
+    if (step.op == CollectiveOp::AllReduce) return steps ? 2 * (un - 1) * un : un;
+    if (step.op == CollectiveOp::Broadcast) return (un - 1) * k;
+    return steps ? (un - 1) * un : un;
+  case CollectiveAlgorithm::Tree:
+    return 4 * (un - 1) * k;
+  case CollectiveAlgorithm::Hierarchical: {
+    const auto m = static_cast<std::uint64_t>(std::max(nodes, 1));
+    const std::uint64_t g = un / m;
+    if (steps) return 2 * m * g * (g - 1) + 2 * g * m * (m - 1);
+    return (g > 1 ? 2 * un : 0) + (m > 1 ? un : 0);
+  }
+  case CollectiveAlgorithm::Direct:
+    return un * (un - 1);
+  }
+  return 0;
+}
+
+CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links) {
+  nodes = std::max(nodes, 1);
+  const bool even = n % nodes == 0;
+  const int g = (n + nodes - 1) / nodes;
+  CollectiveAlgorithm best = op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
+                                CollectiveAlgorithm::Direct}) {
+    if (!is_supported(op, a)) continue;
+    if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
+    const double t = two_level_time(op, a, bytes, n, g, nodes, links);
+    if (t < best_time) {
+      best = a;
+      best_time = t;
+    }
+  }
+  return best;
+}
+
+Fidelity choose_fidelity(std::uint64_t step_messages, std::uint64_t flow_messages) {
+  if (step_messages <= kMaxStepMessages) return Fidelity::Steps;
+  if (flow_messages <= kMaxFlowMessages) return Fidelity::Flows;
+  return Fidelity::Analytic;
+}
+
+} // namespace partsim

@@ -1,0 +1,112 @@
+// Op cost model: GEMM efficiency lookup (grid interpolation or curve) and the roofline time of an op.
+#include "partsim/model/cost_model.hpp"
+
+#include "partsim/common/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace partsim {
+
+namespace {
+
+/** Where x falls on an axis: the two grid indices around it and the log-space fraction t from lo to hi. */
+struct Bracket {
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+  double t = 0.0;
+};
+
+Bracket bracket(const std::vector<std::int64_t>& axis, double x) {
+  const std::size_t last = axis.size() - 1;
+  if (x <= static_cast<double>(axis.front())) return {0, 0, 0.0};
+  if (x >= static_cast<double>(axis.back())) return {last, last, 0.0};
+  // axis[lo] <= x < axis[hi]
+  const auto it = std::upper_bound(axis.begin(), axis.end(), x, [](double value, std::int64_t element) {
+    return value < static_cast<double>(element);
+  });
+  const std::size_t hi = static_cast<std::size_t>(it - axis.begin());
+  const std::size_t lo = hi - 1;
+  const double x0 = std::log(static_cast<double>(axis[lo]));
+  const double x1 = std::log(static_cast<double>(axis[hi]));
+  return {lo, hi, (std::log(x) - x0) / (x1 - x0)};
+}
+
+double interpolate(const GemmEfficiencyGrid& grid, double m, double n, double k) {
+  const Bracket bm = bracket(grid.m, m);
+  const Bracket bn = bracket(grid.n, n);
+  const Bracket bk = bracket(grid.k, k);
+  double sum = 0.0;
+  for (int cm = 0; cm < 2; ++cm)
+    for (int cn = 0; cn < 2; ++cn)
+      for (int ck = 0; ck < 2; ++ck) {
+        const double weight = (cm ? bm.t : 1.0 - bm.t) * (cn ? bn.t : 1.0 - bn.t) * (ck ? bk.t : 1.0 - bk.t);
+        if (weight == 0.0) continue;
+        sum += weight * grid.at(cm ? bm.hi : bm.lo, cn ? bn.hi : bn.lo, ck ? bk.hi : bk.lo);
+      }
+  return sum;
+}
+
+double rows(const GemmShape& shape) {
+  return static_cast<double>(std::max<std::int64_t>(shape.batch, 1)) * static_cast<double>(shape.m);
+}
+
+/** Fp32 vector rate for the flops of ops that do not run on tensor cores. */
+double vector_rate(const GpuProfile& gpu, const std::string& data_type) {
+  const auto fp32 = gpu.peak_flops.find("fp32");
+  return fp32 != gpu.peak_flops.end() ? fp32->second.value : gpu.peak(data_type);
+}
+
+} // namespace
+
+double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape, const std::string& data_type) {
+  const auto saturated = curve.saturated_efficiency.find(data_type);
+  PARTSIM_CHECK(saturated != curve.saturated_efficiency.end()) << "no GEMM efficiency curve for " << data_type;
+  double efficiency = saturated->second;
+  for (double x : {rows(shape), static_cast<double>(shape.n), static_cast<double>(shape.k)}) {
+    x = std::max(x, 1.0);
+    efficiency *= x / (x + curve.half_dimension);
+  }
+  return efficiency;
+}
+
+double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
+  PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
+  const auto grid = gpu.gemm_efficiency.grids.find(data_type);
+  if (grid == gpu.gemm_efficiency.grids.end())
+    return curve_efficiency(gpu.gemm_efficiency.default_curve, shape, data_type);
+  return interpolate(grid->second, rows(shape), static_cast<double>(shape.n), static_cast<double>(shape.k));
+}
+
+double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {
+  PARTSIM_CHECK(rate > 0.0 && flops >= 0.0 && bytes >= 0.0)
+      << "flops " << flops << " rate " << rate << " bytes " << bytes;
+  return std::max(flops / rate, bytes / gpu.memory_bandwidth.value) + gpu.kernel_launch_overhead.value;
+}
+
+double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
+               bool backward) {
+  PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
+  const double flops = backward ? op.backward_flops : op.forward_flops;
+  const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
+  if (flops == 0.0 && bytes == 0.0) return 0.0;
+  if (op.kind != OpKind::Gemm) return kernel_time(gpu, flops, vector_rate(gpu, data_type), bytes);
+
+  PARTSIM_CHECK(op.gemm.has_value()) << "GEMM op " << op.name << " without a shape";
+  const GemmShape& s = *op.gemm;
+  const double peak = gpu.peak(data_type);
+  if (!backward) return kernel_time(gpu, flops, peak * gemm_efficiency(gpu, s, data_type), bytes);
+
+  std::vector<GemmShape> products;
+  if (op.input_gradient) products.push_back({s.batch, s.m, s.k, s.n}); // dX = dY · Wᵀ
+  products.push_back({s.batch, s.k, s.n, s.m});                        // dW = Xᵀ · dY
+  const double share = 1.0 / static_cast<double>(products.size());
+  double time = 0.0;
+  for (const GemmShape& product : products)
+    time += kernel_time(gpu, flops * share, peak * gemm_efficiency(gpu, product, data_type), bytes * share);
+  return time;
+}
+
+} // namespace partsim

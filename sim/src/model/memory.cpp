@@ -1,0 +1,50 @@
+// Memory of one GPU: optimizer states per parameter, and one plain data-parallel replica.
+#include "partsim/model/memory.hpp"
+
+#include "partsim/model/cnn.hpp"
+#include "partsim/model/training.hpp"
+#include "partsim/model/transformer.hpp"
+
+namespace partsim {
+
+double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& data_type) {
+  const double master = bytes_per_element(data_type) < 4.0 ? 4.0 : 0.0;
+  switch (optimizer) {
+  case Optimizer::Adam:
+    return master + 8.0;
+  case Optimizer::SgdMomentum:
+    return master + 4.0;
+  case Optimizer::Sgd:
+    return master;
+  }
+  return master;
+}
+
+MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuProfile& gpu) {
+  MemoryBreakdown m;
+  const double element = bytes_per_element(training.data_type);
+  const std::int64_t b = training.micro_batch;
+  double parameters = 0.0;
+  if (training.model.is_transformer()) {
+    const TransformerModel model = training.model.transformer();
+    parameters = model.parameters();
+    const double layers = static_cast<double>(model.config().layers);
+    m.activations = layers * model.layer_activation_bytes(b, training.recomputation, element) +
+                    model.outer_activation_bytes(b, element);
+    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass.
+    if (training.recomputation == Recomputation::Full)
+      m.activations += model.layer_activation_bytes(b, Recomputation::None, element);
+  } else {
+    const CnnModel model = training.model.cnn();
+    parameters = model.parameters();
+    m.activations = model.activation_bytes(b, element);
+  }
+  m.parameters = parameters * element;
+  m.gradients = parameters * element;
+  m.optimizer_states = parameters * optimizer_bytes_per_parameter(training.optimizer, training.data_type);
+  m.workspace = training.workspace;
+  m.capacity = gpu.memory_capacity.value;
+  return m;
+}
+
+} // namespace partsim

@@ -1,0 +1,118 @@
+// Model training arithmetic: unit times from the cost model, gradient buckets, optimizer step, replica memory.
+#include "partsim/model/training.hpp"
+
+#include "partsim/input/hardware.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/model/cost_model.hpp"
+#include "partsim/model/memory.hpp"
+
+#include <cmath>
+
+namespace partsim {
+
+namespace {
+
+std::vector<ComputeOp> pick(const std::vector<ComputeOp>& ops, bool embedding) {
+  std::vector<ComputeOp> out;
+  for (const ComputeOp& op : ops)
+    if ((op.name == "embedding") == embedding) out.push_back(op);
+  return out;
+}
+
+} // namespace
+
+double bytes_per_element(const std::string& data_type) {
+  const DataTypeInfo* type = find_data_type(data_type);
+  PARTSIM_CHECK(type != nullptr && type->trainable) << "no training element size for data type " << data_type;
+  return type->element_bytes;
+}
+
+double TrainingCost::forward_time() const {
+  double sum = 0.0;
+  for (const TrainingUnit& u : units) sum += u.forward_time;
+  return sum;
+}
+
+double TrainingCost::backward_time() const {
+  double sum = 0.0;
+  for (const TrainingUnit& u : units) sum += u.backward_time;
+  return sum;
+}
+
+TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
+                       const std::string& data_type, Recomputation recomputation) {
+  TrainingUnit unit;
+  unit.name = std::move(name);
+  const double bytes = bytes_per_element(data_type);
+  for (const ComputeOp& op : ops) {
+    const double forward = op_time(op, gpu, data_type, bytes, false);
+    unit.forward_time += forward;
+    unit.backward_time += op_time(op, gpu, data_type, bytes, true);
+    if (recomputation == Recomputation::Full ||
+        (recomputation == Recomputation::Selective && op.selectively_recomputed))
+      unit.backward_time += forward;
+  }
+  return unit;
+}
+
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
+  TrainingCost cost;
+  const std::string& type = training.data_type;
+  const std::int64_t b = training.micro_batch;
+  if (training.model.is_transformer()) {
+    const TransformerModel model = training.model.transformer();
+    const std::vector<ComputeOp> outer = model.outer_ops(b);
+    cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
+    cost.units.front().parameters = model.embedding_parameters();
+    const std::vector<ComputeOp> layer = model.layer_ops(b);
+    TrainingUnit priced = price_ops("layer", layer, gpu, type, training.recomputation);
+    priced.parameters = model.layer_parameters();
+    for (std::int64_t l = 0; l < model.config().layers; ++l) {
+      cost.units.push_back(priced);
+      cost.units.back().name = "layer " + std::to_string(l);
+    }
+    cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));
+    cost.units.back().parameters = model.output_parameters();
+    cost.parameters = model.parameters();
+    cost.model_flops_per_sample = model.training_flops(1, Recomputation::None).total();
+    cost.hardware_flops_per_sample = model.training_flops(1, training.recomputation).total();
+    cost.tokens_per_sample = static_cast<double>(model.config().sequence_length);
+  } else {
+    const CnnModel model = training.model.cnn();
+    for (const ComputeOp& op : model.ops(b)) {
+      cost.units.push_back(price_ops(op.name, {op}, gpu, type, Recomputation::None));
+      cost.units.back().parameters = op.weight_elements;
+    }
+    cost.parameters = model.parameters();
+    cost.model_flops_per_sample = model.training_flops(1).total();
+    cost.hardware_flops_per_sample = cost.model_flops_per_sample;
+  }
+  // The optimizer step is memory bound: it reads every gradient, reads and writes the weights, the master copy and
+  // the moments; about 10 flop per parameter (Adam) on the vector units.
+  const double element = bytes_per_element(type);
+  const double state = optimizer_bytes_per_parameter(training.optimizer, type);
+  const double bytes = cost.parameters * (element + 2.0 * element + 2.0 * state);
+  const double rate = gpu.peak_flops.contains("fp32") ? gpu.peak("fp32") : gpu.peak(type);
+  cost.optimizer_time = kernel_time(gpu, 10.0 * cost.parameters, rate, bytes);
+  return cost;
+}
+
+std::vector<GradientBucket> gradient_buckets(const TrainingCost& cost, double gradient_bytes_per_parameter,
+                                             double bucket_bytes) {
+  std::vector<GradientBucket> buckets;
+  double filled = 0.0;
+  for (std::size_t i = cost.units.size(); i-- > 0;) {
+    const double bytes = cost.units[i].parameters * gradient_bytes_per_parameter;
+    if (buckets.empty() || filled >= bucket_bytes) {
+      buckets.push_back({i, i, 0});
+      filled = 0.0;
+    }
+    buckets.back().first = i;
+    filled += bytes;
+    buckets.back().bytes = static_cast<std::uint64_t>(std::llround(filled));
+  }
+  return buckets;
+}
+
+} // namespace partsim

@@ -1,0 +1,286 @@
+// Transformer arithmetic: parameter counts, per-op flops/bytes/GEMM shapes, recomputation, activation memory.
+#include "partsim/model/transformer.hpp"
+
+#include "partsim/common/error.hpp"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace partsim {
+
+namespace {
+
+// Forward flop per element of the non-GEMM ops (see TransformerModel's conventions).
+constexpr double kLayerNormFlop = 8.0;
+constexpr double kRmsNormFlop = 4.0;
+constexpr double kSoftmaxFlop = 5.0;
+constexpr double kGeluFlop = 8.0;
+constexpr double kSwiGluFlop = 5.0;
+constexpr double kRotaryFlop = 3.0;
+constexpr double kDropoutFlop = 1.0;
+
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+/** A linear layer on `tokens` rows: X[tokens, in] · W[in, out] (+ bias). */
+ComputeOp linear_op(std::string name, double tokens, std::int64_t in, std::int64_t out, bool bias) {
+  ComputeOp op;
+  op.name = std::move(name);
+  op.kind = OpKind::Gemm;
+  op.gemm = GemmShape{1, static_cast<std::int64_t>(tokens), out, in};
+  const double bias_adds = bias ? tokens * as_double(out) : 0.0;
+  op.forward_flops = op.gemm->flops() + bias_adds;
+  op.backward_flops = 2.0 * op.gemm->flops() + bias_adds;
+  op.weight_elements = as_double(in) * as_double(out) + (bias ? as_double(out) : 0.0);
+  op.input_elements = tokens * as_double(in);
+  op.output_elements = tokens * as_double(out);
+  return op;
+}
+
+/** A non-GEMM op: `flop_per_element` per output element, backward 2x forward. */
+ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, double inputs, double outputs,
+                       double weights) {
+  ComputeOp op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.forward_flops = flop_per_element * outputs;
+  op.backward_flops = 2.0 * op.forward_flops;
+  op.weight_elements = weights;
+  op.input_elements = inputs;
+  op.output_elements = outputs;
+  return op;
+}
+
+} // namespace
+
+std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
+  const std::pair<const char*, std::int64_t> counts[] = {
+      {"layers", c.layers}, {"hidden_size", c.hidden}, {"heads", c.heads},
+      {"ffn_size", c.ffn},  {"vocab_size", c.vocab},   {"sequence_length", c.sequence_length}};
+  for (const auto& [key, value] : counts)
+    if (value < 1) return ConfigProblem{key, fmt::format("expected an integer >= 1, got {}", value)};
+  if (c.kv_heads < 0) return ConfigProblem{"kv_heads", fmt::format("expected an integer >= 1, got {}", c.kv_heads)};
+  if (c.head_dim < 0) return ConfigProblem{"head_dim", fmt::format("expected an integer >= 1, got {}", c.head_dim)};
+  if (c.head_dim == 0 && c.hidden % c.heads != 0)
+    return ConfigProblem{"heads", fmt::format("{} heads do not divide hidden_size {}; expected a divisor of "
+                                              "hidden_size, or an explicit head_dim",
+                                              c.heads, c.hidden)};
+  const std::int64_t kv_heads = c.kv_heads == 0 ? c.heads : c.kv_heads;
+  if (c.heads % kv_heads != 0)
+    return ConfigProblem{"kv_heads",
+                         fmt::format("{} kv_heads do not divide {} heads; expected a divisor of heads (grouped-query "
+                                     "attention shares each key/value head among heads/kv_heads query heads)",
+                                     kv_heads, c.heads)};
+  return std::nullopt;
+}
+
+TransformerModel::TransformerModel(TransformerConfig config) : config_(config) {
+  if (const auto problem = find_problem(config_))
+    throw InputError("transformer config", "/" + problem->key, problem->message);
+  if (config_.kv_heads == 0) config_.kv_heads = config_.heads;
+  if (config_.head_dim == 0) config_.head_dim = config_.hidden / config_.heads;
+}
+
+double TransformerModel::tokens(std::int64_t micro_batch) const {
+  PARTSIM_CHECK(micro_batch >= 1) << "micro-batch " << micro_batch;
+  return as_double(micro_batch) * as_double(config_.sequence_length);
+}
+
+// --- parameters ----------------------------------------------------------------------------------------------------
+
+double TransformerModel::parameters() const {
+  return as_double(config_.layers) * layer_parameters() + embedding_parameters() + output_parameters();
+}
+
+std::int64_t TransformerModel::vocab_shard(int tensor) const {
+  PARTSIM_CHECK(tensor >= 1) << "tensor degree " << tensor;
+  return (config_.vocab + tensor - 1) / tensor;
+}
+
+double TransformerModel::layer_parameters(int tensor) const {
+  double total = 0.0;
+  for (const ComputeOp& op : layer_ops(1, TensorSplit{tensor, false})) total += op.weight_elements;
+  return total;
+}
+
+double TransformerModel::embedding_parameters(int tensor) const {
+  const double h = as_double(config_.hidden);
+  return as_double(vocab_shard(tensor)) * h +
+         (config_.position == PositionEmbedding::Learned ? as_double(config_.sequence_length) * h : 0.0);
+}
+
+double TransformerModel::output_parameters(int tensor) const {
+  const double h = as_double(config_.hidden);
+  const double norm = config_.norm == NormKind::LayerNorm ? 2.0 * h : h;
+  return norm + (config_.tied_embeddings ? 0.0 : as_double(vocab_shard(tensor)) * h);
+}
+
+// --- ops -----------------------------------------------------------------------------------------------------------
+
+std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
+  const TransformerConfig& c = config_;
+  const std::int64_t n = split.tensor;
+  PARTSIM_CHECK(n >= 1 && c.heads % n == 0 && c.kv_heads % n == 0 && c.ffn % n == 0)
+      << "tensor degree " << n << " does not divide heads " << c.heads << ", kv_heads " << c.kv_heads << " and ffn "
+      << c.ffn;
+  const double t = tokens(micro_batch);
+  const double h = as_double(c.hidden);
+  const double f = as_double(c.ffn / n); // this rank's MLP columns
+  // Whole on every rank (norms, residual adds) unless sequence parallelism splits them along the sequence.
+  const double r = split.sequence_parallel ? 1.0 / as_double(n) : 1.0;
+  const std::int64_t heads = c.heads / n; // this rank's query heads
+  const std::int64_t q_width = heads * c.head_dim;
+  const std::int64_t kv_width = c.kv_heads / n * c.head_dim;
+  const double scores = as_double(micro_batch) * as_double(heads) * as_double(c.sequence_length) *
+                        as_double(c.sequence_length); // b·a·s² elements
+  const double norm_flop = c.norm == NormKind::LayerNorm ? kLayerNormFlop : kRmsNormFlop;
+  const double norm_weights = c.norm == NormKind::LayerNorm ? 2.0 * h : h;
+  const double dropout_flop = c.dropout ? kDropoutFlop : 0.0;
+
+  std::vector<ComputeOp> ops;
+  ops.push_back(pointwise_op("attention_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
+  ops.push_back(linear_op("qkv_projection", t, c.hidden, q_width + 2 * kv_width, c.bias));
+  if (c.position == PositionEmbedding::Rotary) {
+    const double rotated = t * as_double(q_width + kv_width);
+    ops.push_back(pointwise_op("rotary_embedding", OpKind::Elementwise, kRotaryFlop, rotated, rotated, 0.0));
+  }
+
+  ComputeOp qk;
+  qk.name = "attention_scores";
+  qk.kind = OpKind::Gemm;
+  qk.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.sequence_length, c.head_dim};
+  qk.forward_flops = qk.gemm->flops();
+  qk.backward_flops = 2.0 * qk.forward_flops;
+  qk.input_elements = t * as_double(q_width + kv_width);
+  qk.output_elements = scores;
+  qk.selectively_recomputed = true;
+  ops.push_back(qk);
+
+  ComputeOp softmax =
+      pointwise_op("attention_softmax", OpKind::Softmax, kSoftmaxFlop + dropout_flop, scores, scores, 0.0);
+  softmax.selectively_recomputed = true;
+  ops.push_back(softmax);
+
+  ComputeOp av;
+  av.name = "attention_over_values";
+  av.kind = OpKind::Gemm;
+  av.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.head_dim, c.sequence_length};
+  av.forward_flops = av.gemm->flops();
+  av.backward_flops = 2.0 * av.forward_flops;
+  av.input_elements = scores + t * as_double(kv_width);
+  av.output_elements = t * as_double(q_width);
+  av.selectively_recomputed = true;
+  ops.push_back(av);
+
+  // Row-parallel: K split, the bias whole (added once the partial products are reduced).
+  ops.push_back(linear_op("output_projection", t, q_width, c.hidden, c.bias));
+  ops.push_back(
+      pointwise_op("attention_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
+  ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
+  if (c.mlp == MlpKind::Gated) {
+    ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn / n, c.bias));
+    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
+    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kSwiGluFlop, 2.0 * t * f, t * f, 0.0));
+  } else {
+    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
+    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kGeluFlop, t * f, t * f, 0.0));
+  }
+  ops.push_back(linear_op("mlp_down", t, c.ffn / n, c.hidden, c.bias));
+  ops.push_back(pointwise_op("mlp_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
+  return ops;
+}
+
+std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
+  const TransformerConfig& c = config_;
+  const double t = tokens(micro_batch);
+  const double h = as_double(c.hidden);
+  const bool learned = c.position == PositionEmbedding::Learned;
+  const double n = as_double(split.tensor);
+  const double r = split.sequence_parallel ? 1.0 / n : 1.0; // whole unless split along the sequence
+  const std::int64_t vocab = vocab_shard(split.tensor);
+
+  std::vector<ComputeOp> ops;
+  // Gather t rows of h (token ids in, activations out); a learned position row is added to each. Vocabulary-parallel:
+  // a rank reads and scatter-adds only the rows of tokens in its shard (1/n of them on average) but writes every row
+  // of its partial output (zeros elsewhere); the position table and dropout act on the reduced output.
+  ComputeOp embedding;
+  embedding.name = "embedding";
+  embedding.kind = OpKind::Lookup;
+  embedding.forward_flops = r * ((learned ? t * h : 0.0) + (c.dropout ? kDropoutFlop * t * h : 0.0));
+  embedding.backward_flops = t * h / n + (learned ? r * t * h : 0.0);  // scatter-add into the tables
+  embedding.weight_elements = t * h / n + (learned ? r * t * h : 0.0); // rows read, not whole tables
+  embedding.input_elements = t;
+  embedding.output_elements = t * h;
+  embedding.input_gradient = false;
+  ops.push_back(embedding);
+
+  const bool layer_norm = c.norm == NormKind::LayerNorm;
+  ops.push_back(pointwise_op("final_norm", OpKind::Norm, layer_norm ? kLayerNormFlop : kRmsNormFlop, r * t * h,
+                             r * t * h, layer_norm ? 2.0 * h : h));
+  ops.push_back(linear_op("logits", t, c.hidden, vocab, false));
+  const double logits = t * as_double(vocab);
+  ops.push_back(pointwise_op("loss", OpKind::Loss, kSoftmaxFlop, logits, logits, 0.0));
+  ops.back().output_elements = t; // one loss per token; the softmax works over every logit
+  return ops;
+}
+
+// --- flops ---------------------------------------------------------------------------------------------------------
+
+TrainingFlops TransformerModel::layer_flops(std::int64_t micro_batch, Recomputation recomputation) const {
+  const std::vector<ComputeOp> ops = layer_ops(micro_batch);
+  TrainingFlops flops = sum_flops(ops);
+  if (recomputation == Recomputation::Full) flops.recompute = flops.forward;
+  if (recomputation == Recomputation::Selective)
+    for (const ComputeOp& op : ops)
+      if (op.selectively_recomputed) flops.recompute += op.forward_flops;
+  return flops;
+}
+
+TrainingFlops TransformerModel::outer_flops(std::int64_t micro_batch) const {
+  return sum_flops(outer_ops(micro_batch));
+}
+
+TrainingFlops TransformerModel::training_flops(std::int64_t batch, Recomputation recomputation) const {
+  const TrainingFlops layer = layer_flops(batch, recomputation);
+  const TrainingFlops outer = outer_flops(batch);
+  const double l = as_double(config_.layers);
+  return {l * layer.forward + outer.forward, l * layer.backward + outer.backward, l * layer.recompute};
+}
+
+// --- activation memory ---------------------------------------------------------------------------------------------
+
+double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomputation recomputation,
+                                                double bytes_per_element) const {
+  const TransformerConfig& c = config_;
+  const double e = bytes_per_element;
+  const double t = tokens(micro_batch);
+  const double h = as_double(c.hidden);
+  const double f = as_double(c.ffn);
+  const double q = as_double(c.heads * c.head_dim);
+  const double kv = as_double(c.kv_heads * c.head_dim);
+  const double scores =
+      as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length) * as_double(c.sequence_length);
+  const double mask = c.dropout ? 1.0 : 0.0; // dropout masks: 1 byte per element
+
+  if (recomputation == Recomputation::Full) return e * t * h; // the layer's input only
+
+  // Attention block: the norm's input, the QKV input, Q, K and V, the output projection's input, its dropout mask.
+  double bytes = e * t * h + e * t * h + e * t * (q + 2.0 * kv) + e * t * q + mask * t * h;
+  // MLP block: the norm's input, the first GEMM's input, the activation's inputs, the last GEMM's input, the mask.
+  const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
+  bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
+  // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
+  if (recomputation == Recomputation::None) bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
+  return bytes;
+}
+
+double TransformerModel::outer_activation_bytes(std::int64_t micro_batch, double bytes_per_element) const {
+  const double t = tokens(micro_batch);
+  const double h = as_double(config_.hidden);
+  const double mask = config_.dropout ? t * h : 0.0;
+  return mask + 2.0 * bytes_per_element * t * h + 4.0 * t * as_double(config_.vocab);
+}
+
+} // namespace partsim

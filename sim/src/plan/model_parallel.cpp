@@ -1,0 +1,569 @@
+// Model-parallel planner: per-rank programs of tensor-parallel layers, pipeline passes joined by point-to-point
+// transfers, and data-parallel (ZeRO) gradient synchronisation per stage.
+#include "partsim/plan/model_parallel.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/model/cost_model.hpp"
+#include "partsim/plan/strategy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <variant>
+
+namespace partsim {
+
+namespace {
+
+/** Bytes of one value the vocabulary-parallel cross-entropy all-reduces per token: fp32, as Megatron-LM computes the
+ * loss on logits cast to float. */
+constexpr std::uint64_t kCrossEntropyValueBytes = 4;
+
+/** A collective on the tensor group inside a pass. */
+struct TensorCollective {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  std::uint64_t bytes = 0;
+};
+
+/** What a pass over a unit does on one tensor rank, in order: compute (s) or a tensor-parallel collective. */
+using Action = std::variant<double, TensorCollective>;
+
+/** A piece of a virtual stage: the embedding, a layer or the head, per micro-batch on one tensor rank. */
+struct Unit {
+  std::vector<Action> forward;
+  std::vector<Action> backward;
+  double parameters = 0.0; ///< on one tensor rank
+};
+
+/** Number of nodes the ranks of `group` span. */
+int nodes_spanned(const std::vector<int>& group, int gpus_per_node) {
+  std::set<int> nodes;
+  for (int rank : group) nodes.insert(rank / gpus_per_node);
+  return static_cast<int>(nodes.size());
+}
+
+/** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
+struct GroupShape {
+  int members = 1;
+  int nodes = 1;
+  int per_node = 1;
+  bool even = true; ///< the same number of members on every node it spans (what a hierarchical all-reduce needs)
+  LinkCost slowest;
+};
+
+class Planner {
+ public:
+  Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
+      : source_(scenario.source), cluster_(scenario.cluster), training_(training), mp_(mp),
+        model_(training.model.transformer()), cost_(training_cost(training, scenario.cluster.gpu)),
+        links_(two_level_cost(cluster_)), parameters_(model_.parameters()) {
+    micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
+    chunks_ = mp.pipeline * mp.virtual_stages;
+    element_ = bytes_per_element(training.data_type);
+    peak_ = cluster_.gpu.peak(training.data_type);
+    const TransformerConfig& c = model_.config();
+    const double tokens = static_cast<double>(training.micro_batch) * static_cast<double>(c.sequence_length);
+    tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
+    // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
+    transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
+    build_units();
+  }
+
+  /** What plan() will hold, from the units alone: every micro-batch runs forward and backward through each virtual
+   * stage of each rank, one execution per compute of a pass (one per pass when a pass's tensor collectives are fused)
+   * and one step per action, plus the optimizer step. Lower bounds (gradient collectives and transfers come on top). */
+  struct Estimate {
+    double executions = 0.0;
+    double steps = 0.0;
+  };
+  Estimate estimate() const {
+    const bool fused = fused_passes();
+    Estimate per_position; // one (data, tensor) position through all stages, one micro-batch
+    for (const auto& units : units_) {
+      if (fused) {
+        per_position.executions += 2.0;
+        per_position.steps += 2.0;
+        continue;
+      }
+      for (const Unit& unit : units)
+        for (const auto* actions : {&unit.forward, &unit.backward})
+          for (const Action& action : *actions) {
+            per_position.executions += std::holds_alternative<double>(action) ? 1.0 : 0.0;
+            per_position.steps += 1.0;
+          }
+    }
+    const double positions = static_cast<double>(mp_.data) * static_cast<double>(mp_.tensor);
+    const double micro_batches = static_cast<double>(micro_batches_);
+    const double stages = static_cast<double>(mp_.pipeline);
+    return {(per_position.executions * micro_batches + stages) * positions * static_cast<double>(training_.iterations),
+            (per_position.steps * micro_batches + stages) * positions};
+  }
+
+  Plan plan() {
+    Plan plan;
+    plan.labels.emplace_back();
+    make_groups(plan);
+    const int gpus = mp_.gpus();
+    plan.ranks.resize(static_cast<std::size_t>(gpus));
+    plan.stage_of_rank.resize(static_cast<std::size_t>(gpus));
+    for (int p = 0; p < mp_.pipeline; ++p)
+      schedules_.push_back(pipeline_schedule(mp_.schedule, mp_.pipeline, p, micro_batches_, mp_.virtual_stages));
+    labels_.assign(static_cast<std::size_t>(2 * micro_batches_ * mp_.virtual_stages), 0);
+    for (int r = 0; r < gpus; ++r) {
+      plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+      plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
+      program(plan, r);
+    }
+    resolve_fidelity(plan);
+    count_events(plan);
+    fill_figures(plan);
+    return plan;
+  }
+
+ private:
+  /** Each GEMM priced at its split shape (TensorSplit), the tensor-parallel collectives in between: per layer an
+   * all-reduce of b·s·h after the attention and after the MLP, each way (with sequence parallelism a reduce-scatter
+   * and an all-gather); the vocabulary-parallel embedding and head as Megatron-LM runs them (see the comments). */
+  void build_units() {
+    const TransformerConfig& c = model_.config();
+    const std::int64_t b = training_.micro_batch;
+    const int t = mp_.tensor;
+    const bool sp = mp_.sequence_parallel;
+    const TensorSplit split{t, sp};
+    std::vector<ComputeOp> attention;
+    std::vector<ComputeOp> mlp;
+    bool in_mlp = false;
+    for (const ComputeOp& op : model_.layer_ops(b, split)) {
+      in_mlp = in_mlp || op.name == "mlp_norm";
+      (in_mlp ? mlp : attention).push_back(op);
+    }
+    std::vector<ComputeOp> embedding;
+    std::vector<ComputeOp> norm;
+    std::vector<ComputeOp> head;
+    for (const ComputeOp& op : model_.outer_ops(b, split))
+      (op.name == "embedding" ? embedding : op.name == "final_norm" ? norm : head).push_back(op);
+    const GpuProfile& gpu = cluster_.gpu;
+    const std::string& type = training_.data_type;
+    const TrainingUnit a = price_ops("attention", attention, gpu, type, training_.recomputation);
+    const TrainingUnit m = price_ops("mlp", mlp, gpu, type, training_.recomputation);
+    const TrainingUnit e = price_ops("embedding", embedding, gpu, type, Recomputation::None);
+    const TrainingUnit n = price_ops("norm", norm, gpu, type, Recomputation::None);
+    const TrainingUnit l = price_ops("head", head, gpu, type, Recomputation::None);
+
+    // Collectives on the tensor group (none without one). b·s·h elements at the data type's size.
+    const bool tp = t > 1;
+    auto collectives = [&](std::initializer_list<TensorCollective> list) {
+      return tp ? std::vector<Action>(list.begin(), list.end()) : std::vector<Action>();
+    };
+    // The pieces in order, adjacent computes merged into one execution.
+    auto join = [](std::vector<std::vector<Action>> pieces) {
+      std::vector<Action> all;
+      for (const auto& piece : pieces)
+        for (const Action& action : piece) {
+          const auto* seconds = std::get_if<double>(&action);
+          double* last = all.empty() ? nullptr : std::get_if<double>(&all.back());
+          if (seconds != nullptr && last != nullptr)
+            *last += *seconds;
+          else
+            all.push_back(action);
+        }
+      return all;
+    };
+    // Partial outputs summed (reduce-scatter with sequence parallelism), and a sequence-split input gathered.
+    const std::vector<Action> sum =
+        collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}});
+    const std::vector<Action> gather =
+        sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
+    const std::vector<Action> reduce = join({sum, gather});
+
+    const Unit layer{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
+                     join({{m.backward_time}, reduce, {a.backward_time}, reduce}), model_.layer_parameters(t)};
+    // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
+    // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
+    // backward is an all-gather; the all-reduce's backward is the identity).
+    const Unit embedding_unit{join({{e.forward_time}, sum}), join({gather, {e.backward_time}}),
+                              model_.embedding_parameters(t)};
+    // LM head: a column-parallel GEMM over the rank's vocabulary shard. Its input is whole on every rank (with sequence
+    // parallelism gathered first); backward, the partial input gradients are summed by an all-reduce of b·s·h
+    // (reduce-scatter with sequence parallelism). The vocabulary-parallel cross-entropy needs three all-reduces of
+    // b·s fp32 values in the forward pass and none backward: the max logit per token, the target's logit and the sum
+    // of exponentials (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy.forward:
+    // all_reduce(logits_max, MAX), all_reduce(predicted_logits), all_reduce(sum_exp_logits)).
+    const auto token_values = static_cast<std::uint64_t>(b * c.sequence_length) * kCrossEntropyValueBytes;
+    const TensorCollective cross_entropy{CollectiveOp::AllReduce, token_values};
+    double head_parameters = model_.output_parameters(t);
+    // With tied embeddings and a pipeline the last stage holds its own copy of the token table shard (Megatron-LM).
+    if (tied_copy()) head_parameters += static_cast<double>(model_.vocab_shard(t) * c.hidden);
+    const Unit head_unit{
+        join({{n.forward_time}, gather, {l.forward_time}, collectives({cross_entropy, cross_entropy, cross_entropy})}),
+        join({{l.backward_time}, sum, {n.backward_time}}), head_parameters};
+    const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
+    units_.resize(static_cast<std::size_t>(chunks_));
+    for (int vs = 0; vs < chunks_; ++vs) {
+      auto& units = units_[static_cast<std::size_t>(vs)];
+      if (vs == 0) units.push_back(embedding_unit);
+      units.insert(units.end(), static_cast<std::size_t>(layers[static_cast<std::size_t>(vs)]), layer);
+      if (vs == chunks_ - 1) units.push_back(head_unit);
+    }
+  }
+
+  /** ZeRO-3 / FSDP parameters sharded over a data group that exists (replicas that synchronise). */
+  bool zero3_sharded() const { return mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1; }
+  /** A pass is one compute and one fused collective per kind (tensor collectives per pass, no ZeRO-3 gathers). */
+  bool fused_passes() const { return !mp_.tensor_per_layer && !zero3_sharded(); }
+
+  /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
+  bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
+
+  void make_groups(Plan& plan) {
+    const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data > 1;
+    for (int p = 0; p < mp_.pipeline; ++p)
+      for (int d = 0; d < mp_.data && mp_.tensor > 1; ++d) {
+        tensor_group_[{d, p}] = static_cast<int>(plan.groups.size());
+        plan.groups.emplace_back();
+        for (int t = 0; t < mp_.tensor; ++t) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+      }
+    for (int p = 0; p < mp_.pipeline; ++p)
+      for (int t = 0; t < mp_.tensor && sync; ++t) {
+        data_group_[{t, p}] = static_cast<int>(plan.groups.size());
+        plan.groups.emplace_back();
+        for (int d = 0; d < mp_.data; ++d) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+      }
+    // Megatron-LM's embedding group: the first and last stage of each (data, tensor) position.
+    for (int d = 0; d < mp_.data && tied_copy(); ++d)
+      for (int t = 0; t < mp_.tensor; ++t) {
+        embedding_group_[{d, t}] = static_cast<int>(plan.groups.size());
+        plan.groups.push_back({rank_of(mp_, {d, t, 0}), rank_of(mp_, {d, t, mp_.pipeline - 1})});
+      }
+    for (const std::vector<int>& group : plan.groups) shapes_.push_back(shape(group));
+  }
+
+  GroupShape shape(const std::vector<int>& group) const {
+    GroupShape s;
+    s.members = static_cast<int>(group.size());
+    s.nodes = nodes_spanned(group, cluster_.gpus_per_node);
+    s.per_node = (s.members + s.nodes - 1) / s.nodes;
+    std::map<int, int> per_node;
+    for (int rank : group) ++per_node[rank / cluster_.gpus_per_node];
+    for (const auto& [node, count] : per_node) s.even = s.even && count == per_node.begin()->second;
+    s.slowest = slowest_link(links_, s.per_node, s.nodes);
+    return s;
+  }
+
+  /** The `auto` algorithm of `op` on `bytes` over groups of `shape`, chosen once per distinct case. */
+  CollectiveAlgorithm algorithm(CollectiveOp op, std::uint64_t bytes, const GroupShape& shape) {
+    const auto [it, added] = algorithms_.try_emplace({op, bytes, shape.members, shape.nodes});
+    if (added) it->second = choose_algorithm(op, shape.members, shape.nodes, static_cast<double>(bytes), links_);
+    return it->second;
+  }
+
+  CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,
+                            CommKind kind, int stream) {
+    CollectiveStep step;
+    step.group = group;
+    step.op = op;
+    step.bytes = bytes;
+    step.kind = kind;
+    step.stream = stream;
+    const GroupShape& shape = shapes_[static_cast<std::size_t>(group)];
+    if (choice.algorithm == CollectiveAlgorithm::Hierarchical && !shape.even)
+      throw InputError(
+          source_,
+          kind == CommKind::Tensor ? "/strategy/tensor_collectives/algorithm" : "/strategy/gradient_sync/algorithm",
+          fmt::format("a hierarchical all-reduce needs the same number of members on every node, but "
+                      "{} groups of {} GPUs straddle nodes of {} GPUs unevenly; expected ring, tree or "
+                      "auto",
+                      kind == CommKind::Tensor ? "tensor" : "data", shape.members, cluster_.gpus_per_node));
+    step.algorithm = choice.algorithm ? *choice.algorithm : algorithm(op, bytes, shape);
+    step.fidelity = choice.fidelity.value_or(Fidelity::Steps); // `auto`: settled by resolve_fidelity
+    return step;
+  }
+
+  /** The label of a pass, named on first use (labels in the order the programs first run them). */
+  std::uint32_t label(Plan& plan, Pass pass, int micro_batch, int chunk) {
+    const int forward = pass == Pass::Forward ? 1 : 0;
+    std::uint32_t& id =
+        labels_[static_cast<std::size_t>((forward * micro_batches_ + micro_batch) * mp_.virtual_stages + chunk)];
+    if (id == 0) {
+      id = static_cast<std::uint32_t>(plan.labels.size());
+      plan.labels.push_back(fmt::format("{} mb{}{}", forward != 0 ? 'F' : 'B', micro_batch,
+                                        mp_.virtual_stages > 1 ? fmt::format(" c{}", chunk) : std::string()));
+    }
+    return id;
+  }
+
+  void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) {
+    steps.emplace_back(collective(c.op, c.bytes, group, mp_.tensor_collectives, CommKind::Tensor, 0));
+  }
+
+  /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
+  CollectiveStep gradient_collective(std::uint64_t bytes, int group) {
+    const bool overlap = mp_.gradient_sync.overlap;
+    return collective(mp_.zero >= 1 ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, bytes, group,
+                      mp_.gradient_sync.collective, CommKind::Data, overlap ? 1 : 0);
+  }
+
+  /** The token table shard's gradient, (V/T)·h elements at the data type's size. */
+  std::uint64_t embedding_sync_bytes() const {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(model_.vocab_shard(mp_.tensor)) *
+                                                   static_cast<double>(model_.config().hidden) * element_));
+  }
+
+  std::uint64_t unit_bytes(const Unit& unit) const {
+    return static_cast<std::uint64_t>(std::llround(unit.parameters * element_));
+  }
+
+  /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. */
+  void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred, const ParallelCoordinates& at,
+            const PipelineOp& op, int vs) {
+    const auto& units = units_[static_cast<std::size_t>(vs)];
+    const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({at.data, at.pipeline}) : -1;
+    const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
+    const bool forward = op.pass == Pass::Forward;
+    const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
+    const bool sync_now = !forward && last_micro_batch && data_group >= 0;
+    const bool zero3 = zero3_sharded();
+    const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
+    const std::uint64_t samples =
+        forward && vs == 0 && at.tensor == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
+    bool samples_given = false;
+    auto compute = [&](double time) {
+      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name});
+      samples_given = true;
+    };
+    auto gather = [&](const Unit& unit) {
+      steps.emplace_back(collective(CollectiveOp::AllGather, unit_bytes(unit), data_group, mp_.gradient_sync.collective,
+                                    CommKind::Data, 1));
+    };
+    double bucket = 0.0;
+    auto flush = [&] {
+      if (bucket <= 0.0) return;
+      const CollectiveStep step = gradient_collective(static_cast<std::uint64_t>(std::llround(bucket)), data_group);
+      if (step.stream == 1)
+        steps.emplace_back(step);
+      else
+        deferred.push_back(step);
+      bucket = 0.0;
+    };
+
+    const std::size_t n = units.size();
+    if (fused_passes()) {
+      // One compute and one fused tensor-parallel collective per kind for the whole pass (the bytes of all of that
+      // kind, in the order the kinds first appear); gradients bucketed afterwards.
+      double time = 0.0;
+      std::vector<TensorCollective> fused;
+      for (const Unit& u : units)
+        for (const Action& action : forward ? u.forward : u.backward) {
+          if (const auto* seconds = std::get_if<double>(&action)) {
+            time += *seconds;
+            continue;
+          }
+          const auto& c = std::get<TensorCollective>(action);
+          auto it = std::find_if(fused.begin(), fused.end(), [&](const TensorCollective& f) { return f.op == c.op; });
+          if (it == fused.end())
+            fused.push_back(c);
+          else
+            it->bytes += c.bytes;
+        }
+      compute(time);
+      for (const TensorCollective& c : fused) tensor_collective(steps, tensor_group, c);
+      if (sync_now)
+        for (std::size_t k = n; k-- > 0;) {
+          bucket += unit_bytes(units[k]);
+          if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+        }
+      flush();
+      return;
+    }
+    if (zero3) gather(units[forward ? 0 : n - 1]);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Unit& unit = units[forward ? k : n - 1 - k];
+      if (zero3) {
+        // Wait for this unit's parameters, then prefetch the next unit's (and reduce the previous unit's gradients)
+        // while it computes.
+        steps.emplace_back(StreamSyncStep{});
+        if (sync_now && k > 0) steps.emplace_back(gradient_collective(unit_bytes(units[n - k]), data_group));
+        if (k + 1 < n) gather(units[forward ? k + 1 : n - 2 - k]);
+      }
+      for (const Action& action : forward ? unit.forward : unit.backward) {
+        if (const auto* seconds = std::get_if<double>(&action))
+          compute(*seconds);
+        else
+          tensor_collective(steps, tensor_group, std::get<TensorCollective>(action));
+      }
+      if (sync_now && !zero3) {
+        bucket += unit_bytes(unit);
+        if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+      }
+    }
+    if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_bytes(units[0]), data_group));
+    flush();
+  }
+
+  void program(Plan& plan, int rank) {
+    const ParallelCoordinates at = coordinates_of(mp_, rank);
+    std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
+    std::vector<CollectiveStep> deferred; // data-parallel collectives after the pipeline (no overlap)
+    auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
+    for (const PipelineOp& op : schedules_[static_cast<std::size_t>(at.pipeline)]) {
+      const int vs = op.chunk * mp_.pipeline + at.pipeline;
+      if (op.pass == Pass::Forward) {
+        if (vs > 0) steps.emplace_back(RecvStep{stage_rank(vs - 1), 0, CommKind::Pipeline});
+        pass(plan, steps, deferred, at, op, vs);
+        if (vs < chunks_ - 1) steps.emplace_back(SendStep{stage_rank(vs + 1), transfer_bytes_, 0, CommKind::Pipeline});
+      } else {
+        if (vs < chunks_ - 1) steps.emplace_back(RecvStep{stage_rank(vs + 1), 1, CommKind::Pipeline});
+        pass(plan, steps, deferred, at, op, vs);
+        if (vs > 0) steps.emplace_back(SendStep{stage_rank(vs - 1), transfer_bytes_, 1, CommKind::Pipeline});
+      }
+    }
+    const bool synced = !data_group_.empty();
+    if (synced && mp_.gradient_sync.overlap) steps.emplace_back(StreamSyncStep{});
+    for (const CollectiveStep& step : deferred) steps.emplace_back(step);
+    // Tied embeddings: the first and last stage sum their token table gradients once per iteration, after the
+    // data-parallel synchronisation (Megatron-LM's finalize_model_grads).
+    if (tied_copy() && (at.pipeline == 0 || at.pipeline == mp_.pipeline - 1)) {
+      const int group = embedding_group_.at({at.data, at.tensor});
+      steps.emplace_back(collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group,
+                                    CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity},
+                                    CommKind::Data, 0));
+    }
+    // The optimizer step over this rank's share of the stage's parameters (sharded over the replicas under ZeRO).
+    double parameters = 0.0;
+    for (int c = 0; c < mp_.virtual_stages; ++c)
+      for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) parameters += u.parameters;
+    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1);
+    steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
+    // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter).
+    if (synced && (mp_.zero == 1 || mp_.zero == 2)) {
+      std::vector<CollectiveStep> gathers;
+      for (const Step& step : steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&step);
+            c != nullptr && c->kind == CommKind::Data && c->op == CollectiveOp::ReduceScatter) {
+          CollectiveStep g = *c;
+          g.op = CollectiveOp::AllGather;
+          g.stream = 0;
+          gathers.push_back(g);
+        }
+      for (const CollectiveStep& g : gathers) steps.emplace_back(g);
+    }
+  }
+
+  /** `auto` fidelity: one level for the run's auto collectives from their total messages, as the data-parallel
+   * planner chooses it. */
+  void resolve_fidelity(Plan& plan) const {
+    const bool tensor_auto = !mp_.tensor_collectives.fidelity;
+    const bool data_auto = !mp_.gradient_sync.collective.fidelity;
+    std::uint64_t steps = 0;
+    std::uint64_t flows = 0;
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      for (const Step& step : plan.ranks[r].steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&step)) {
+          const bool is_auto = c->kind == CommKind::Tensor ? tensor_auto : data_auto;
+          if (!is_auto || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
+          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
+          CollectiveStep probe = *c;
+          probe.fidelity = Fidelity::Steps;
+          steps += planned_messages(probe, s.members, s.nodes, s.slowest);
+          probe.fidelity = Fidelity::Flows;
+          flows += planned_messages(probe, s.members, s.nodes, s.slowest);
+        }
+    const Fidelity fidelity = choose_fidelity(steps * static_cast<std::uint64_t>(training_.iterations),
+                                              flows * static_cast<std::uint64_t>(training_.iterations));
+    for (RankProgram& program : plan.ranks)
+      for (Step& step : program.steps)
+        if (auto* c = std::get_if<CollectiveStep>(&step); c && (c->kind == CommKind::Tensor ? tensor_auto : data_auto))
+          c->fidelity = fidelity;
+  }
+
+  void count_events(Plan& plan) const {
+    const auto iterations = static_cast<std::uint64_t>(training_.iterations);
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+      for (const Step& step : plan.ranks[r].steps) {
+        if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0)
+          plan.planned_executions += iterations;
+        else if (std::holds_alternative<SendStep>(step))
+          plan.planned_messages += iterations;
+        else if (const auto* c = std::get_if<CollectiveStep>(&step);
+                 c && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r)) {
+          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
+          plan.planned_messages += iterations * planned_messages(*c, s.members, s.nodes, s.slowest);
+        }
+      }
+  }
+
+  void fill_figures(Plan& plan) {
+    const TrainingCost& cost = cost_;
+    const double batch = static_cast<double>(training_.global_batch);
+    plan.iterations = training_.iterations;
+    plan.pipeline_stages = mp_.pipeline;
+    for (int s = 0; s < mp_.pipeline; ++s)
+      plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
+    plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);
+    plan.model_flops_per_iteration = cost.model_flops_per_sample * batch;
+    plan.hardware_flops_per_iteration = cost.hardware_flops_per_sample * batch;
+    plan.tokens_per_iteration = cost.tokens_per_sample * batch;
+    plan.samples_per_iteration = static_cast<std::uint64_t>(training_.global_batch);
+    const double step = cost.forward_time() + cost.backward_time();
+    plan.sample_time = step / static_cast<double>(training_.micro_batch);
+    plan.baseline_amount =
+        (static_cast<double>(training_.global_batch / training_.micro_batch) * step + cost.optimizer_time) * peak_;
+    std::string sync = "no gradient sync";
+    if (!data_group_.empty()) {
+      const CollectiveStep probe = gradient_collective(1, data_group_.begin()->second);
+      sync = fmt::format("{} {} / {}{}", mp_.zero > 0 ? fmt::format("ZeRO-{}", mp_.zero) : std::string("gradient"),
+                         to_string(probe.op), to_string(probe.algorithm),
+                         mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
+    }
+    plan.summary =
+        fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{} x pipeline {} ({} schedule{}, {} "
+                    "micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
+                    training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
+                    mp_.sequence_parallel ? " (sequence parallel)" : "", mp_.pipeline, to_string(mp_.schedule),
+                    mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
+                    micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
+                    to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
+    if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
+  }
+
+  std::string source_; ///< the scenario's file, named in errors
+  const ClusterSpec& cluster_;
+  const ModelTraining& training_;
+  const ModelParallel& mp_;
+  TransformerModel model_;
+  TrainingCost cost_;
+  TwoLevelCost links_;
+  double parameters_ = 0.0; ///< the whole model's
+  int micro_batches_ = 1;
+  int chunks_ = 1;
+  double element_ = 2.0;
+  double peak_ = 1.0;
+  std::uint64_t tensor_bytes_ = 0;
+  std::uint64_t transfer_bytes_ = 0;
+  std::vector<std::vector<Unit>> units_;               ///< per virtual stage, in forward order
+  std::map<std::pair<int, int>, int> tensor_group_;    ///< (data, pipeline) -> group
+  std::map<std::pair<int, int>, int> data_group_;      ///< (tensor, pipeline) -> group
+  std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
+  std::vector<GroupShape> shapes_;                     ///< per group
+  /** `auto` algorithm per (op, bytes, members, nodes): gradient buckets and fused passes repeat the same few. */
+  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int>, CollectiveAlgorithm> algorithms_;
+  std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
+  std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named
+};
+
+} // namespace
+
+Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp) {
+  Planner planner(scenario, training, mp);
+  // Programs grow with the micro-batches: refuse an oversized run before building them.
+  const auto estimate = planner.estimate();
+  check_event_budget(scenario, estimate.executions, "executions (before counting its messages)");
+  check_plan_size(scenario, estimate.steps);
+  return planner.plan();
+}
+
+} // namespace partsim

@@ -1,0 +1,94 @@
+// Per-GPU memory of model-parallel training under tensor, pipeline and ZeRO sharding.
+#include "partsim/plan/sharded_memory.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/model/training.hpp"
+#include "partsim/model/transformer.hpp"
+#include "partsim/plan/pipeline_schedule.hpp"
+#include "partsim/plan/placement.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace partsim {
+
+namespace {
+
+/** Parameters one tensor rank of pipeline stage `stage` holds (before ZeRO sharding), and the stage's layer count. */
+std::pair<double, int> stage_parameters(const TransformerModel& model, const ModelParallel& mp, int stage) {
+  const std::vector<int> layers = virtual_stage_layers(mp, model.config().layers);
+  int count = 0;
+  for (int c = 0; c < mp.virtual_stages; ++c) count += layers[static_cast<std::size_t>(c * mp.pipeline + stage)];
+  double parameters = count * model.layer_parameters(mp.tensor);
+  if (stage == 0) parameters += model.embedding_parameters(mp.tensor);
+  if (stage == mp.pipeline - 1) {
+    parameters += model.output_parameters(mp.tensor);
+    // With tied embeddings the last stage keeps its own copy of the token table shard for the head (Megatron-LM).
+    const TransformerConfig& c = model.config();
+    if (mp.pipeline > 1 && c.tied_embeddings)
+      parameters += static_cast<double>(model.vocab_shard(mp.tensor)) * static_cast<double>(c.hidden);
+  }
+  return {parameters, count};
+}
+
+} // namespace
+
+MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
+                                      int stage) {
+  const TransformerModel model = training.model.transformer();
+  const TransformerConfig& c = model.config();
+  const double e = bytes_per_element(training.data_type);
+  const double t = static_cast<double>(mp.tensor);
+  const double d = static_cast<double>(mp.data);
+  const auto [local, layers] = stage_parameters(model, mp, stage);
+  MemoryBreakdown m;
+  m.parameters = local * e / (mp.zero >= 3 ? d : 1.0);
+  m.gradients = local * e / (mp.zero >= 2 ? d : 1.0);
+  m.optimizer_states =
+      local * optimizer_bytes_per_parameter(training.optimizer, training.data_type) / (mp.zero >= 1 ? d : 1.0);
+  m.workspace = training.workspace;
+  m.capacity = gpu.memory_capacity.value;
+
+  // One layer's activations for one micro-batch under tensor parallelism: the norms' and the first GEMMs' inputs
+  // (and the dropout masks) stay whole on every tensor rank unless sequence parallelism splits them.
+  const std::int64_t b = training.micro_batch;
+  const double tokens = static_cast<double>(b) * static_cast<double>(c.sequence_length);
+  const double h = static_cast<double>(c.hidden);
+  auto layer_bytes = [&](Recomputation recomputation) {
+    const double total = model.layer_activation_bytes(b, recomputation, e);
+    const double whole =
+        recomputation == Recomputation::Full ? total : 4.0 * e * tokens * h + (c.dropout ? 2.0 * tokens * h : 0.0);
+    const double replicated = mp.sequence_parallel ? whole / t : whole;
+    return (total - whole) / t + replicated;
+  };
+  const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
+  const int in_flight =
+      peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
+  // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
+  m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
+  if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None);
+  if (stage == mp.pipeline - 1) {
+    // The head's fp32 logits (4·s·b·V) are split by vocabulary shard; its input (and the embedding's dropout mask,
+    // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.
+    const double logits = 4.0 * tokens * static_cast<double>(c.vocab);
+    const double rest = model.outer_activation_bytes(b, e) - logits;
+    m.activations +=
+        4.0 * tokens * static_cast<double>(model.vocab_shard(mp.tensor)) + (mp.sequence_parallel ? rest / t : rest);
+  }
+  return m;
+}
+
+MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
+                                           const GpuProfile& gpu, int* stage) {
+  MemoryBreakdown peak;
+  for (int s = 0; s < mp.pipeline; ++s) {
+    const MemoryBreakdown m = model_parallel_memory(training, mp, gpu, s);
+    if (s == 0 || m.total() > peak.total()) {
+      peak = m;
+      if (stage != nullptr) *stage = s;
+    }
+  }
+  return peak;
+}
+
+} // namespace partsim
