@@ -4,6 +4,7 @@
 #include "charts/overhead_chart.hpp"
 #include "charts/speedup_chart.hpp"
 #include "charts/timeline_view.hpp"
+#include "form/field_catalog.hpp"
 #include "form/field_editors.hpp"
 #include "form/scenario_form.hpp"
 #include "main_window.hpp"
@@ -11,6 +12,8 @@
 #include "models/summary_model.hpp"
 #include "models/sweep_model.hpp"
 #include "scenario_document.hpp"
+
+#include "partsim/input/scenario_schema.hpp"
 
 #include <QBarSet>
 #include <QCheckBox>
@@ -86,6 +89,38 @@ class WindowTests : public QObject {
     QSettings().clear();
     qRegisterMetaType<RunState>();
     QVERIFY2(QFileInfo(qEnvironmentVariable("PARTSIM_BIN")).isExecutable(), "PARTSIM_BIN must name partsim");
+  }
+
+  void catalog_is_the_core_schema() {
+    // Every field of the form comes from the core's scenario schema: its range, default, choices and kinds.
+    const std::vector<SectionSpec> sections = scenario_catalog(kSource);
+    int fields = 0;
+    for (const SectionSpec& s : sections)
+      for (const FieldSpec& f : s.fields) {
+        ++fields;
+        QVERIFY2(partsim::scenario_schema().find(f.pointer, "") != nullptr, f.pointer.c_str());
+        QVERIFY2(!f.label.isEmpty(), f.pointer.c_str());
+        if (f.kind == FieldKind::Choice) QVERIFY2(!f.choices.isEmpty(), f.pointer.c_str());
+        if (f.kind == FieldKind::Quantity) QVERIFY2(!units_of(f.dimension).isEmpty(), f.pointer.c_str());
+        if (f.kind == FieldKind::Choice && f.default_value.is_string())
+          QVERIFY2(f.choices.contains(QString::fromStdString(f.default_value.get<std::string>())) || !f.optional,
+                   f.pointer.c_str());
+      }
+    QVERIFY(fields > 60);
+    auto field = [&](const std::string& pointer) -> const FieldSpec& {
+      for (const SectionSpec& s : sections)
+        for (const FieldSpec& f : s.fields)
+          if (f.pointer == pointer) return f;
+      throw std::logic_error("no field " + pointer);
+    };
+    QCOMPARE(field("/cluster/nodes").max, 65536.0);
+    QCOMPARE(field("/workload/micro_batch").default_value, nlohmann::json(1));
+    QVERIFY(field("/cluster/gpu").choices.contains(QStringLiteral("a100-sxm4-80gb")));
+    QVERIFY(field("/workload/recomputation").choices.contains(QStringLiteral("selective")));
+    QCOMPARE(field("/strategy/tensor").strategy_kinds, QStringList{QStringLiteral("model_parallel")});
+    QCOMPARE(field("/workload/global_batch").workload_kinds, QStringList{QStringLiteral("model_training")});
+    QVERIFY(field("/workload/iterations").workload_kinds.isEmpty() ||
+            field("/workload/iterations").workload_kinds.size() == 3);
   }
 
   void edit_run_and_charts_hold_the_report_numbers() {

@@ -1,5 +1,8 @@
-// FieldCatalog: the scenario fields the form knows, with the widget, range and unit each one gets.
+// FieldCatalog: the scenario form's sections; each field's type, range, default, choices, label, doc and kinds come
+// from the core's scenario schema (partsim/input/scenario_schema.hpp), the widget hints (sliders) from here.
 #pragma once
+
+#include "partsim/input/units.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,10 +24,8 @@ enum class FieldKind {
   Shares,   ///< /strategy/shares: balanced, by_speed, skewed (slider) or explicit
 };
 
-enum class Dimension { None, Time, Bytes, Bandwidth, Flop };
-
 /** Units offered for a dimension, base unit first. */
-QStringList units_of(Dimension dimension);
+QStringList units_of(partsim::Dimension dimension);
 
 struct FieldSpec {
   std::string pointer;
@@ -33,8 +34,8 @@ struct FieldSpec {
   bool optional = false; ///< may be absent (a check box adds or removes it)
   double min = 0;
   double max = 1e18;
-  int slider_max = 0; ///< > 0: a slider over [min, slider_max] beside the spin box
-  Dimension dimension = Dimension::None;
+  int slider_max = 0;                                      ///< > 0: a slider over [min, slider_max] beside the spin box
+  partsim::Dimension dimension = partsim::Dimension::Time; ///< of a Quantity
   QStringList choices;
   nlohmann::json default_value; ///< written when an optional field is switched on
   QString tooltip;

@@ -13,9 +13,6 @@ namespace partsim {
 
 namespace {
 
-/** Oversubscription ratios: 1 is non-blocking; a ratio below 1 would give a switch more uplink than downlink. */
-const Bounds kRatioBounds = Bounds::closed(1.0, 1e6);
-
 /** A switch's extra one-way latency: `switch_latency`, or the latency of a switch profile (`switch_profile`, a file
  * in models/links with bandwidth per switch), which an explicit `switch_latency` overrides. 0 when neither is given:
  * the NIC latency already covers the path through one switch. */
@@ -30,17 +27,17 @@ double parse_switch_latency(JsonReader& reader, const std::filesystem::path& dat
                                    profile.name, profile.scope, profile.bandwidth_per));
     latency = profile.latency.value;
   }
-  return reader.quantity_or("switch_latency", latency, Dimension::Time, Bounds::non_negative(1.0));
+  return reader.quantity_or("switch_latency", latency);
 }
 
 FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_dir) {
   FatTreeSpec tree;
-  tree.levels = static_cast<int>(reader.integer_or("levels", 2, 2, 3));
-  tree.nodes_per_leaf = static_cast<int>(reader.integer("nodes_per_leaf", 1, 65536));
-  tree.leaf_oversubscription = reader.number_or("leaf_oversubscription", 1.0, kRatioBounds);
+  tree.levels = static_cast<int>(reader.integer("levels"));
+  tree.nodes_per_leaf = static_cast<int>(reader.integer("nodes_per_leaf"));
+  tree.leaf_oversubscription = reader.number("leaf_oversubscription");
   if (tree.levels == 3) {
-    tree.leaves_per_pod = static_cast<int>(reader.integer("leaves_per_pod", 1, 65536));
-    tree.pod_oversubscription = reader.number_or("pod_oversubscription", 1.0, kRatioBounds);
+    tree.leaves_per_pod = static_cast<int>(reader.integer("leaves_per_pod"));
+    tree.pod_oversubscription = reader.number("pod_oversubscription");
   } else {
     for (const char* key : {"leaves_per_pod", "pod_oversubscription"})
       if (reader.value().contains(key))
@@ -54,7 +51,7 @@ FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_
 
 RailSpec parse_rail(JsonReader reader, const std::filesystem::path& data_dir) {
   RailSpec rail;
-  rail.spine_oversubscription = reader.number_or("spine_oversubscription", 1.0, kRatioBounds);
+  rail.spine_oversubscription = reader.number("spine_oversubscription");
   rail.switch_latency = parse_switch_latency(reader, data_dir);
   reader.finish();
   return rail;
@@ -67,8 +64,6 @@ RailSpec parse_rail(JsonReader reader, const std::filesystem::path& data_dir) {
  * its bandwidth per GPU or per port (an NVSwitch's aggregate is not a per-GPU link). */
 LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, const std::string& scope) {
   LinkSpec link;
-  const Bounds bandwidth_bounds = Bounds::positive(1e15);
-  const Bounds latency_bounds = Bounds::non_negative(10.0);
   if (reader.has("profile")) {
     const JsonReader name = reader.child("profile");
     const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
@@ -76,19 +71,19 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
       throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected a {} link with bandwidth per "
                                    "GPU or port",
                                    profile.name, profile.scope, profile.bandwidth_per, scope));
-    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value, Dimension::Bandwidth, bandwidth_bounds);
-    link.latency = reader.quantity_or("latency", profile.latency.value, Dimension::Time, latency_bounds);
+    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value);
+    link.latency = reader.quantity_or("latency", profile.latency.value);
     return link;
   }
-  link.bandwidth = reader.quantity("bandwidth", Dimension::Bandwidth, bandwidth_bounds);
-  link.latency = reader.quantity("latency", Dimension::Time, latency_bounds);
+  link.bandwidth = reader.quantity("bandwidth");
+  link.latency = reader.quantity("latency");
   return link;
 }
 
 NetworkSpec parse_network(JsonReader& reader, const std::filesystem::path& data_dir, int nodes, int gpus_per_node) {
   (void)nodes; // every node count is valid: the last leaf (pod) may be partial
   NetworkSpec network;
-  network.topology = reader.choice_or("topology", "star", {"star", "fat_tree", "rail"});
+  network.topology = reader.choice("topology");
   network.nic = parse_link(reader, data_dir, "inter_node");
 
   // A rail network has one rail per local GPU index, so one NIC per GPU; the others default to one shared NIC.

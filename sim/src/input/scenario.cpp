@@ -5,6 +5,7 @@
 #include "partsim/common/text.hpp"
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/json_reader.hpp"
+#include "partsim/input/scenario_schema.hpp"
 
 #include <fmt/format.h>
 
@@ -18,8 +19,6 @@ namespace partsim {
 namespace {
 
 constexpr double kShareTolerance = 1e-6;
-/** Samples of a data job, and of a chunk: 10^15. */
-constexpr std::int64_t kMaxSamples = 1'000'000'000'000'000;
 /** A node's speed against its GPU profile: a millionth (nearly stalled) to 1000x. SimGrid cannot run an execution
  * at speed 0, and a denormal factor gives durations that are not finite. */
 const Bounds kSpeedFactorBounds = Bounds::closed(1e-6, 1000.0);
@@ -40,7 +39,7 @@ SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
     change.points.emplace_back(at, pair[1].as_number(kSpeedFactorBounds));
   }
   if (reader.has("period")) {
-    change.period = reader.quantity("period", Dimension::Time, Bounds::positive(1e9));
+    change.period = reader.quantity("period");
     if (change.period <= last)
       throw InputError(reader.source(), reader.pointer() + "/period",
                        fmt::format("expected a period longer than the last point ({:g} s)", last));
@@ -51,8 +50,8 @@ SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
 
 ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir) {
   ClusterSpec c;
-  c.nodes = static_cast<int>(reader.integer("nodes", 1, kMaxGpus));
-  c.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node", 1, 1024));
+  c.nodes = static_cast<int>(reader.integer("nodes"));
+  c.gpus_per_node = static_cast<int>(reader.integer("gpus_per_node"));
   if (static_cast<std::int64_t>(c.nodes) * c.gpus_per_node > kMaxGpus)
     throw InputError(reader.source(), reader.pointer() + "/nodes",
                      fmt::format("{} nodes x {} GPUs per node = {} GPUs; expected at most {} GPUs in all", c.nodes,
@@ -81,7 +80,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   c.node_speed_factor.assign(static_cast<std::size_t>(c.nodes), 1.0);
   if (auto factors = reader.optional_child("node_speed_factors")) {
     const auto items = factors->elements(static_cast<std::size_t>(c.nodes), static_cast<std::size_t>(c.nodes));
-    for (std::size_t i = 0; i < items.size(); ++i) c.node_speed_factor[i] = items[i].as_number(kSpeedFactorBounds);
+    for (std::size_t i = 0; i < items.size(); ++i) c.node_speed_factor[i] = items[i].as_number();
   }
   if (auto changes = reader.optional_child("speed_changes")) {
     std::vector<bool> seen(static_cast<std::size_t>(c.nodes), false);
@@ -119,8 +118,8 @@ std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std
   } else if (reader.has("generate")) {
     JsonReader generate = reader.child("generate");
     if (!samples) throw InputError(reader.source(), "/workload/samples", "generated labels need the sample count");
-    const double rate = generate.number("positive_rate", Bounds::closed(0.0, 1.0));
-    const auto seed = static_cast<std::uint64_t>(generate.integer_or("seed", 1, 0, INT64_MAX));
+    const double rate = generate.number("positive_rate");
+    const auto seed = static_cast<std::uint64_t>(generate.integer("seed"));
     generate.finish();
     if (*samples > kMaxLabels)
       throw InputError(reader.source(), "/workload/samples",
@@ -136,24 +135,22 @@ std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std
 DataJob parse_data_job(JsonReader& reader) {
   DataJob job;
   std::optional<std::uint64_t> samples;
-  if (reader.has("samples") || !reader.has("labels"))
-    samples = static_cast<std::uint64_t>(reader.integer("samples", 1, kMaxSamples));
+  if (reader.has("samples") || !reader.has("labels")) samples = static_cast<std::uint64_t>(reader.integer("samples"));
   if (auto labels = reader.optional_child("labels")) {
     job.labels = parse_labels(*labels, samples);
     if (job.labels->size() == 0) throw labels->error("expected at least one labelled sample");
     samples = job.labels->size();
   }
   job.samples = *samples;
-  job.flop_per_sample = reader.quantity("flop_per_sample", Dimension::Flop, Bounds::non_negative(1e21));
-  job.bytes_read_per_sample =
-      reader.quantity_or("bytes_read_per_sample", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+  job.flop_per_sample = reader.quantity("flop_per_sample");
+  job.bytes_read_per_sample = reader.quantity("bytes_read_per_sample");
   if (job.flop_per_sample == 0.0 && job.bytes_read_per_sample == 0.0)
     throw InputError(reader.source(), reader.pointer() + "/flop_per_sample",
                      "a sample must cost something: expected flop_per_sample or bytes_read_per_sample > 0");
-  job.data_type = reader.choice_or("data_type", "bf16", known_data_types());
-  job.iterations = reader.integer_or("iterations", 1, 1, 1'000'000'000);
-  job.gradient_bytes = reader.quantity_or("gradient_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
-  job.serial_fraction = reader.number_or("serial_fraction", 0.0, Bounds{0.0, 0.999999, false});
+  job.data_type = reader.choice("data_type");
+  job.iterations = reader.integer("iterations");
+  job.gradient_bytes = reader.quantity("gradient_bytes");
+  job.serial_fraction = reader.number("serial_fraction");
   return job;
 }
 
@@ -172,29 +169,29 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
     if (!t.model.is_transformer())
       throw InputError(reader.source(), reader.pointer() + "/sequence_length",
                        "only a transformer has a sequence length; expected no sequence_length for a CNN");
-    std::get<TransformerConfig>(t.model.config).sequence_length = reader.integer("sequence_length", 1, 10'000'000);
+    std::get<TransformerConfig>(t.model.config).sequence_length = reader.integer("sequence_length");
   }
-  t.global_batch = reader.integer("global_batch", 1, 100'000'000);
-  t.micro_batch = reader.integer_or("micro_batch", 1, 1, 1'000'000);
+  t.global_batch = reader.integer("global_batch");
+  t.micro_batch = reader.integer("micro_batch");
   if (t.micro_batch > t.global_batch)
     throw InputError(reader.source(), reader.pointer() + "/micro_batch",
                      fmt::format("expected at most the global batch ({}), got {}", t.global_batch, t.micro_batch));
-  t.data_type = reader.choice_or("data_type", "bf16", training_data_types());
+  t.data_type = reader.choice("data_type");
   t.recomputation = reader.enum_choice_or("recomputation", Recomputation::None);
   if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
     throw InputError(reader.source(), reader.pointer() + "/recomputation",
                      "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
   t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
-  t.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
-  t.workspace = reader.quantity_or("workspace", 1024.0 * 1024 * 1024, Dimension::Bytes, Bounds::non_negative(1e15));
+  t.iterations = reader.integer("iterations");
+  t.workspace = reader.quantity("workspace");
   return t;
 }
 
 CollectiveBenchmark parse_collective_benchmark(JsonReader& reader, const ClusterSpec& cluster) {
   CollectiveBenchmark b;
   b.op = reader.enum_choice<CollectiveOp>("operation");
-  b.bytes = static_cast<std::uint64_t>(reader.quantity("bytes", Dimension::Bytes, Bounds::positive(1e15)));
-  b.iterations = reader.integer_or("iterations", 1, 1, 1'000'000);
+  b.bytes = static_cast<std::uint64_t>(reader.quantity("bytes"));
+  b.iterations = reader.integer("iterations");
   b.root = static_cast<int>(reader.integer_or("root", 0, 0, cluster.gpu_count() - 1));
   if (b.op != CollectiveOp::Broadcast && reader.has("root"))
     throw InputError(reader.source(), reader.pointer() + "/root", "only a broadcast has a root");
@@ -212,7 +209,8 @@ void check_data_type(const JsonReader& reader, const ClusterSpec& cluster, const
 }
 
 Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std::filesystem::path& data_dir) {
-  const std::string kind = reader.choice("kind", {"data_job", "model_training", "collective"});
+  const std::string kind = reader.choice("kind");
+  reader.use_kind(kind);
   Workload workload;
   if (kind == "data_job") {
     workload = parse_data_job(reader);
@@ -270,7 +268,7 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
   if (reader.value().is_array()) {
     kind = "explicit";
     std::vector<double> shares;
-    for (const JsonReader& item : reader.elements(k, k)) shares.push_back(item.as_number(Bounds::closed(0.0, 1.0)));
+    for (const JsonReader& item : reader.elements(k, k)) shares.push_back(item.as_number());
     const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
     if (std::abs(sum - 1.0) > kShareTolerance)
       throw reader.error(
@@ -296,10 +294,10 @@ std::vector<double> parse_shares(JsonReader reader, int partitions, std::string&
 Balancing parse_balancing(JsonReader& reader) {
   Balancing b;
   b.policy = reader.enum_choice<BalancingPolicy>("policy");
-  b.chunk_samples = static_cast<std::uint64_t>(reader.integer_or("chunk_samples", 1, 1, kMaxSamples));
-  b.dispatch_overhead = reader.quantity_or("dispatch_overhead", 0.0, Dimension::Time, Bounds::non_negative(1e6));
-  b.sample_bytes = reader.quantity_or("sample_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
-  b.request_bytes = reader.quantity_or("request_bytes", 64.0, Dimension::Bytes, Bounds::non_negative(1e12));
+  b.chunk_samples = static_cast<std::uint64_t>(reader.integer("chunk_samples"));
+  b.dispatch_overhead = reader.quantity("dispatch_overhead");
+  b.sample_bytes = reader.quantity("sample_bytes");
+  b.request_bytes = reader.quantity("request_bytes");
   reader.finish();
   return b;
 }
@@ -336,9 +334,8 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParal
       throw InputError(sync.source(), pointer + (sync.has("bucket_size") ? "/bucket_size" : "/overlap"),
                        "gradient buckets and overlap need a model's backward pass; expected them only with "
                        "/workload/kind \"model_training\"");
-    dp.gradient_sync.bucket_bytes =
-        sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes, Dimension::Bytes, Bounds::positive(1e15));
-    dp.gradient_sync.overlap = sync.boolean_or("overlap", true);
+    dp.gradient_sync.bucket_bytes = sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes);
+    dp.gradient_sync.overlap = sync.boolean("overlap");
     sync.finish();
   } else {
     throw sync.error("expected a string or an object, got " + sync.type_name());
@@ -365,9 +362,9 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                      "model parallelism splits transformer layers; expected /workload/kind \"model_training\" with a "
                      "transformer model");
   ModelParallel mp;
-  mp.data = static_cast<int>(reader.integer_or("data", 1, 1, kMaxGpus));
-  mp.tensor = static_cast<int>(reader.integer_or("tensor", 1, 1, kMaxGpus));
-  mp.pipeline = static_cast<int>(reader.integer_or("pipeline", 1, 1, kMaxGpus));
+  mp.data = static_cast<int>(reader.integer("data"));
+  mp.tensor = static_cast<int>(reader.integer("tensor"));
+  mp.pipeline = static_cast<int>(reader.integer("pipeline"));
   if (static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline != cluster.gpu_count())
     throw InputError(reader.source(), at,
                      fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",
@@ -402,7 +399,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   }
   mp.schedule = reader.enum_choice_or("schedule", PipelineSchedule::OneFOneB);
   const bool interleaved = mp.schedule == PipelineSchedule::Interleaved;
-  mp.virtual_stages = static_cast<int>(reader.integer_or("virtual_stages", interleaved ? 2 : 1, 1, 1024));
+  mp.virtual_stages = static_cast<int>(reader.integer_or("virtual_stages", interleaved ? 2 : 1));
   if (interleaved != (mp.virtual_stages > 1))
     throw InputError(reader.source(), at + "/virtual_stages",
                      interleaved ? "the interleaved schedule needs at least 2 virtual stages per GPU"
@@ -431,7 +428,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                                  "/strategy/stage_layers for an uneven one",
                                  chunks, config.layers));
   }
-  mp.sequence_parallel = reader.boolean_or("sequence_parallel", false);
+  mp.sequence_parallel = reader.boolean("sequence_parallel");
   if (mp.sequence_parallel && mp.tensor < 2)
     throw InputError(reader.source(), at + "/sequence_parallel", "sequence parallelism needs /strategy/tensor >= 2");
   if (auto zero = reader.optional_child("zero")) {
@@ -453,7 +450,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
         *mp.tensor_collectives.algorithm != CollectiveAlgorithm::Ring)
       throw InputError(tensor->source(), tensor->pointer() + "/algorithm",
                        "sequence parallelism runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
-    mp.tensor_per_layer = tensor->choice_or("granularity", "layer", {"layer", "pass"}) == "layer";
+    mp.tensor_per_layer = tensor->choice("granularity") == "layer";
     tensor->finish();
   }
   DataParallel sync;
@@ -480,7 +477,8 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
 }
 
 Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Workload& workload) {
-  const std::string kind = reader.choice("kind", {"data_parallel", "model_parallel", "collective"});
+  const std::string kind = reader.choice("kind");
+  reader.use_kind(kind);
   const bool is_collective = std::holds_alternative<CollectiveBenchmark>(workload);
   if (is_collective != (kind == "collective"))
     throw InputError(reader.source(), reader.pointer() + "/kind",
@@ -494,7 +492,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   }
   if (kind == "model_parallel") return parse_model_parallel(reader, cluster, workload);
   DataParallel dp;
-  dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count(), 1, 10'000'000));
+  dp.partitions = static_cast<int>(reader.integer_or("partitions", cluster.gpu_count()));
   if (dp.partitions < cluster.gpu_count())
     throw InputError(
         reader.source(), reader.pointer() + "/partitions",
@@ -526,14 +524,11 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   if (auto split = reader.optional_child("class_split")) {
     ClassSplitSpec spec;
     spec.method = split->enum_choice<SplitMethod>("method");
-    spec.starved_threshold =
-        static_cast<std::uint64_t>(split->integer_or("starved_threshold", 1, 0, 1'000'000'000'000'000));
-    spec.oversample_target =
-        static_cast<std::uint64_t>(split->integer_or("oversample_target", 0, 0, 1'000'000'000'000'000));
-    spec.minority_class = split->string_or("minority_class", "");
-    spec.scan_per_sample = split->quantity_or("scan_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
-    spec.replicate_per_sample =
-        split->quantity_or("replicate_per_sample", 0.0, Dimension::Time, Bounds::non_negative(1.0));
+    spec.starved_threshold = static_cast<std::uint64_t>(split->integer("starved_threshold"));
+    spec.oversample_target = static_cast<std::uint64_t>(split->integer("oversample_target"));
+    spec.minority_class = split->string("minority_class");
+    spec.scan_per_sample = split->quantity("scan_per_sample");
+    spec.replicate_per_sample = split->quantity("replicate_per_sample");
     if (!job.labels) throw split->error("class-aware splitting needs /workload/labels");
     if (!spec.minority_class.empty() && !job.labels->find_class(spec.minority_class))
       throw InputError(split->source(), split->pointer() + "/minority_class",
@@ -551,10 +546,10 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   }
   if (auto coordination = reader.optional_child("coordination")) {
     Coordination c;
-    c.per_partition = coordination->quantity_or("per_partition", 0.0, Dimension::Time, Bounds::non_negative(1e6));
-    c.data_bytes = coordination->quantity_or("data_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e18));
-    c.result_bytes = coordination->quantity_or("result_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
-    c.boundary_bytes = coordination->quantity_or("boundary_bytes", 0.0, Dimension::Bytes, Bounds::non_negative(1e15));
+    c.per_partition = coordination->quantity("per_partition");
+    c.data_bytes = coordination->quantity("data_bytes");
+    c.result_bytes = coordination->quantity("result_bytes");
+    c.boundary_bytes = coordination->quantity("boundary_bytes");
     coordination->finish();
     dp.coordination = c;
   }
@@ -581,7 +576,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
 
 RunSpec parse_run(JsonReader reader) {
   RunSpec run;
-  run.seed = static_cast<std::uint64_t>(reader.integer_or("seed", 1, 0, INT64_MAX));
+  run.seed = static_cast<std::uint64_t>(reader.integer("seed"));
   run.network_model = reader.enum_choice_or("network_model", NetworkModel::CM02);
   if (auto outputs = reader.optional_child("outputs")) {
     run.outputs = OutputSelection{false, false, false, false};
@@ -599,9 +594,9 @@ RunSpec parse_run(JsonReader reader) {
         throw item.error(fmt::format("expected one of table, report_json, ranks_csv, trace, got \"{}\"", name));
     }
   }
-  run.max_events = static_cast<std::uint64_t>(reader.integer_or("max_events", 200'000'000, 1, INT64_MAX));
-  run.fold_replicas = reader.boolean_or("fold_replicas", true);
-  run.lean_engine = reader.boolean_or("lean_engine", true);
+  run.max_events = static_cast<std::uint64_t>(reader.integer("max_events"));
+  run.fold_replicas = reader.boolean("fold_replicas");
+  run.lean_engine = reader.boolean("lean_engine");
   reader.finish();
   return run;
 }
@@ -667,11 +662,12 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.source = source;
   s.document = document;
   JsonReader root(s.document, source);
+  root.use_schema(scenario_schema());
   root.expect_object();
-  root.integer("schema_version", kScenarioSchemaVersion, kScenarioSchemaVersion);
+  root.integer("schema_version");
   s.name = root.string("name");
   if (s.name.empty()) throw InputError(source, "/name", "expected a non-empty name");
-  s.description = root.string_or("description", "");
+  s.description = root.string("description");
   s.cluster = parse_cluster(root.child("cluster"), data_dir);
   s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);

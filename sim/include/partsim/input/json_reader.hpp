@@ -4,6 +4,7 @@
 
 #include "partsim/common/enum_names.hpp"
 #include "partsim/common/error.hpp"
+#include "partsim/input/field_schema.hpp"
 #include "partsim/input/units.hpp"
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,16 @@ class JsonReader {
  public:
   JsonReader(const nlohmann::json& value, std::string source, std::string pointer = "");
 
+  // --- schema ------------------------------------------------------------------------------------
+  /** Reads this value and everything under it through `schema` (children and elements inherit it, except under an
+   * opaque entry): every key asked for must have an entry (a broken invariant otherwise), the reads without bounds
+   * take the entry's range, choices and default, and the reads with bounds may only narrow the entry's. */
+  JsonReader& use_schema(const Schema& schema);
+  /** The kind (of workload or strategy) whose entries apply under this value; children inherit it. */
+  JsonReader& use_kind(std::string kind);
+  /** The schema entry of `key` under this value, or nullptr without a schema. */
+  const FieldSpec* spec(std::string_view key) const;
+
   const nlohmann::json& value() const { return *value_; }
   const std::string& source() const { return source_; }
   const std::string& pointer() const { return pointer_; }
@@ -54,6 +65,17 @@ class JsonReader {
   JsonReader child(std::string_view key);
   std::optional<JsonReader> optional_child(std::string_view key);
 
+  // Reads by the schema: range, choices and default from the key's entry (a key without a default is required).
+  std::int64_t integer(std::string_view key);
+  double number(std::string_view key);
+  double quantity(std::string_view key);
+  std::string choice(std::string_view key);
+  bool boolean(std::string_view key);
+  // Reads by the schema with a default that depends on other fields (the entry has none, its default_doc says it).
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback);
+  double quantity_or(std::string_view key, double fallback);
+
+  // Reads with explicit bounds (under a schema, they may only narrow the entry's).
   std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);
   std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t min, std::int64_t max);
   double number(std::string_view key, const Bounds& bounds);
@@ -61,6 +83,7 @@ class JsonReader {
   /** A number in SI units or a string with a unit ("25GBps"). */
   double quantity(std::string_view key, Dimension dimension, const Bounds& bounds);
   double quantity_or(std::string_view key, double fallback, Dimension dimension, const Bounds& bounds);
+  /** A string; under a schema, absent: the entry's default (required without one). */
   std::string string(std::string_view key);
   std::string string_or(std::string_view key, std::string fallback);
   /** A string that must be one of `allowed`. */
@@ -74,6 +97,7 @@ class JsonReader {
   }
   template <NamedEnum E>
   E enum_choice_or(std::string_view key, E fallback) {
+    check_fallback(spec(key), nlohmann::json(std::string(enum_name(fallback))));
     return has(key) ? enum_choice<E>(key) : fallback;
   }
   /** "auto" (or no key): nullopt, to be chosen later; else a value of enum E. */
@@ -90,6 +114,9 @@ class JsonReader {
 
   // --- this value --------------------------------------------------------------------------------
   std::int64_t as_integer(std::int64_t min, std::int64_t max) const;
+  /** This value by its own schema entry's range. */
+  std::int64_t as_integer() const;
+  double as_number() const;
   double as_number(const Bounds& bounds) const;
   double as_quantity(Dimension dimension, const Bounds& bounds) const;
   std::string as_string() const;
@@ -98,11 +125,20 @@ class JsonReader {
 
  private:
   std::string child_pointer(std::string_view key) const;
+  /** A reader of `value` at `pointer` with this reader's schema and kind unless `entry` is opaque. */
+  JsonReader derived(const nlohmann::json& value, std::string pointer, const FieldSpec* entry) const;
+  const FieldSpec& own_spec() const;
+  /** Under a schema: explicit bounds or a fallback given by the parser must agree with the key's entry. */
+  void check_integer_bounds(const FieldSpec* entry, std::int64_t min, std::int64_t max) const;
+  void check_bounds(const FieldSpec* entry, const Bounds& bounds) const;
+  void check_fallback(const FieldSpec* entry, const nlohmann::json& fallback) const;
 
   const nlohmann::json* value_;
   std::string source_;
   std::string pointer_;
   std::set<std::string, std::less<>> known_keys_;
+  const Schema* schema_ = nullptr;
+  std::string kind_;
 };
 
 /** Escapes a key for use in a JSON pointer (RFC 6901: ~ as ~0, / as ~1). */

@@ -1,0 +1,914 @@
+// The scenario's fields as data, and the reference tables generated from them.
+#include "partsim/input/scenario_schema.hpp"
+
+#include "partsim/common/enum_names.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <sstream>
+
+namespace partsim {
+
+namespace {
+
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+
+/** Builds one entry: `field(pointer, type, section).range(...).def(...).doc(...)`. */
+class F {
+ public:
+  F(std::string pointer, FieldType type, std::string section) {
+    s_.pointer = std::move(pointer);
+    s_.type = type;
+    s_.section = std::move(section);
+  }
+  F& kinds(std::vector<std::string> k) {
+    s_.kinds = std::move(k);
+    return *this;
+  }
+  F& range(std::int64_t min, std::int64_t max) {
+    s_.int_min = min;
+    s_.int_max = max;
+    return *this;
+  }
+  F& closed(double min, double max) {
+    s_.min = min;
+    s_.max = max;
+    return *this;
+  }
+  F& positive(double max) {
+    s_.min = 0.0;
+    s_.max = max;
+    s_.min_exclusive = true;
+    return *this;
+  }
+  F& dim(Dimension d) {
+    s_.dimension = d;
+    return *this;
+  }
+  F& def(nlohmann::json value) {
+    s_.default_value = std::move(value);
+    return *this;
+  }
+  F& def_doc(std::string text) {
+    s_.default_doc = std::move(text);
+    return *this;
+  }
+  F& choices(std::vector<std::string> c) {
+    s_.choices = std::move(c);
+    return *this;
+  }
+  F& library(std::string name) {
+    s_.library = std::move(name);
+    return *this;
+  }
+  F& allowed(std::string text) {
+    s_.allowed_doc = std::move(text);
+    return *this;
+  }
+  F& type_doc(std::string text) {
+    s_.type_doc = std::move(text);
+    return *this;
+  }
+  F& unit(std::string text) {
+    s_.unit_doc = std::move(text);
+    return *this;
+  }
+  F& label(std::string text) {
+    s_.label = std::move(text);
+    return *this;
+  }
+  F& doc(std::string text) {
+    s_.doc = std::move(text);
+    return *this;
+  }
+  F& opaque() {
+    s_.opaque = true;
+    return *this;
+  }
+  FieldSpec build() && { return std::move(s_); }
+
+ private:
+  FieldSpec s_;
+};
+
+using T = FieldType;
+
+template <NamedEnum E>
+std::vector<std::string> with_auto() {
+  std::vector<std::string> out{"auto"};
+  for (std::string& name : enum_names<E>()) out.push_back(std::move(name));
+  return out;
+}
+
+void cluster_fields(std::vector<F>& f) {
+  f.push_back(F("/cluster/nodes", T::Integer, "cluster")
+                  .range(1, kMaxGpus)
+                  .allowed("nodes x gpus_per_node at most 65,536")
+                  .label("Nodes")
+                  .doc("nodes"));
+  f.push_back(F("/cluster/gpus_per_node", T::Integer, "cluster")
+                  .range(1, 1024)
+                  .label("GPUs per node")
+                  .doc("GPUs in each node"));
+  f.push_back(F("/cluster/gpu", T::Forms, "cluster")
+                  .opaque()
+                  .library("hardware")
+                  .type_doc("string or object")
+                  .allowed("or an inline profile")
+                  .label("GPU")
+                  .doc("the GPU model of every node"));
+  f.push_back(F("/cluster/intra_node_link", T::Object, "cluster")
+                  .def_doc("required when `gpus_per_node > 1`")
+                  .doc("GPU-to-GPU link inside a node (NVLink/NVSwitch, PCIe)"));
+  f.push_back(F("/cluster/intra_node_link/profile", T::String, "cluster")
+                  .library("links")
+                  .def_doc("none")
+                  .allowed("with scope `intra_node` and bandwidth per GPU (`nvlink3`, `nvlink4`, `nvlink5`, "
+                           "`pcie4-x16`, `pcie5-x16`; not the NVSwitch aggregates)")
+                  .label("Intra-node link")
+                  .doc("takes bandwidth and latency from the profile; `bandwidth` or `latency` given as well "
+                       "override it"));
+  f.push_back(F("/cluster/intra_node_link/bandwidth", T::Quantity, "cluster")
+                  .dim(Dimension::Bandwidth)
+                  .positive(1e15)
+                  .def_doc("required without `profile`")
+                  .label("Intra-node bandwidth")
+                  .doc("per direction, per GPU"));
+  f.push_back(F("/cluster/intra_node_link/latency", T::Quantity, "cluster")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 10.0)
+                  .def_doc("required without `profile`")
+                  .label("Intra-node latency")
+                  .doc("one-way GPU-to-GPU latency"));
+  f.push_back(F("/cluster/network", T::Object, "cluster")
+                  .def_doc("required when `nodes > 1`")
+                  .doc("the network between nodes; see [`cluster/network`](#clusternetwork)"));
+  f.push_back(F("/cluster/node_speed_factors", T::Array, "cluster")
+                  .type_doc("array of numbers")
+                  .def_doc("all 1")
+                  .allowed("one per node")
+                  .label("Node speed factors")
+                  .doc("relative compute speed of each node: 0.5 = a node at half speed (degraded, older, throttled)"));
+  f.push_back(F("/cluster/node_speed_factors/*", T::Number, "").closed(1e-6, 1000.0).doc("a node's speed factor"));
+  f.push_back(F("/cluster/speed_changes", T::Array, "cluster")
+                  .type_doc("array of objects")
+                  .def(nlohmann::json::array())
+                  .allowed("0 to 100,000 entries, at most one per node")
+                  .label("Speed changes")
+                  .doc("unplanned changes of a node's speed during the run; see below"));
+  f.push_back(F("/cluster/speed_changes/*", T::Object, "").doc("one node's speed change"));
+  f.push_back(F("/cluster/speed_changes/*/node", T::Integer, "speed_changes")
+                  .range(0, kMaxGpus - 1)
+                  .allowed("at most nodes - 1; each node in at most one entry")
+                  .doc("the node"));
+  f.push_back(F("/cluster/speed_changes/*/points", T::Array, "speed_changes")
+                  .type_doc("array of `[time, factor]` pairs")
+                  .allowed("1 to 100,000 pairs; time: quantity in s, 0 to 10^9, the first exactly 0, then strictly "
+                           "increasing; factor: a number 10^-6 to 1000 (SimGrid cannot run a host at speed 0; a "
+                           "stalled node is a small factor such as 1e-6)")
+                  .doc("from `time` on, the node runs at `factor` x its speed"));
+  f.push_back(F("/cluster/speed_changes/*/points/*", T::Array, "").opaque().doc("a [time, factor] pair"));
+  f.push_back(F("/cluster/speed_changes/*/period", T::Quantity, "speed_changes")
+                  .dim(Dimension::Time)
+                  .positive(1e9)
+                  .def_doc("none: the last factor holds to the end")
+                  .allowed("longer than the last point's time")
+                  .doc("the points repeat with this period (the factor at t is the factor at t mod period)"));
+}
+
+void network_fields(std::vector<F>& f) {
+  const std::string n = "/cluster/network/";
+  f.push_back(F(n + "topology", T::Choice, "network")
+                  .choices({"star", "fat_tree", "rail"})
+                  .def("star")
+                  .label("Network topology")
+                  .doc("`star`: every NIC on one non-blocking core switch; `fat_tree`: nodes on leaf switches under a "
+                       "spine (or pods under a core); `rail`: NIC k of every node on rail switch k, rails joined by a "
+                       "spine (DGX SuperPOD)"));
+  f.push_back(F(n + "profile", T::String, "network")
+                  .library("links")
+                  .def_doc("none")
+                  .allowed("with scope `inter_node` and bandwidth per port (`ib-hdr`, `ib-ndr`, `ib-xdr`, "
+                           "`roce-100g`, `roce-200g`, `roce-400g`)")
+                  .label("Network profile")
+                  .doc("takes the NIC's bandwidth and latency from the profile; `bandwidth` or `latency` given as "
+                       "well override it"));
+  f.push_back(F(n + "bandwidth", T::Quantity, "network")
+                  .dim(Dimension::Bandwidth)
+                  .positive(1e15)
+                  .def_doc("required without `profile`")
+                  .label("NIC bandwidth")
+                  .doc("per NIC, per direction"));
+  f.push_back(F(n + "latency", T::Quantity, "network")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 10.0)
+                  .def_doc("required without `profile`")
+                  .label("Network latency")
+                  .doc("one-way node-to-node latency through one switch"));
+  f.push_back(F(n + "nics_per_node", T::Integer, "network")
+                  .range(1, 1024)
+                  .def_doc("1; `gpus_per_node` with `rail`")
+                  .allowed("at most `gpus_per_node`, a divisor of it; `rail`: equal to it")
+                  .label("NICs per node")
+                  .doc("GPU i of a node sends through NIC i x nics_per_node / gpus_per_node (GPUDirect RDMA: never "
+                       "over the intra-node links); GPUs sharing a NIC share its bandwidth"));
+  f.push_back(
+      F(n + "fat_tree", T::Object, "network").def_doc("required with `fat_tree`; refused otherwise").doc("see below"));
+  f.push_back(
+      F(n + "rail", T::Object, "network").def_doc("all defaults; refused with other topologies").doc("see below"));
+  const std::string t = n + "fat_tree/";
+  f.push_back(F(t + "levels", T::Integer, "fat_tree")
+                  .range(2, 3)
+                  .def(2)
+                  .doc("2: leaves under a spine; 3: leaves grouped in pods, pods under a core"));
+  f.push_back(F(t + "nodes_per_leaf", T::Integer, "fat_tree")
+                  .range(1, 65536)
+                  .doc("nodes on one leaf switch; the last leaf may be partial (its uplinks are still sized for a "
+                       "full leaf)"));
+  f.push_back(F(t + "leaf_oversubscription", T::Number, "fat_tree")
+                  .closed(1.0, 1e6)
+                  .def(1)
+                  .doc("a leaf's downlink bandwidth (nodes_per_leaf x nics_per_node x bandwidth) / its uplink "
+                       "bandwidth"));
+  f.push_back(F(t + "leaves_per_pod", T::Integer, "fat_tree")
+                  .range(1, 65536)
+                  .def_doc("required with 3 levels; refused with 2")
+                  .doc("leaves in one pod; the last pod may be partial"));
+  f.push_back(F(t + "pod_oversubscription", T::Number, "fat_tree")
+                  .closed(1.0, 1e6)
+                  .def(1)
+                  .allowed("refused with 2 levels")
+                  .doc("a pod's downlink bandwidth (leaves_per_pod x leaf uplink) / its uplink bandwidth"));
+  for (const std::string& section : {std::string("fat_tree"), std::string("rail")}) {
+    const std::string base = n + section + "/";
+    f.push_back(F(base + "switch_latency", T::Quantity, section)
+                    .dim(Dimension::Time)
+                    .closed(0.0, 1.0)
+                    .def_doc("0, or the profile's")
+                    .doc(section == "fat_tree" ? "one-way latency added by each uplink a route crosses (each switch "
+                                                 "past the first): across leaves +2, across pods +4"
+                                               : "one-way latency added by each rail uplink crossed: cross-rail "
+                                                 "traffic +2"));
+    f.push_back(F(base + "switch_profile", T::String, section)
+                    .library("links")
+                    .def_doc("none")
+                    .allowed("with `bandwidth_per: \"switch\"` (`ib-ndr-switch`)")
+                    .doc("takes `switch_latency` from the profile; an explicit `switch_latency` overrides it"));
+  }
+  f.push_back(F(n + "rail/spine_oversubscription", T::Number, "rail")
+                  .closed(1.0, 1e6)
+                  .def(1)
+                  .doc("a rail switch's downlink bandwidth (nodes x bandwidth) / its uplink bandwidth to the spine; "
+                       "only cross-rail traffic crosses it"));
+}
+
+void workload_fields(std::vector<F>& f) {
+  const std::vector<std::string> job{"data_job"};
+  const std::vector<std::string> training{"model_training"};
+  const std::vector<std::string> collective{"collective"};
+  const std::string w = "/workload/";
+  f.push_back(F(w + "kind", T::Choice, "data_job")
+                  .choices({"data_job", "model_training", "collective"})
+                  .label("Kind")
+                  .doc("a generic data job (the keys in this table); training a model from `models/workloads` "
+                       "([below](#workload-kind-model_training)); or a collective alone, as nccl-tests runs it "
+                       "([below](#workload-kind-collective))"));
+  // data_job
+  f.push_back(F(w + "samples", T::Integer, "data_job")
+                  .kinds(job)
+                  .range(1, 1'000'000'000'000'000)
+                  .def_doc("required, except with CSV labels")
+                  .allowed("at most 2 x 10^9 with generated labels")
+                  .label("Samples")
+                  .doc("samples per iteration; for a processing job, the whole data set. With `labels/csv` it may be "
+                       "left out (the file's data rows are the samples); when given it must equal that row count"));
+  f.push_back(F(w + "flop_per_sample", T::Quantity, "data_job")
+                  .kinds(job)
+                  .dim(Dimension::Flop)
+                  .closed(0.0, 1e21)
+                  .label("Compute per sample")
+                  .doc("compute per sample"));
+  f.push_back(F(w + "bytes_read_per_sample", T::Quantity, "data_job")
+                  .kinds(job)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e15)
+                  .def(0)
+                  .label("Bytes read per sample")
+                  .doc("bytes read from GPU memory per sample (the roofline's memory side)"));
+  f.push_back(F(w + "data_type", T::Choice, "data_job")
+                  .kinds(job)
+                  .choices(known_data_types())
+                  .def("bf16")
+                  .allowed("and the GPU must have a peak for it")
+                  .label("Data type")
+                  .doc("picks the GPU's peak rate"));
+  f.push_back(F(w + "iterations", T::Integer, "data_job")
+                  .kinds(job)
+                  .range(1, 1'000'000'000)
+                  .def(1)
+                  .label("Iterations")
+                  .doc("training iterations; each processes `samples` then synchronises gradients"));
+  f.push_back(F(w + "gradient_bytes", T::Quantity, "data_job")
+                  .kinds(job)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e15)
+                  .def(0)
+                  .label("Gradient bytes")
+                  .doc("bytes all-reduced per iteration (0: no training state)"));
+  f.push_back(F(w + "serial_fraction", T::Number, "data_job")
+                  .kinds(job)
+                  .closed(0.0, 0.999999)
+                  .def(0)
+                  .label("Serial fraction")
+                  .doc("Amdahl's serial fraction s: the share of the one-GPU time per iteration that no partition can "
+                       "share (loading, a reduction, a serial stage). Above 0 it makes the run coordinated: the "
+                       "coordinator executes s / (1 - s) x the one-GPU time of the iteration's samples before the "
+                       "partitions start ([engine.md](engine.md#coordinated-runs))"));
+  f.push_back(F(w + "labels", T::Object, "data_job")
+                  .kinds(job)
+                  .def_doc("absent")
+                  .allowed("see below")
+                  .label("Labels")
+                  .doc("class labels of the samples, for `/strategy/class_split`"));
+  f.push_back(F(w + "labels/csv", T::String, "labels")
+                  .kinds(job)
+                  .def_doc("none")
+                  .allowed("a CSV file; a relative path is taken from the folder of the scenario file (from the "
+                           "working directory for the built-in default)")
+                  .doc("labels from a CSV column, one data row per sample"));
+  f.push_back(F(w + "labels/column", T::String, "labels")
+                  .kinds(job)
+                  .def_doc("required with `csv`")
+                  .allowed("a name in the header row")
+                  .doc("the column holding the labels"));
+  f.push_back(F(w + "labels/generate", T::Object, "labels")
+                  .kinds(job)
+                  .def_doc("none")
+                  .doc("binary labels: class `\"1\"` with probability `positive_rate`, else `\"0\"`"));
+  f.push_back(F(w + "labels/generate/positive_rate", T::Number, "labels")
+                  .kinds(job)
+                  .closed(0.0, 1.0)
+                  .doc("each sample is `\"1\"` independently with this probability"));
+  f.push_back(F(w + "labels/generate/seed", T::Integer, "labels")
+                  .kinds(job)
+                  .range(0, kInt64Max)
+                  .def(1)
+                  .doc("seed of the generator (xoshiro256**); the same seed gives the same labels everywhere"));
+  // model_training
+  f.push_back(F(w + "model", T::Forms, "model_training")
+                  .kinds(training)
+                  .opaque()
+                  .library("workloads")
+                  .type_doc("string or object")
+                  .allowed("(`partsim list workloads`), or an inline workload object of that format")
+                  .label("Model")
+                  .doc("the model"));
+  f.push_back(F(w + "sequence_length", T::Integer, "model_training")
+                  .kinds(training)
+                  .range(1, 10'000'000)
+                  .def_doc("the model's")
+                  .allowed("transformers only")
+                  .label("Sequence length")
+                  .doc("tokens per sequence"));
+  f.push_back(F(w + "global_batch", T::Integer, "model_training")
+                  .kinds(training)
+                  .range(1, 100'000'000)
+                  .allowed("a multiple of micro_batch x data-parallel replicas")
+                  .label("Global batch")
+                  .doc("sequences (images) per iteration over all replicas"));
+  f.push_back(F(w + "micro_batch", T::Integer, "model_training")
+                  .kinds(training)
+                  .range(1, 1'000'000)
+                  .def(1)
+                  .allowed("at most global_batch")
+                  .label("Micro-batch")
+                  .doc("sequences (images) per forward/backward pass on one GPU"));
+  f.push_back(F(w + "data_type", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(training_data_types())
+                  .def("bf16")
+                  .allowed("(int8 and fp4 are inference formats), and the GPU must have a peak for it")
+                  .label("Data type")
+                  .doc("compute precision; weights and gradients are stored in it (8, 4, 4, 2, 2, 1 bytes; below 4 "
+                       "bytes Adam keeps fp32 master weights)"));
+  f.push_back(F(w + "recomputation", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(enum_names<Recomputation>())
+                  .def("none")
+                  .allowed("transformers only")
+                  .label("Recomputation")
+                  .doc("activation recomputation (Korthikanti et al. 2022)"));
+  f.push_back(F(w + "optimizer", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(enum_names<Optimizer>())
+                  .def("adam")
+                  .label("Optimizer")
+                  .doc("optimizer state: Adam two fp32 moments, SGD with momentum one; mixed precision adds an fp32 "
+                       "master copy"));
+  f.push_back(F(w + "iterations", T::Integer, "model_training")
+                  .kinds({"model_training", "collective"})
+                  .range(1, 1'000'000)
+                  .def(1)
+                  .label("Iterations")
+                  .doc("training iterations (a collective workload: times the collective runs, back to back)"));
+  f.push_back(F(w + "workspace", T::Quantity, "model_training")
+                  .kinds(training)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e15)
+                  .def(1024.0 * 1024.0 * 1024.0)
+                  .def_doc("`1GiB`")
+                  .label("Workspace")
+                  .doc("memory per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack "
+                       "(an assumption: set your own figure)"));
+  // collective
+  f.push_back(F(w + "operation", T::Choice, "collective")
+                  .kinds(collective)
+                  .choices(enum_names<CollectiveOp>())
+                  .label("Collective")
+                  .doc("the collective nccl-tests would run"));
+  f.push_back(F(w + "bytes", T::Quantity, "collective")
+                  .kinds(collective)
+                  .dim(Dimension::Bytes)
+                  .positive(1e15)
+                  .label("Bytes")
+                  .doc("nccl-tests' size: the buffer per rank (all-reduce, broadcast), the input per rank "
+                       "(reduce-scatter, all-to-all), the output per rank (all-gather)"));
+  f.push_back(F(w + "root", T::Integer, "collective")
+                  .kinds(collective)
+                  .range(0, kMaxGpus - 1)
+                  .def(0)
+                  .allowed("a GPU index; broadcast only")
+                  .label("Root rank")
+                  .doc("the broadcast's root"));
+}
+
+void collective_choice_fields(std::vector<F>& f, const std::string& base, const std::string& section,
+                              std::vector<std::string> kinds) {
+  f.push_back(F(base + "algorithm", T::Choice, section)
+                  .kinds(kinds)
+                  .choices(with_auto<CollectiveAlgorithm>())
+                  .def("auto")
+                  .allowed("not every algorithm runs every collective")
+                  .doc("the algorithm ([collectives.md](collectives.md)); `auto` picks the smallest alpha-beta closed "
+                       "form on this cluster, as NCCL's tuner does"));
+  f.push_back(F(base + "fidelity", T::Choice, section)
+                  .kinds(kinds)
+                  .choices(with_auto<Fidelity>())
+                  .def("auto")
+                  .doc("every message of the algorithm / one flow per edge of the algorithm / alpha-beta time without "
+                       "network simulation; `auto` takes the most faithful level whose message count keeps the run "
+                       "fast"));
+}
+
+void strategy_fields(std::vector<F>& f) {
+  const std::vector<std::string> dp{"data_parallel"};
+  const std::vector<std::string> mp{"model_parallel"};
+  const std::string s = "/strategy/";
+  f.push_back(F(s + "kind", T::Choice, "data_parallel")
+                  .choices({"data_parallel", "model_parallel", "collective"})
+                  .label("Kind")
+                  .doc("`data_parallel`: split the samples (or the batch, for model training) into partitions; "
+                       "`model_parallel`: a transformer's data x tensor x pipeline split "
+                       "([below](#strategy-kind-model_parallel)); `collective`: with a collective workload"));
+  f.push_back(F(s + "partitions", T::Integer, "data_parallel")
+                  .kinds(dp)
+                  .range(1, 10'000'000)
+                  .def_doc("the GPU count (`nodes` x `gpus_per_node`)")
+                  .allowed("at least the GPU count")
+                  .label("Partitions")
+                  .doc("partition p runs on GPU p mod G; a GPU with several partitions processes them back to back"));
+  f.push_back(F(s + "shares", T::Forms, "data_parallel")
+                  .kinds(dp)
+                  .choices({"balanced", "by_speed"})
+                  .def("balanced")
+                  .type_doc("string, array or object")
+                  .allowed("an array of one share per partition, or `{\"skewed\": S, \"largest_partition\": P}`; see "
+                           "below")
+                  .label("Shares")
+                  .doc("how the samples are divided among partitions"));
+  f.push_back(F(s + "shares/*", T::Number, "").kinds(dp).closed(0.0, 1.0).doc("one partition's share"));
+  f.push_back(F(s + "shares/skewed", T::Number, "").kinds(dp).closed(0.0, 1.0).doc("the largest partition's share"));
+  f.push_back(F(s + "shares/largest_partition", T::Integer, "")
+                  .kinds(dp)
+                  .range(0, 10'000'000 - 1)
+                  .def(0)
+                  .doc("the partition with the largest share"));
+  f.push_back(F(s + "gradient_sync", T::Forms, "data_parallel")
+                  .kinds(dp)
+                  .choices({"none", "ring_allreduce", "all_reduce"})
+                  .type_doc("string or object")
+                  .def_doc("data job: `ring_allreduce` when `gradient_bytes > 0`, else `none`; model training: "
+                           "`all_reduce`")
+                  .allowed("or an object: see [below](#strategygradient_sync)")
+                  .label("Gradient sync")
+                  .doc("how gradients are synchronised after each iteration: `ring_allreduce` is the step-by-step "
+                       "ring, `all_reduce` an all-reduce with algorithm and fidelity `auto`"));
+  f.push_back(F(s + "balancing", T::Object, "data_parallel")
+                  .kinds(dp)
+                  .def_doc("absent: each GPU already holds its partitions")
+                  .allowed("see below")
+                  .doc("hand the samples out at run time from a coordinator host"));
+  f.push_back(F(s + "coordination", T::Object, "data_parallel")
+                  .kinds(dp)
+                  .def_doc("absent")
+                  .allowed("see below")
+                  .doc("a coordinator's per-iteration work around the partitions: coordination time, input, results, "
+                       "halos"));
+  f.push_back(F(s + "class_split", T::Object, "data_parallel")
+                  .kinds(dp)
+                  .def_doc("absent")
+                  .allowed("see below")
+                  .doc("deal labelled samples to the partitions by class before the first iteration"));
+  // gradient_sync as an object (both strategy kinds)
+  collective_choice_fields(f, s + "gradient_sync/", "gradient_sync", {});
+  f.push_back(F(s + "gradient_sync/bucket_size", T::Quantity, "gradient_sync")
+                  .dim(Dimension::Bytes)
+                  .positive(1e15)
+                  .def_doc("`25MiB` (PyTorch DDP's `bucket_cap_mb`)")
+                  .allowed("model training only")
+                  .doc("gradients all-reduced together; a bucket closes once it holds at least this many bytes, "
+                       "filled from the last layer backwards"));
+  f.push_back(F(s + "gradient_sync/overlap", T::Boolean, "gradient_sync")
+                  .def(true)
+                  .allowed("model training only")
+                  .doc("all-reduce each bucket on the communication stream while the backward pass goes on (DDP); "
+                       "`false`: all buckets after the backward pass"));
+  // model_parallel
+  for (const char* axis : {"data", "tensor", "pipeline"}) {
+    const std::string name = axis;
+    f.push_back(F(s + name, T::Integer, "model_parallel")
+                    .kinds(mp)
+                    .range(1, kMaxGpus)
+                    .def(1)
+                    .allowed(name == "tensor"     ? "divides `heads`, `kv_heads` and `ffn_size`"
+                             : name == "pipeline" ? "pipeline x virtual_stages at most the layers"
+                                                  : "")
+                    .label(name == "data"     ? "Data-parallel degree"
+                           : name == "tensor" ? "Tensor-parallel degree"
+                                              : "Pipeline stages")
+                    .doc(name == "data" ? "data-parallel replicas D"
+                         : name == "tensor"
+                             ? "tensor-parallel degree T: each layer's attention heads and MLP columns, and "
+                               "the vocabulary of the embedding and LM head, split T ways"
+                             : "pipeline stages P"));
+  }
+  f.push_back(F(s + "placement", T::Forms, "model_parallel")
+                  .kinds(mp)
+                  .choices({"tensor_first"})
+                  .def("tensor_first")
+                  .type_doc("string or array")
+                  .allowed("or the three axes `\"tensor\"`, `\"data\"`, `\"pipeline\"` each once, fastest-varying "
+                           "first")
+                  .label("Placement")
+                  .doc("rank (= GPU) of position (d, t, p); `\"tensor_first\"` = `[\"tensor\", \"data\", "
+                       "\"pipeline\"]`: r = t + T·(d + D·p), tensor groups on consecutive GPUs (inside a node when T "
+                       "divides `gpus_per_node`)"));
+  f.push_back(F(s + "placement/*", T::Choice, "")
+                  .kinds(mp)
+                  .choices(enum_names<ParallelAxis>())
+                  .doc("an axis of the placement"));
+  f.push_back(F(s + "schedule", T::Choice, "model_parallel")
+                  .kinds(mp)
+                  .choices(enum_names<PipelineSchedule>())
+                  .def("1f1b")
+                  .label("Schedule")
+                  .doc("pipeline schedule: all forwards then all backwards; one forward one backward after a warm-up; "
+                       "interleaved 1F1B over virtual stages (Megatron-LM)"));
+  f.push_back(F(s + "virtual_stages", T::Integer, "model_parallel")
+                  .kinds(mp)
+                  .range(1, 1024)
+                  .def_doc("`2` with `\"interleaved\"`, else `1`")
+                  .allowed("at least 2 with `\"interleaved\"`, 1 otherwise")
+                  .label("Virtual stages")
+                  .doc("chunks of layers per GPU (virtual stage = chunk x P + stage)"));
+  f.push_back(F(s + "stage_layers", T::Array, "model_parallel")
+                  .kinds(mp)
+                  .type_doc("array of integers")
+                  .def_doc("an even split")
+                  .allowed("P x `virtual_stages` entries, each 1 to the layers, summing to the layers")
+                  .label("Layers per stage")
+                  .doc("layers per virtual stage, in pipeline order"));
+  f.push_back(F(s + "stage_layers/*", T::Integer, "").kinds(mp).range(1, kInt64Max).doc("layers of a virtual stage"));
+  f.push_back(F(s + "sequence_parallel", T::Boolean, "model_parallel")
+                  .kinds(mp)
+                  .def(false)
+                  .allowed("`true` only with `tensor` >= 2")
+                  .label("Sequence parallel")
+                  .doc("a reduce-scatter and an all-gather instead of each tensor all-reduce; norms, residual adds, "
+                       "dropout and their activations split T ways along the sequence"));
+  f.push_back(F(s + "zero", T::Forms, "model_parallel")
+                  .kinds(mp)
+                  .def(0)
+                  .type_doc("integer or string")
+                  .allowed("`0`, `1`, `2`, `3`, `\"fsdp\"` (= 3); 2 and 3 only with `pipeline` 1")
+                  .label("ZeRO stage")
+                  .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients, 3 also the "
+                       "parameters (FSDP)"));
+  f.push_back(F(s + "tensor_collectives", T::Object, "model_parallel")
+                  .kinds(mp)
+                  .def_doc("all defaults")
+                  .allowed("keys `algorithm`, `fidelity`, `granularity`")
+                  .label("Tensor collectives")
+                  .doc("the collectives on the tensor group"));
+  collective_choice_fields(f, s + "tensor_collectives/", "model_parallel", mp);
+  f.push_back(F(s + "tensor_collectives/granularity", T::Choice, "model_parallel")
+                  .kinds(mp)
+                  .choices({"layer", "pass"})
+                  .def("layer")
+                  .doc("one collective per tensor all-reduce (2 per layer and pass, plus the embedding's and head's); "
+                       "`\"pass\"`: those of a pass over a stage fused into one per kind with the same bytes (latency "
+                       "counted once, for very large runs)"));
+  f.push_back(F(s + "gradient_sync", T::Forms, "model_parallel")
+                  .kinds(mp)
+                  .choices({"none", "ring_allreduce", "all_reduce"})
+                  .type_doc("string or object")
+                  .def_doc("`\"all_reduce\"`")
+                  .allowed("as [above](#strategygradient_sync); with `zero` >= 1 `algorithm` only `\"auto\"` or "
+                           "`\"ring\"`")
+                  .label("Gradient sync")
+                  .doc("the data-parallel gradient synchronisation per stage (`\"none\"`: replicas do not "
+                       "synchronise, a what-if; the tied-embedding all-reduce between the first and last stage runs "
+                       "regardless)"));
+  // collective
+  collective_choice_fields(f, s, "collective_strategy", {"collective"});
+}
+
+void dispatch_fields(std::vector<F>& f) {
+  const std::string b = "/strategy/balancing/";
+  const std::vector<std::string> dp{"data_parallel"};
+  f.push_back(F(b + "policy", T::Choice, "balancing")
+                  .kinds(dp)
+                  .choices(enum_names<BalancingPolicy>())
+                  .label("Policy")
+                  .doc("how chunks are sized and ordered"));
+  f.push_back(F(b + "chunk_samples", T::Integer, "balancing")
+                  .kinds(dp)
+                  .range(1, 1'000'000'000'000'000)
+                  .def(1)
+                  .unit("samples")
+                  .label("Chunk samples")
+                  .doc("`work_queue`: samples per chunk; `measured_rate`: the probe chunk and the smallest chunk (of "
+                       "the fastest GPU); `work_stealing`: samples per execution from a GPU's own queue; `static`: "
+                       "unused"));
+  f.push_back(F(b + "dispatch_overhead", T::Quantity, "balancing")
+                  .kinds(dp)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def(0)
+                  .label("Dispatch overhead")
+                  .doc("coordinator time per assignment that carries samples (serial); `work_stealing`: also the "
+                       "thief's wait per steal"));
+  f.push_back(F(b + "sample_bytes", T::Quantity, "balancing")
+                  .kinds(dp)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e15)
+                  .def(0)
+                  .label("Bytes per sample")
+                  .doc("bytes per sample moved to the GPU (from the coordinator, or from the victim's GPU when "
+                       "stealing); a chunk is round(samples x sample_bytes) bytes"));
+  f.push_back(F(b + "request_bytes", T::Quantity, "balancing")
+                  .kinds(dp)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e12)
+                  .def(64)
+                  .label("Request bytes")
+                  .doc("bytes of a request, of a stop message and of a steal request"));
+  const std::string c = "/strategy/coordination/";
+  const struct {
+    const char* key;
+    Dimension dimension;
+    double max;
+    const char* label;
+    const char* doc;
+  } coordination[] = {
+      {"per_partition", Dimension::Time, 1e6, "Per partition",
+       "coordinator time per partition per iteration (scheduling, set-up), spent serially before each GPU's start "
+       "message"},
+      {"data_bytes", Dimension::Bytes, 1e18, "Input bytes",
+       "input per iteration, sent from the coordinator: partition p carries round(`data_bytes` x its samples / "
+       "`/workload/samples`) bytes (its samples include any oversampling replicas); a GPU's start message carries its "
+       "partitions' parts"},
+      {"result_bytes", Dimension::Bytes, 1e15, "Result bytes",
+       "bytes each partition returns to the coordinator per iteration; a GPU's result message carries its "
+       "partitions'"},
+      {"boundary_bytes", Dimension::Bytes, 1e15, "Halo bytes",
+       "halo bytes sent each way per iteration between partitions p and p+1 when they are on different GPUs (no "
+       "wrap-around from the last partition to the first); a GPU pair exchanges the sum over its neighbouring "
+       "partition pairs"},
+  };
+  for (const auto& e : coordination)
+    f.push_back(F(c + e.key, T::Quantity, "coordination")
+                    .kinds(dp)
+                    .dim(e.dimension)
+                    .closed(0.0, e.max)
+                    .def(0)
+                    .label(e.label)
+                    .doc(e.doc));
+  const std::string k = "/strategy/class_split/";
+  f.push_back(F(k + "method", T::Choice, "class_split")
+                  .kinds(dp)
+                  .choices(enum_names<SplitMethod>())
+                  .label("Method")
+                  .doc("`random`: equal chunks of a shuffle seeded by `/run/seed`; `stratified`: every class dealt "
+                       "evenly over the partitions; `stratified_oversample`: stratified, then minority samples "
+                       "replicated where a partition has fewer than `oversample_target`"));
+  f.push_back(F(k + "starved_threshold", T::Integer, "class_split")
+                  .kinds(dp)
+                  .range(0, 1'000'000'000'000'000'000)
+                  .def(1)
+                  .unit("samples")
+                  .label("Starved below")
+                  .doc("a partition with fewer minority samples than this (after oversampling) is starved; 0: never"));
+  f.push_back(F(k + "oversample_target", T::Integer, "class_split")
+                  .kinds(dp)
+                  .range(0, 1'000'000'000'000'000'000)
+                  .def(0)
+                  .unit("samples")
+                  .label("Oversample to")
+                  .doc("`stratified_oversample`: minority samples every partition is brought up to; 0: "
+                       "`starved_threshold`. Other methods: unused"));
+  f.push_back(F(k + "minority_class", T::String, "class_split")
+                  .kinds(dp)
+                  .def("")
+                  .def_doc("`\"\"`: the class with the fewest samples (ties: the first by name)")
+                  .allowed("a class name in the labels (`\"0\"` or `\"1\"` for generated labels)")
+                  .label("Minority class")
+                  .doc("the class whose scarcity matters"));
+  f.push_back(F(k + "scan_per_sample", T::Quantity, "class_split")
+                  .kinds(dp)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1.0)
+                  .def(0)
+                  .label("Scan per sample")
+                  .doc("coordinator time per sample for the pass over the labels of `stratified` and "
+                       "`stratified_oversample` (`random` needs none)"));
+  f.push_back(F(k + "replicate_per_sample", T::Quantity, "class_split")
+                  .kinds(dp)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1.0)
+                  .def(0)
+                  .label("Replicate per sample")
+                  .doc("coordinator time per replicated sample"));
+}
+
+void run_fields(std::vector<F>& f) {
+  const std::string r = "/run/";
+  f.push_back(F(r + "seed", T::Integer, "run")
+                  .range(0, kInt64Max)
+                  .def(1)
+                  .label("Seed")
+                  .doc("the run's random seed: the shuffle of a `random` class-aware split (generated labels have "
+                       "their own seed); recorded in the report"));
+  f.push_back(F(r + "network_model", T::Choice, "run")
+                  .choices(enum_names<NetworkModel>())
+                  .def("CM02")
+                  .label("Network model")
+                  .doc("SimGrid's network model; see [engine.md](engine.md)"));
+  f.push_back(F(r + "outputs", T::Array, "run")
+                  .type_doc("array of strings")
+                  .def_doc("all four")
+                  .allowed("`table`, `report_json`, `ranks_csv`, `trace`")
+                  .label("Outputs")
+                  .doc("what `partsim run` writes"));
+  f.push_back(
+      F(r + "outputs/*", T::Choice, "").choices({"table", "report_json", "ranks_csv", "trace"}).doc("an output"));
+  f.push_back(F(r + "max_events", T::Integer, "run")
+                  .range(1, kInt64Max)
+                  .def(200'000'000)
+                  .label("Max events")
+                  .doc("refuse a run that would simulate more messages and executions than this (about 3 us of wall "
+                       "time each)"));
+  f.push_back(F(r + "fold_replicas", T::Boolean, "run")
+                  .def(true)
+                  .label("Fold replicas")
+                  .doc("simulate one representative of each class of interchangeable replicas (ranks that meet other "
+                       "replicas only in analytic collectives, run the same program on GPUs of the same speed and "
+                       "share no link) and give its figures to the others; the report is the full run's "
+                       "([engine.md](engine.md#folding-replicas)); `/engine/folding` says what was folded or why "
+                       "not. `false`: simulate every rank"));
+  f.push_back(F(r + "lean_engine", T::Boolean, "run")
+                  .def(true)
+                  .label("Lean engine")
+                  .doc("the engine's lean paths ([engine.md](engine.md#lean-engine)): flows and analytic collectives "
+                       "run by a few driver actors per group and kernel timers while their members only wait, "
+                       "overlapped streams of such collectives without an actor of their own, and an execution alone "
+                       "on a GPU of constant speed as a sleep of amount / speed; the same figures (sums to the last "
+                       "bits), several times faster at thousands of ranks. `false`: every member runs its part of "
+                       "every collective in its own actor and every execution is a SimGrid execution (for "
+                       "checking)"));
+}
+
+std::vector<FieldSpec> all_fields() {
+  std::vector<F> f;
+  f.push_back(F("/schema_version", T::Integer, "top")
+                  .range(kScenarioSchemaVersion, kScenarioSchemaVersion)
+                  .doc("the scenario format's version"));
+  f.push_back(F("/name", T::String, "top")
+                  .allowed("non-empty")
+                  .label("Name")
+                  .doc("names the output folder `partsim-out/NAME`"));
+  f.push_back(F("/description", T::String, "top")
+                  .def("")
+                  .label("Description")
+                  .doc("one line shown in the report and by `partsim list scenarios`"));
+  f.push_back(F("/cluster", T::Object, "top").doc("see below"));
+  f.push_back(F("/workload", T::Object, "top").doc("see below"));
+  f.push_back(F("/strategy", T::Object, "top").doc("see below"));
+  f.push_back(F("/run", T::Object, "top").def_doc("all defaults").doc("see below"));
+  cluster_fields(f);
+  network_fields(f);
+  workload_fields(f);
+  strategy_fields(f);
+  dispatch_fields(f);
+  run_fields(f);
+  std::vector<FieldSpec> out;
+  out.reserve(f.size());
+  for (F& field : f) out.push_back(std::move(field).build());
+  return out;
+}
+
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+} // namespace
+
+const Schema& scenario_schema() {
+  static const Schema schema(all_fields());
+  return schema;
+}
+
+const std::vector<SchemaSection>& scenario_schema_sections() {
+  static const std::vector<SchemaSection> sections{
+      {"top", ""},
+      {"cluster", "/cluster"},
+      {"network", "/cluster/network"},
+      {"fat_tree", "/cluster/network/fat_tree"},
+      {"rail", "/cluster/network/rail"},
+      {"speed_changes", "/cluster/speed_changes/*"},
+      {"data_job", "/workload"},
+      {"model_training", "/workload"},
+      {"collective", "/workload"},
+      {"labels", "/workload/labels"},
+      {"data_parallel", "/strategy"},
+      {"gradient_sync", "/strategy/gradient_sync"},
+      {"model_parallel", "/strategy"},
+      {"collective_strategy", "/strategy"},
+      {"balancing", "/strategy/balancing"},
+      {"coordination", "/strategy/coordination"},
+      {"class_split", "/strategy/class_split"},
+      {"run", "/run"},
+  };
+  return sections;
+}
+
+std::string schema_section_table(const Schema& schema, const SchemaSection& section) {
+  std::string out = "| key | type | unit | default | allowed | meaning |\n|---|---|---|---|---|---|\n";
+  for (const FieldSpec& f : schema.fields()) {
+    if (f.section != section.id) continue;
+    PARTSIM_CHECK(f.pointer.starts_with(section.base + "/")) << f.pointer << " is outside section " << section.id;
+    const std::string key = f.pointer.substr(section.base.size() + 1);
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", key, cell(describe_type(f)), cell(describe_unit(f)),
+                       cell(describe_default(f)), cell(describe_allowed(f)), cell(f.doc));
+  }
+  return out;
+}
+
+std::string update_schema_tables(const std::string& text, const std::string& source) {
+  const std::string open = "<!-- fields: ";
+  const std::string close = "<!-- end fields -->";
+  std::string out;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (inside) {
+      if (line == close) {
+        inside = false;
+        out += line + "\n";
+      }
+      continue;
+    }
+    out += line + "\n";
+    if (!line.starts_with(open)) continue;
+    const std::string id = line.substr(open.size(), line.size() - open.size() - (line.ends_with(" -->") ? 4 : 0));
+    const auto& sections = scenario_schema_sections();
+    const auto it = std::find_if(sections.begin(), sections.end(), [&](const SchemaSection& s) { return s.id == id; });
+    if (it == sections.end())
+      throw InputError(source, fmt::format("line {}", number), "unknown section \"" + id + "\"");
+    out += schema_section_table(scenario_schema(), *it);
+    inside = true;
+  }
+  if (inside) throw InputError(source, "end", "a generated table is not closed by " + close);
+  return out;
+}
+
+} // namespace partsim
