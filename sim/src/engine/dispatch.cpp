@@ -6,6 +6,7 @@
 #include "program.hpp"
 
 #include "partsim/common/error.hpp"
+#include "partsim/plan/dispatch_policy.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -37,15 +38,15 @@ struct Request {
 
 /** State of the balancing shared by the dispatcher and the workers. */
 struct Balancer {
-  Balancer(RunContext& c, const DynamicWork& w) : ctx(c), work(w) {}
+  Balancer(RunContext& c, const DynamicWork& w) : ctx(c), work(w), policy(w) {}
 
   RunContext& ctx;
   const DynamicWork& work;
   sg4::Mailbox* coordinator_inbox = nullptr;
-  std::vector<sg4::Host*> hosts;     ///< per rank
-  std::vector<std::uint64_t> queue;  ///< work stealing: samples each rank still holds
-  std::vector<double> measured_rate; ///< samples/s of each rank's last chunk, 0 until measured
-  std::uint64_t taken = 0;           ///< work stealing: samples taken from a queue for computing
+  std::vector<sg4::Host*> hosts;    ///< per rank
+  DispatchPolicy policy;            ///< the dispatcher's decisions (pure)
+  std::vector<std::uint64_t> queue; ///< work stealing: samples each rank still holds
+  std::uint64_t taken = 0;          ///< work stealing: samples taken from a queue for computing
   sg4::MutexPtr mutex = sg4::Mutex::create();
   sg4::ConditionVariablePtr refilled = sg4::ConditionVariable::create(); ///< a queue got samples
   BalancingStats stats;
@@ -69,86 +70,31 @@ void compute(Balancer& b, RankTimeline& timeline, std::uint64_t samples, std::ui
   b.ctx.event_done();
 }
 
-/** Chunk for `rank` under the policy, given the samples not yet handed out. 0: nothing more for this rank. */
-std::uint64_t next_chunk(Balancer& b, int rank, std::uint64_t remaining, std::vector<std::uint64_t>& static_left,
-                         const std::vector<bool>& active) {
-  const Balancing& policy = b.work.balancing;
-  switch (policy.policy) {
-  case BalancingPolicy::Static:
-  case BalancingPolicy::WorkStealing: {
-    const std::uint64_t chunk = static_left[static_cast<std::size_t>(rank)];
-    static_left[static_cast<std::size_t>(rank)] = 0;
-    return chunk;
-  }
-  case BalancingPolicy::WorkQueue:
-    return std::min(policy.chunk_samples, remaining);
-  case BalancingPolicy::MeasuredRate: {
-    // A rank not yet measured gets one small probe chunk. Then weighted guided self-scheduling: half of this
-    // rank's share of what is left, by current measured rates (nominal rates for ranks still unmeasured), never
-    // below chunk_samples.
-    if (b.measured_rate[static_cast<std::size_t>(rank)] <= 0) return std::min(policy.chunk_samples, remaining);
-    auto rate = [&](std::size_t r) { return b.measured_rate[r] > 0 ? b.measured_rate[r] : b.work.nominal_rate[r]; };
-    double total = 0.0;
-    double fastest = 0.0;
-    for (std::size_t r = 0; r < active.size(); ++r)
-      if (active[r]) {
-        total += rate(r);
-        fastest = std::max(fastest, rate(r));
-      }
-    const double mine = rate(static_cast<std::size_t>(rank));
-    const auto chunk = static_cast<std::uint64_t>(std::ceil(static_cast<double>(remaining) * mine / total / 2.0));
-    // The smallest chunk is chunk_samples for the fastest rank and proportionally less for slower ones, so that
-    // the last chunks take the same time everywhere.
-    const auto smallest = std::max<std::uint64_t>(
-        1, static_cast<std::uint64_t>(std::llround(static_cast<double>(policy.chunk_samples) * mine / fastest)));
-    return std::min(remaining, std::max(chunk, smallest));
-  }
-  }
-  return 0;
-}
-
 void dispatcher(Balancer& b) {
-  const std::size_t n = b.ctx.plan.ranks.size();
-  std::vector<std::uint64_t> static_left = b.work.static_samples;
-  std::vector<bool> active(n, true);
-  std::uint64_t remaining = b.work.total_samples;
-  std::size_t running = n;
   std::vector<std::unique_ptr<Request>> pending;
-  while (running > 0) {
-    // Take every request that is waiting: the measured-rate policy serves the fastest measured worker first.
+  while (b.policy.running() > 0) {
+    // Take every request that is waiting; the policy says in which order they are served.
     pending.push_back(b.coordinator_inbox->get_unique<Request>());
     while (b.coordinator_inbox->ready()) pending.push_back(b.coordinator_inbox->get_unique<Request>());
     for (const auto& request : pending) {
       b.stats.bytes_received += b.request_size();
-      if (request->samples_done > 0 && request->compute_time > 0)
-        b.measured_rate[static_cast<std::size_t>(request->rank)] =
-            static_cast<double>(request->samples_done) / request->compute_time;
+      b.policy.record(request->rank, request->samples_done, request->compute_time);
     }
-    if (b.work.balancing.policy == BalancingPolicy::MeasuredRate)
-      std::stable_sort(pending.begin(), pending.end(), [&](const auto& x, const auto& y) {
-        return b.measured_rate[static_cast<std::size_t>(x->rank)] > b.measured_rate[static_cast<std::size_t>(y->rank)];
-      });
+    std::stable_sort(pending.begin(), pending.end(),
+                     [&](const auto& x, const auto& y) { return b.policy.serves_before(x->rank, y->rank); });
     for (const auto& request : pending) {
-      const int rank = request->rank;
-      std::uint64_t chunk = next_chunk(b, rank, remaining, static_left, active);
-      chunk = std::min(chunk, remaining);
+      const std::uint64_t chunk = b.policy.assign(request->rank);
       if (chunk > 0 && b.work.balancing.dispatch_overhead > 0) {
         sg4::this_actor::sleep_for(b.work.balancing.dispatch_overhead);
         b.stats.coordinator_busy += b.work.balancing.dispatch_overhead;
       }
       // An assignment: `chunk` samples (none means "no more work"), sized by the samples' bytes.
       const std::uint64_t size = chunk > 0 ? b.bytes_of(chunk) : b.request_size();
-      send_eager(b.ctx.mailboxes[static_cast<std::size_t>(rank)], size, chunk);
+      send_eager(b.ctx.mailboxes[static_cast<std::size_t>(request->rank)], size, chunk);
       b.stats.bytes_sent += size;
       ++b.ctx.result.messages;
       b.ctx.event_done();
-      remaining -= chunk;
       if (chunk > 0) ++b.stats.dispatches;
-      // Work stealing: after its initial share a worker never asks again.
-      if (chunk == 0 || b.work.balancing.policy == BalancingPolicy::WorkStealing) {
-        active[static_cast<std::size_t>(rank)] = false;
-        --running;
-      }
     }
     pending.clear();
   }
@@ -165,9 +111,10 @@ void send_request(Balancer& b, int rank, RankTimeline& timeline, std::uint64_t d
 
 /** Work stealing: take half of the most loaded rank's remaining samples. Returns 0 when nobody has any left. */
 std::uint64_t steal(Balancer& b, int rank, RankTimeline& timeline) {
-  const auto victim = static_cast<std::size_t>(std::max_element(b.queue.begin(), b.queue.end()) - b.queue.begin());
-  if (b.queue[victim] == 0) return 0;
-  const std::uint64_t stolen = (b.queue[victim] + 1) / 2;
+  const Steal choice = choose_steal(b.queue);
+  if (choice.samples == 0) return 0;
+  const std::size_t victim = choice.victim;
+  const std::uint64_t stolen = choice.samples;
   b.queue[victim] -= stolen;
   RankTimeline& victim_timeline = b.ctx.result.ranks[victim];
   sg4::Host* thief = b.hosts[static_cast<std::size_t>(rank)];
@@ -250,7 +197,6 @@ void start_balancing(RunContext& ctx, const Platform& platform) {
   auto balancer = std::make_shared<Balancer>(ctx, *ctx.plan.dynamic);
   balancer->coordinator_inbox = sg4::Mailbox::by_name("coordinator");
   balancer->queue.assign(n, 0);
-  balancer->measured_rate.assign(n, 0.0);
   balancer->stats.policy = to_string(ctx.plan.dynamic->balancing.policy);
   for (const RankProgram& program : ctx.plan.ranks)
     balancer->hosts.push_back(platform.gpus.at(static_cast<std::size_t>(program.gpu)));
