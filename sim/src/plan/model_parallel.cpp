@@ -4,6 +4,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/model/cost_model.hpp"
+#include "partsim/plan/plan_collectives.hpp"
 #include "partsim/plan/strategy.hpp"
 
 #include <fmt/format.h>
@@ -39,28 +40,14 @@ struct Unit {
   double parameters = 0.0; ///< on one tensor rank
 };
 
-/** Number of nodes the ranks of `group` span. */
-int nodes_spanned(const std::vector<int>& group, int gpus_per_node) {
-  std::set<int> nodes;
-  for (int rank : group) nodes.insert(rank / gpus_per_node);
-  return static_cast<int>(nodes.size());
-}
-
 /** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
-struct GroupShape {
-  int members = 1;
-  int nodes = 1;
-  int per_node = 1;
-  bool even = true; ///< the same number of members on every node it spans (what a hierarchical all-reduce needs)
-  LinkCost slowest;
-};
 
 class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
       : source_(scenario.source), cluster_(scenario.cluster), training_(training), mp_(mp),
         model_(training.model.transformer()), cost_(training_cost(training, scenario.cluster.gpu)),
-        links_(two_level_cost(cluster_)), parameters_(model_.parameters()) {
+        collectives_(cluster_), parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
@@ -118,8 +105,12 @@ class Planner {
       plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
       program(plan, r);
     }
-    resolve_fidelity(plan);
-    count_events(plan);
+    plan.iterations = training_.iterations;
+    const bool tensor_auto = !mp_.tensor_collectives.fidelity;
+    const bool data_auto = !mp_.gradient_sync.collective.fidelity;
+    collectives_.resolve_auto_fidelity(
+        plan, [&](const CollectiveStep& c) { return c.kind == CommKind::Tensor ? tensor_auto : data_auto; });
+    collectives_.count_events(plan);
     fill_figures(plan);
     return plan;
   }
@@ -239,37 +230,12 @@ class Planner {
         embedding_group_[{d, t}] = static_cast<int>(plan.groups.size());
         plan.groups.push_back({rank_of(mp_, {d, t, 0}), rank_of(mp_, {d, t, mp_.pipeline - 1})});
       }
-    for (const std::vector<int>& group : plan.groups) shapes_.push_back(shape(group));
-  }
-
-  GroupShape shape(const std::vector<int>& group) const {
-    GroupShape s;
-    s.members = static_cast<int>(group.size());
-    s.nodes = nodes_spanned(group, cluster_.gpus_per_node);
-    s.per_node = (s.members + s.nodes - 1) / s.nodes;
-    std::map<int, int> per_node;
-    for (int rank : group) ++per_node[rank / cluster_.gpus_per_node];
-    for (const auto& [node, count] : per_node) s.even = s.even && count == per_node.begin()->second;
-    s.slowest = slowest_link(links_, s.per_node, s.nodes);
-    return s;
-  }
-
-  /** The `auto` algorithm of `op` on `bytes` over groups of `shape`, chosen once per distinct case. */
-  CollectiveAlgorithm algorithm(CollectiveOp op, std::uint64_t bytes, const GroupShape& shape) {
-    const auto [it, added] = algorithms_.try_emplace({op, bytes, shape.members, shape.nodes});
-    if (added) it->second = choose_algorithm(op, shape.members, shape.nodes, static_cast<double>(bytes), links_);
-    return it->second;
+    collectives_.set_groups(plan.groups);
   }
 
   CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,
                             CommKind kind, int stream) {
-    CollectiveStep step;
-    step.group = group;
-    step.op = op;
-    step.bytes = bytes;
-    step.kind = kind;
-    step.stream = stream;
-    const GroupShape& shape = shapes_[static_cast<std::size_t>(group)];
+    const GroupShape& shape = collectives_.shape(group);
     if (choice.algorithm == CollectiveAlgorithm::Hierarchical && !shape.even)
       throw InputError(
           source_,
@@ -278,9 +244,7 @@ class Planner {
                       "{} groups of {} GPUs straddle nodes of {} GPUs unevenly; expected ring, tree or "
                       "auto",
                       kind == CommKind::Tensor ? "tensor" : "data", shape.members, cluster_.gpus_per_node));
-    step.algorithm = choice.algorithm ? *choice.algorithm : algorithm(op, bytes, shape);
-    step.fidelity = choice.fidelity.value_or(Fidelity::Steps); // `auto`: settled by resolve_fidelity
-    return step;
+    return collectives_.step(op, bytes, group, choice, kind, stream); // `auto` fidelity: settled in plan()
   }
 
   /** The label of a pass, named on first use (labels in the order the programs first run them). */
@@ -453,49 +417,6 @@ class Planner {
     }
   }
 
-  /** `auto` fidelity: one level for the run's auto collectives from their total messages, as the data-parallel
-   * planner chooses it. */
-  void resolve_fidelity(Plan& plan) const {
-    const bool tensor_auto = !mp_.tensor_collectives.fidelity;
-    const bool data_auto = !mp_.gradient_sync.collective.fidelity;
-    std::uint64_t steps = 0;
-    std::uint64_t flows = 0;
-    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-      for (const Step& step : plan.ranks[r].steps)
-        if (const auto* c = std::get_if<CollectiveStep>(&step)) {
-          const bool is_auto = c->kind == CommKind::Tensor ? tensor_auto : data_auto;
-          if (!is_auto || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
-          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
-          CollectiveStep probe = *c;
-          probe.fidelity = Fidelity::Steps;
-          steps += planned_messages(probe, s.members, s.nodes, s.slowest);
-          probe.fidelity = Fidelity::Flows;
-          flows += planned_messages(probe, s.members, s.nodes, s.slowest);
-        }
-    const Fidelity fidelity = choose_fidelity(steps * static_cast<std::uint64_t>(training_.iterations),
-                                              flows * static_cast<std::uint64_t>(training_.iterations));
-    for (RankProgram& program : plan.ranks)
-      for (Step& step : program.steps)
-        if (auto* c = std::get_if<CollectiveStep>(&step); c && (c->kind == CommKind::Tensor ? tensor_auto : data_auto))
-          c->fidelity = fidelity;
-  }
-
-  void count_events(Plan& plan) const {
-    const auto iterations = static_cast<std::uint64_t>(training_.iterations);
-    for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-      for (const Step& step : plan.ranks[r].steps) {
-        if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0)
-          plan.planned_executions += iterations;
-        else if (std::holds_alternative<SendStep>(step))
-          plan.planned_messages += iterations;
-        else if (const auto* c = std::get_if<CollectiveStep>(&step);
-                 c && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r)) {
-          const GroupShape& s = shapes_[static_cast<std::size_t>(c->group)];
-          plan.planned_messages += iterations * planned_messages(*c, s.members, s.nodes, s.slowest);
-        }
-      }
-  }
-
   void fill_figures(Plan& plan) {
     const TrainingCost& cost = cost_;
     const double batch = static_cast<double>(training_.global_batch);
@@ -536,8 +457,8 @@ class Planner {
   const ModelParallel& mp_;
   TransformerModel model_;
   TrainingCost cost_;
-  TwoLevelCost links_;
-  double parameters_ = 0.0; ///< the whole model's
+  PlanCollectives collectives_; ///< group shapes, `auto` choices, event counts
+  double parameters_ = 0.0;     ///< the whole model's
   int micro_batches_ = 1;
   int chunks_ = 1;
   double element_ = 2.0;
@@ -548,11 +469,8 @@ class Planner {
   std::map<std::pair<int, int>, int> tensor_group_;    ///< (data, pipeline) -> group
   std::map<std::pair<int, int>, int> data_group_;      ///< (tensor, pipeline) -> group
   std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
-  std::vector<GroupShape> shapes_;                     ///< per group
-  /** `auto` algorithm per (op, bytes, members, nodes): gradient buckets and fused passes repeat the same few. */
-  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int>, CollectiveAlgorithm> algorithms_;
-  std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
-  std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named
+  std::vector<std::vector<PipelineOp>> schedules_;     ///< per pipeline stage
+  std::vector<std::uint32_t> labels_;                  ///< per (pass, micro-batch, chunk); 0 until named
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/plan/model_parallel.hpp"
+#include "partsim/plan/plan_collectives.hpp"
 
 #include <fmt/format.h>
 
@@ -47,49 +48,6 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
 }
 
 namespace {
-
-/** Resolves `auto` for the collectives of a run, all on group 0 (every GPU) and each run `instances` times: the
- * algorithm per collective NCCL-style (smallest closed form), then one fidelity for the whole run from the messages
- * every collective would cost at steps and at flows. */
-class CollectiveResolver {
- public:
-  CollectiveResolver(const ClusterSpec& cluster, const CollectiveChoice& choice)
-      : choice_(choice), links_(two_level_cost(cluster)), n_(cluster.gpu_count()), nodes_(cluster.nodes),
-        slowest_(slowest_link(links_, cluster.gpus_per_node, cluster.nodes)) {}
-
-  /** Adds a collective (fidelity still open) that runs `instances` times. */
-  void add(CollectiveOp op, std::uint64_t bytes, std::uint64_t instances) {
-    CollectiveStep step;
-    step.op = op;
-    step.bytes = bytes;
-    step.algorithm = choice_.algorithm.value_or(choose_algorithm(op, n_, nodes_, static_cast<double>(bytes), links_));
-    step.fidelity = Fidelity::Steps;
-    step_messages_ += instances * planned_messages(step, n_, nodes_, slowest_);
-    step.fidelity = Fidelity::Flows;
-    flow_messages_ += instances * planned_messages(step, n_, nodes_, slowest_);
-    steps_.push_back(step);
-  }
-
-  /** The collectives in the order added, with the run's fidelity. */
-  std::vector<CollectiveStep> resolve() {
-    const Fidelity fidelity = choice_.fidelity.value_or(choose_fidelity(step_messages_, flow_messages_));
-    for (CollectiveStep& step : steps_) step.fidelity = fidelity;
-    return steps_;
-  }
-
-  /** Messages one instance of `step` makes the engine simulate. */
-  std::uint64_t messages(const CollectiveStep& step) const { return planned_messages(step, n_, nodes_, slowest_); }
-
- private:
-  CollectiveChoice choice_;
-  TwoLevelCost links_;
-  int n_;
-  int nodes_;
-  LinkCost slowest_;
-  std::uint64_t step_messages_ = 0;
-  std::uint64_t flow_messages_ = 0;
-  std::vector<CollectiveStep> steps_;
-};
 
 /** Roofline amount in flop at nominal peak for `samples` samples of a data job. */
 double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t samples) {
@@ -195,21 +153,30 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   const auto gradient_bytes = static_cast<std::uint64_t>(std::llround(job.gradient_bytes));
   const auto n = static_cast<std::uint64_t>(gpus);
   const auto iterations = static_cast<std::uint64_t>(job.iterations);
-  CollectiveResolver resolver(cluster, dp.gradient_sync.collective);
-  resolver.add(CollectiveOp::AllReduce, gradient_bytes, iterations);
-  const CollectiveStep allreduce = resolver.resolve().front();
-  if (sync) plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+  PlanCollectives collectives(cluster);
+  CollectiveStep allreduce;
+  if (sync) {
+    plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+    std::iota(plan.groups[0].begin(), plan.groups[0].end(), 0);
+    collectives.set_groups(plan.groups);
+    allreduce =
+        collectives.step(CollectiveOp::AllReduce, gradient_bytes, 0, dp.gradient_sync.collective, CommKind::Data, 0);
+  }
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
     RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
     program.gpu = r;
     const std::uint64_t samples = per_gpu[static_cast<std::size_t>(r)];
     program.steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
-    if (sync) {
-      plan.groups[0][static_cast<std::size_t>(r)] = r;
-      program.steps.emplace_back(allreduce);
-    }
+    if (sync) program.steps.emplace_back(allreduce);
   }
+  if (sync) {
+    const Fidelity fidelity = collectives.resolve_auto_fidelity(
+        plan, [&](const CollectiveStep&) { return !dp.gradient_sync.collective.fidelity; });
+    if (!dp.gradient_sync.collective.fidelity) allreduce.fidelity = fidelity;
+  }
+  // Ranks without samples execute nothing (run_compute skips empty steps).
+  collectives.count_events(plan);
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
   plan.sample_time = compute_amount(job, cluster.gpu, 1) / cluster.gpu.peak(job.data_type);
   if (dp.coordination || dp.class_split || job.serial_fraction > 0)
@@ -234,11 +201,6 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     plan.dynamic = std::move(work);
   }
 
-  // Ranks without samples execute nothing (run_compute skips empty steps).
-  const auto busy_ranks = static_cast<std::uint64_t>(
-      std::count_if(per_gpu.begin(), per_gpu.end(), [](std::uint64_t samples) { return samples > 0; }));
-  plan.planned_executions = iterations * busy_ranks;
-  plan.planned_messages = sync ? iterations * resolver.messages(allreduce) : 0;
   if (plan.coordinated) {
     // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
     std::uint64_t halo_messages = 0;
@@ -290,7 +252,6 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
 Plan plan_model_training(const Scenario& scenario, const ModelTraining& training, const DataParallel& dp) {
   const ClusterSpec& cluster = scenario.cluster;
   const int gpus = cluster.gpu_count();
-  const auto n = static_cast<std::uint64_t>(gpus);
   const double peak = cluster.gpu.peak(training.data_type);
   const TrainingCost cost = training_cost(training, cluster.gpu);
   const std::int64_t accumulation = training.global_batch / (training.micro_batch * gpus);
@@ -317,12 +278,16 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
       sync ? gradient_buckets(cost, gradient_bytes_per_parameter, dp.gradient_sync.bucket_bytes)
            : std::vector<GradientBucket>{};
   plan.gradient_buckets = buckets.size();
-  CollectiveResolver resolver(cluster, dp.gradient_sync.collective);
-  for (const GradientBucket& bucket : buckets)
-    resolver.add(CollectiveOp::AllReduce, bucket.bytes, static_cast<std::uint64_t>(training.iterations));
-  std::vector<CollectiveStep> allreduces = resolver.resolve();
-  for (CollectiveStep& step : allreduces) step.stream = dp.gradient_sync.overlap ? 1 : 0;
-  if (sync) plan.groups.emplace_back();
+  PlanCollectives collectives(cluster);
+  std::vector<CollectiveStep> allreduces;
+  if (sync) {
+    plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+    std::iota(plan.groups[0].begin(), plan.groups[0].end(), 0);
+    collectives.set_groups(plan.groups);
+    for (const GradientBucket& bucket : buckets)
+      allreduces.push_back(collectives.step(CollectiveOp::AllReduce, bucket.bytes, 0, dp.gradient_sync.collective,
+                                            CommKind::Data, dp.gradient_sync.overlap ? 1 : 0));
+  }
 
   const auto per_replica = static_cast<std::uint64_t>(training.global_batch / gpus);
   // Every replica runs the same program: build it once, copy it (one allocation per rank).
@@ -347,17 +312,12 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   program.steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
   program.steps.shrink_to_fit();
   plan.ranks.assign(static_cast<std::size_t>(gpus), program);
-  for (int r = 0; r < gpus; ++r) {
-    plan.ranks[static_cast<std::size_t>(r)].gpu = r;
-    if (sync) plan.groups[0].push_back(r);
-  }
-
-  const auto iterations = static_cast<std::uint64_t>(training.iterations);
-  std::uint64_t executions = 0;
-  for (const Step& step : plan.ranks.front().steps)
-    if (const auto* compute = std::get_if<ComputeStep>(&step); compute && compute->amount > 0) ++executions;
-  plan.planned_executions = iterations * n * executions;
-  for (const CollectiveStep& step : allreduces) plan.planned_messages += iterations * resolver.messages(step);
+  for (int r = 0; r < gpus; ++r) plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+  Fidelity fidelity = Fidelity::Steps;
+  if (sync)
+    fidelity = collectives.resolve_auto_fidelity(
+        plan, [&](const CollectiveStep&) { return !dp.gradient_sync.collective.fidelity; });
+  collectives.count_events(plan);
 
   plan.summary = fmt::format("data_parallel training of {} on {} GPUs: global batch {}, micro-batch {} ({} "
                              "accumulation steps), {}",
@@ -366,7 +326,8 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   if (sync)
     plan.summary += fmt::format(
         ", gradient all-reduce {} / {} in {} buckets of {:.0f} MiB{}", to_string(allreduces.front().algorithm),
-        to_string(allreduces.front().fidelity), buckets.size(), dp.gradient_sync.bucket_bytes / (1024.0 * 1024.0),
+        to_string(dp.gradient_sync.collective.fidelity.value_or(fidelity)), buckets.size(),
+        dp.gradient_sync.bucket_bytes / (1024.0 * 1024.0),
         dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
   return plan;
 }
@@ -376,18 +337,21 @@ Plan plan_collective(const Scenario& scenario, const CollectiveBenchmark& bench,
   const int gpus = scenario.cluster.gpu_count();
   Plan plan;
   plan.iterations = bench.iterations;
-  CollectiveResolver resolver(scenario.cluster, strategy.choice);
-  resolver.add(bench.op, bench.bytes, static_cast<std::uint64_t>(bench.iterations));
-  CollectiveStep step = resolver.resolve().front();
+  plan.groups.emplace_back(static_cast<std::size_t>(gpus));
+  std::iota(plan.groups[0].begin(), plan.groups[0].end(), 0);
+  PlanCollectives collectives(scenario.cluster);
+  collectives.set_groups(plan.groups);
+  CollectiveStep step = collectives.step(bench.op, bench.bytes, 0, strategy.choice, CommKind::Data, 0);
   step.root = bench.root;
-  plan.groups.emplace_back();
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
     plan.ranks[static_cast<std::size_t>(r)].gpu = r;
     if (gpus > 1) plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(step);
-    plan.groups[0].push_back(r);
   }
-  plan.planned_messages = static_cast<std::uint64_t>(bench.iterations) * resolver.messages(step);
+  const Fidelity fidelity =
+      collectives.resolve_auto_fidelity(plan, [&](const CollectiveStep&) { return !strategy.choice.fidelity; });
+  if (!strategy.choice.fidelity) step.fidelity = fidelity;
+  collectives.count_events(plan);
   plan.summary = fmt::format("{} of {} bytes on {} GPUs: {} at fidelity {}", to_string(bench.op), bench.bytes, gpus,
                              to_string(step.algorithm), to_string(step.fidelity));
   return plan;

@@ -1,0 +1,58 @@
+// The collectives of a plan, planned the same way by every planner: each group's shape on the cluster, the `auto`
+// algorithm (the smallest closed form, as NCCL's tuner picks, chosen once per distinct case), the run's `auto`
+// fidelity, and the events (messages, executions) the rank programs make the engine simulate. Pure, no SimGrid.
+#pragma once
+
+#include "partsim/input/scenario.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/plan/plan.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <tuple>
+#include <vector>
+
+namespace partsim {
+
+/** A collective group on the cluster (ranks are GPUs). */
+struct GroupShape {
+  int members = 1;
+  int nodes = 1;    ///< nodes its members span
+  int per_node = 1; ///< members per node, rounded up
+  bool even = true; ///< the same number of members on every node it spans (what a hierarchical all-reduce needs)
+  LinkCost slowest; ///< the slowest hop between its members
+};
+
+class PlanCollectives {
+ public:
+  explicit PlanCollectives(const ClusterSpec& cluster);
+
+  /** Takes the shapes of the plan's groups; call once its groups are made. */
+  void set_groups(const std::vector<std::vector<int>>& groups);
+  const GroupShape& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
+
+  /** A collective of `op` on `bytes` over `group`: the choice's algorithm, or the `auto` one; the choice's fidelity,
+   * or Steps until resolve_auto_fidelity settles it. */
+  CollectiveStep step(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice, CommKind kind,
+                      int stream);
+
+  /** Gives every collective that `is_auto` selects the run's `auto` fidelity: one level from the messages they
+   * would cost at steps and at flows over the plan's iterations (choose_fidelity); returns it. */
+  Fidelity resolve_auto_fidelity(Plan& plan, const std::function<bool(const CollectiveStep&)>& is_auto) const;
+
+  /** Messages one instance of `step` makes the engine simulate. */
+  std::uint64_t messages(const CollectiveStep& step) const;
+
+  /** Adds the rank programs' events over the plan's iterations to planned_executions (compute steps with work) and
+   * planned_messages (sends, and each collective once, at its group's first member). */
+  void count_events(Plan& plan) const;
+
+ private:
+  const ClusterSpec& cluster_;
+  TwoLevelCost links_;
+  std::vector<GroupShape> shapes_;
+  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int>, CollectiveAlgorithm> algorithms_;
+};
+
+} // namespace partsim

@@ -1,0 +1,86 @@
+// Group shapes, `auto` algorithms and fidelity, and event counts of a plan's collectives.
+#include "partsim/plan/plan_collectives.hpp"
+
+#include <set>
+
+namespace partsim {
+
+PlanCollectives::PlanCollectives(const ClusterSpec& cluster) : cluster_(cluster), links_(two_level_cost(cluster)) {}
+
+void PlanCollectives::set_groups(const std::vector<std::vector<int>>& groups) {
+  shapes_.clear();
+  for (const std::vector<int>& group : groups) {
+    GroupShape s;
+    s.members = static_cast<int>(group.size());
+    std::map<int, int> per_node;
+    for (int rank : group) ++per_node[rank / cluster_.gpus_per_node];
+    s.nodes = static_cast<int>(per_node.size());
+    s.per_node = (s.members + s.nodes - 1) / s.nodes;
+    for (const auto& [node, count] : per_node) s.even = s.even && count == per_node.begin()->second;
+    s.slowest = slowest_link(links_, s.per_node, s.nodes);
+    shapes_.push_back(s);
+  }
+}
+
+CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,
+                                     CommKind kind, int stream) {
+  CollectiveStep step;
+  step.group = group;
+  step.op = op;
+  step.bytes = bytes;
+  step.kind = kind;
+  step.stream = stream;
+  if (choice.algorithm) {
+    step.algorithm = *choice.algorithm;
+  } else {
+    const GroupShape& s = shape(group);
+    const auto [it, added] = algorithms_.try_emplace({op, bytes, s.members, s.nodes});
+    if (added) it->second = choose_algorithm(op, s.members, s.nodes, static_cast<double>(bytes), links_);
+    step.algorithm = it->second;
+  }
+  step.fidelity = choice.fidelity.value_or(Fidelity::Steps);
+  return step;
+}
+
+std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
+  const GroupShape& s = shape(step.group);
+  return planned_messages(step, s.members, s.nodes, s.slowest);
+}
+
+Fidelity PlanCollectives::resolve_auto_fidelity(Plan& plan,
+                                                const std::function<bool(const CollectiveStep&)>& is_auto) const {
+  std::uint64_t steps = 0;
+  std::uint64_t flows = 0;
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+    for (const Step& step : plan.ranks[r].steps)
+      if (const auto* c = std::get_if<CollectiveStep>(&step)) {
+        if (!is_auto(*c) || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
+        CollectiveStep probe = *c;
+        probe.fidelity = Fidelity::Steps;
+        steps += messages(probe);
+        probe.fidelity = Fidelity::Flows;
+        flows += messages(probe);
+      }
+  const auto iterations = static_cast<std::uint64_t>(plan.iterations);
+  const Fidelity fidelity = choose_fidelity(steps * iterations, flows * iterations);
+  for (RankProgram& program : plan.ranks)
+    for (Step& step : program.steps)
+      if (auto* c = std::get_if<CollectiveStep>(&step); c != nullptr && is_auto(*c)) c->fidelity = fidelity;
+  return fidelity;
+}
+
+void PlanCollectives::count_events(Plan& plan) const {
+  const auto iterations = static_cast<std::uint64_t>(plan.iterations);
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r)
+    for (const Step& step : plan.ranks[r].steps) {
+      if (const auto* compute = std::get_if<ComputeStep>(&step); compute != nullptr && compute->amount > 0)
+        plan.planned_executions += iterations;
+      else if (std::holds_alternative<SendStep>(step))
+        plan.planned_messages += iterations;
+      else if (const auto* c = std::get_if<CollectiveStep>(&step);
+               c != nullptr && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r))
+        plan.planned_messages += iterations * messages(*c);
+    }
+}
+
+} // namespace partsim
