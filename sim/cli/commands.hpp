@@ -11,6 +11,20 @@
 
 namespace partsim::cli {
 
+/** One error of a command that failed in several places (a sweep's points): what main prints, in the error format
+ * asked for (`--error-format`), one line each. */
+struct CommandError {
+  std::string source;
+  std::string pointer;
+  std::string message;
+};
+
+/** Thrown by a command whose failures are already known one by one; main prints them and exits with `exit_code`. */
+struct CommandFailed {
+  int exit_code = kExitFailure;
+  std::vector<CommandError> errors;
+};
+
 /** A subcommand's action; returns the process exit code. */
 using Action = std::function<int()>;
 

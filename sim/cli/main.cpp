@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
         partsim::write_stdout(""); // what was printed reached its destination (a full disk, a closed pipe)
         leave(code);
       }
+  } catch (const partsim::cli::CommandFailed& failed) {
+    for (const partsim::cli::CommandError& e : failed.errors) say(failed.exit_code, e.message, e.source, e.pointer);
+    leave(failed.exit_code);
   } catch (const partsim::InputError& e) {
     say(partsim::kExitInputError, e.what(), e.source(), e.pointer());
     leave(partsim::kExitInputError);

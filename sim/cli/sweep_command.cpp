@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -61,7 +63,8 @@ int sweep(const SweepOptions& options) {
   const std::string self = self_executable();
   std::vector<std::vector<std::string>> commands;
   for (const SweepPoint& point : points) {
-    std::vector<std::string> argv{self, "run", options.scenario, "--json", "--no-files", "--no-progress"};
+    std::vector<std::string> argv{self,         "run",           options.scenario,     "--json",
+                                  "--no-files", "--no-progress", "--error-format=json"};
     for (const std::string& text : options.sets) argv.insert(argv.end(), {"--set", text});
     for (const Override& o : point.overrides) argv.insert(argv.end(), {"--set", o.pointer + "=" + o.value.dump()});
     commands.push_back(std::move(argv));
@@ -81,13 +84,23 @@ int sweep(const SweepOptions& options) {
       options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep" : std::filesystem::path(options.out_dir);
   create_output_dir(dir);
   std::vector<SweepRow> rows;
-  std::vector<std::string> failures;
+  CommandFailed failed;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const ChildResult& r = results[i];
     // Exit 3 is a verdict, not a failure: the point's report says it does not fit, and its row says so.
     if (r.exit_code != kExitOk && r.exit_code != kExitOutOfMemory) {
-      failures.push_back(fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
-                                     fmt::join(points[i].labels, ", "), r.exit_code, first_line(r.err)));
+      // The child's own error (its file and pointer) from its machine-readable stream, else its first line.
+      CommandError error{"", "", first_line(r.err)};
+      std::istringstream lines(r.err);
+      for (std::string line; std::getline(lines, line);)
+        if (const std::optional<StreamEvent> event = parse_stream_line(line);
+            event && event->kind == StreamEvent::Kind::Error) {
+          error = {event->source, event->pointer, event->message};
+          break;
+        }
+      error.message = fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
+                                  fmt::join(points[i].labels, ", "), r.exit_code, error.message);
+      failed.errors.push_back(std::move(error));
       continue;
     }
     const nlohmann::json report = nlohmann::json::parse(r.out);
@@ -98,9 +111,8 @@ int sweep(const SweepOptions& options) {
   write_file_atomically(dir / csv_name, [&](std::ostream& out) { write_sweep_csv(out, axes, rows); });
   write_stdout(format_sweep_table(axes, rows));
   write_stdout(fmt::format("\n  wrote {} and {} point reports in {}\n", csv_name, rows.size(), dir.string()));
-  if (failures.empty()) return kExitOk;
-  for (const std::string& failure : failures) std::cerr << "partsim: error: " << printable(failure) << '\n';
-  return kExitFailure;
+  if (failed.errors.empty()) return kExitOk;
+  throw failed;
 }
 
 } // namespace

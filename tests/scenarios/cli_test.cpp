@@ -1,6 +1,8 @@
 // The partsim command line end to end: outputs, exit codes, one-line errors, determinism, sweeps.
 #include "test_support.hpp"
 
+#include <fmt/format.h>
+
 #include "partsim/common/event_stream.hpp"
 
 #include <gtest/gtest.h>
@@ -203,6 +205,35 @@ TEST(Cli, MachineReadableProgressAndErrors) {
                                    "--out", (temp_dir() / "s").string()});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_NE(sweep.err.find(sweep_progress_line(2, 2)), std::string::npos) << sweep.err;
+}
+
+TEST(Cli, SweepPointsThatFailAtRunTimeAreErrorEventsWithTheirPointer) {
+  // Valid when planned, stopped at run time: a periodic speed profile outlasts /run/max_events.
+  const CliResult r =
+      run_cli({"sweep", scenario_path("allreduce-ring-vs-hierarchical"), "--set", "/strategy/fidelity=analytic",
+               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--vary",
+               "/run/max_events=100000,100001", "--error-format=json", "--out", (temp_dir() / "s").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::istringstream lines(r.err);
+  int errors = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto e = parse_stream_line(line);
+    if (!e || e->kind != StreamEvent::Kind::Error) continue;
+    ++errors;
+    EXPECT_EQ(e->exit_code, 1);
+    EXPECT_EQ(e->pointer, "/run/max_events");
+    EXPECT_NE(e->message.find(fmt::format("sweep point {} (", errors - 1)), std::string::npos) << e->message;
+    EXPECT_NE(e->message.find("failed with exit code 2"), std::string::npos) << e->message;
+  }
+  EXPECT_EQ(errors, 2) << r.err;
+  const CliResult text =
+      run_cli({"sweep", scenario_path("allreduce-ring-vs-hierarchical"), "--set", "/strategy/fidelity=analytic",
+               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--vary",
+               "/run/max_events=100000", "--out", (temp_dir() / "t").string()});
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.err.find("partsim: error: sweep point 0 (100000) failed with exit code 2: "), std::string::npos)
+      << text.err;
+  EXPECT_NE(text.err.find("/run/max_events"), std::string::npos) << text.err;
 }
 
 } // namespace

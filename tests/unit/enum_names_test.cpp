@@ -2,9 +2,12 @@
 // the table's names.
 #include "partsim/common/enum_names.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/cnn.hpp"
 #include "partsim/model/collective_cost.hpp"
+#include "partsim/model/compute_op.hpp"
 #include "partsim/model/transformer.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/report/timeline.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +51,9 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<PositionEmbedding>(2);
   expect_table_is_a_bijection<NormKind>(2);
   expect_table_is_a_bijection<Recomputation>(3);
+  expect_table_is_a_bijection<OpKind>(7);
+  expect_table_is_a_bijection<IntervalKind>(4);
+  expect_table_is_a_bijection<CnnLayerKind>(7);
 }
 
 TEST(EnumNames, ToStringReadsTheTable) {

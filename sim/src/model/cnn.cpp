@@ -25,26 +25,6 @@ std::int64_t output_side(std::int64_t side, std::int64_t kernel, std::int64_t st
 
 } // namespace
 
-std::string_view to_string(CnnLayerKind kind) {
-  switch (kind) {
-  case CnnLayerKind::Convolution:
-    return "convolution";
-  case CnnLayerKind::Linear:
-    return "linear";
-  case CnnLayerKind::BatchNorm:
-    return "batch_norm";
-  case CnnLayerKind::Relu:
-    return "relu";
-  case CnnLayerKind::MaxPool:
-    return "max_pool";
-  case CnnLayerKind::AvgPool:
-    return "avg_pool";
-  case CnnLayerKind::Add:
-    return "add";
-  }
-  return "unknown";
-}
-
 double CnnLayer::parameters() const {
   switch (kind) {
   case CnnLayerKind::Convolution:

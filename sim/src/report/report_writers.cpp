@@ -289,7 +289,8 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
     for (const Interval& i : timeline.intervals) {
       sep();
       // Named compute (a pipeline pass, "F mb3") carries its name so the schedule reads off the trace.
-      const std::string name = i.label > 0 && i.label < plan.labels.size() ? plan.labels[i.label] : to_string(i.kind);
+      const std::string name =
+          i.label > 0 && i.label < plan.labels.size() ? plan.labels[i.label] : std::string(to_string(i.kind));
       out << fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}}})", name,
                          to_string(i.kind), pid, tid, i.begin * 1e6, (i.end - i.begin) * 1e6);
     }

@@ -3,20 +3,6 @@
 
 namespace partsim {
 
-const char* to_string(IntervalKind kind) {
-  switch (kind) {
-  case IntervalKind::Compute:
-    return "compute";
-  case IntervalKind::Communication:
-    return "communication";
-  case IntervalKind::Wait:
-    return "wait";
-  case IntervalKind::Overhead:
-    return "coordination";
-  }
-  return "?";
-}
-
 void RankTimeline::record(IntervalKind kind, double begin, double end, std::uint32_t label) {
   if (end <= begin) return;
   totals[static_cast<std::size_t>(kind)] += end - begin;

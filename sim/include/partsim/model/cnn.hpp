@@ -2,6 +2,8 @@
 // activation, pooling, residual add) with flops, parameters and activation sizes; ResNets built from their definition.
 #pragma once
 
+#include "partsim/common/enum_names.hpp"
+
 #include "partsim/model/compute_op.hpp"
 
 #include <cstdint>
@@ -26,7 +28,20 @@ struct ImageShape {
 
 enum class CnnLayerKind { Convolution, Linear, BatchNorm, Relu, MaxPool, AvgPool, Add };
 
-std::string_view to_string(CnnLayerKind kind);
+template <>
+struct EnumNames<CnnLayerKind> {
+  static constexpr std::array<EnumEntry<CnnLayerKind>, 7> entries{{{CnnLayerKind::Convolution, "convolution"},
+                                                                   {CnnLayerKind::Linear, "linear"},
+                                                                   {CnnLayerKind::BatchNorm, "batch_norm"},
+                                                                   {CnnLayerKind::Relu, "relu"},
+                                                                   {CnnLayerKind::MaxPool, "max_pool"},
+                                                                   {CnnLayerKind::AvgPool, "avg_pool"},
+                                                                   {CnnLayerKind::Add, "add"}}};
+};
+
+inline std::string_view to_string(CnnLayerKind kind) {
+  return enum_name(kind);
+}
 
 /** One layer; shapes are per sample. `Add` sums two tensors of the input shape (a residual connection). */
 struct CnnLayer {

@@ -2,6 +2,8 @@
 // cost model needs to price it on a GPU profile), sums of ops, and the config problems the models report.
 #pragma once
 
+#include "partsim/common/enum_names.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,25 +41,20 @@ enum class OpKind {
   Loss,        ///< softmax cross-entropy over the logits
 };
 
+template <>
+struct EnumNames<OpKind> {
+  static constexpr std::array<EnumEntry<OpKind>, 7> entries{{{OpKind::Gemm, "gemm"},
+                                                             {OpKind::Norm, "norm"},
+                                                             {OpKind::Softmax, "softmax"},
+                                                             {OpKind::Elementwise, "elementwise"},
+                                                             {OpKind::Lookup, "lookup"},
+                                                             {OpKind::Pool, "pool"},
+                                                             {OpKind::Loss, "loss"}}};
+};
+
 /** Lower-case name of an op kind: "gemm", "norm", ... */
 inline std::string_view to_string(OpKind kind) {
-  switch (kind) {
-  case OpKind::Gemm:
-    return "gemm";
-  case OpKind::Norm:
-    return "norm";
-  case OpKind::Softmax:
-    return "softmax";
-  case OpKind::Elementwise:
-    return "elementwise";
-  case OpKind::Lookup:
-    return "lookup";
-  case OpKind::Pool:
-    return "pool";
-  case OpKind::Loss:
-    return "loss";
-  }
-  return "unknown";
+  return enum_name(kind);
 }
 
 /** One op of a forward pass, for a given batch.

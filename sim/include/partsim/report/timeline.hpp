@@ -1,8 +1,11 @@
 // Timeline: per-rank intervals recorded from the simulation (compute, communication, wait) and counters.
 #pragma once
 
+#include "partsim/common/enum_names.hpp"
+
 #include <array>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace partsim {
@@ -14,7 +17,17 @@ enum class IntervalKind {
   Overhead,      ///< coordinator time spent coordinating (per-partition set-up, preprocessing), not GPU work
 };
 
-const char* to_string(IntervalKind kind);
+template <>
+struct EnumNames<IntervalKind> {
+  static constexpr std::array<EnumEntry<IntervalKind>, 4> entries{{{IntervalKind::Compute, "compute"},
+                                                                   {IntervalKind::Communication, "communication"},
+                                                                   {IntervalKind::Wait, "wait"},
+                                                                   {IntervalKind::Overhead, "coordination"}}};
+};
+
+inline std::string_view to_string(IntervalKind kind) {
+  return enum_name(kind);
+}
 
 struct Interval {
   double begin = 0.0;
