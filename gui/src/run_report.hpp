@@ -1,4 +1,5 @@
-// RunReport: a value snapshot of one report.json, read tolerantly (a missing field is simply not shown).
+// RunReport: a value snapshot of one report.json for the views, filled from the core's typed ReportDocument
+// (read strictly: a report that is not partsim's is an error, not a half-empty view).
 #pragma once
 
 #include <QByteArray>
@@ -12,7 +13,7 @@
 
 namespace partsim::gui {
 
-/** One rank's row of report.json `ranks`. The optional figures come from newer reports. */
+/** One rank's row of report.json `ranks`. */
 struct RankRow {
   int rank = 0;
   int node = 0;
@@ -33,7 +34,7 @@ struct RankRow {
   double idle() const { return wait + tail_idle; }
 };
 
-/** A headline figure of `summary`, in the order report.json gives them, with how to show it. */
+/** A headline figure of `summary` (ReportSummary::figures()), in the order report.json gives them. */
 struct Figure {
   std::string key;
   double value = 0;
