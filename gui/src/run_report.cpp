@@ -70,16 +70,16 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
   r.json_text = text;
   r.scenario_name = QString::fromStdString(doc.scenario.name);
   r.strategy = QString::fromStdString(doc.strategy);
-  r.verdict = QString::fromStdString(doc.verdict);
+  r.verdict = QString::fromStdString(std::string(enum_name(doc.verdict)));
   if (doc.summary)
     for (const auto& [key, value] : doc.summary->figures()) r.figures.push_back({key, value});
   if (doc.memory_per_gpu)
     for (const auto& [key, value] : figures(*doc.memory_per_gpu)) r.figures.push_back({"memory_per_gpu/" + key, value});
   for (const ReportCollective& c : doc.collectives.value_or(std::vector<ReportCollective>{})) {
     CollectiveRow row;
-    row.operation = QString::fromStdString(c.operation);
-    row.algorithm = QString::fromStdString(c.algorithm);
-    row.kind = QString::fromStdString(c.kind);
+    row.operation = QString::fromStdString(to_string(c.operation));
+    row.algorithm = QString::fromStdString(to_string(c.algorithm));
+    row.kind = QString::fromStdString(to_string(c.kind));
     row.ranks = static_cast<int>(c.ranks);
     row.bytes = static_cast<double>(c.bytes);
     row.count = static_cast<double>(c.count);

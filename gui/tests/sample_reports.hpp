@@ -80,7 +80,8 @@ inline ReportDocument training_run() {
   s.overlapped_communication = 0.7;
   doc.memory_per_gpu = ReportMemory{2e10, 2e10, 3e10, 1e10, 1e9, 8.1e10, 8e10, false};
   doc.collectives = std::vector<partsim::ReportCollective>{
-      {"all_reduce", "ring", "steps", "gradients", 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
+      {partsim::CollectiveOp::AllReduce, partsim::CollectiveAlgorithm::Ring, partsim::Fidelity::Steps,
+       partsim::CommKind::Data, 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
   doc.class_split.emplace();
   doc.class_split->minority_class = "fraud";
   doc.class_split->starved_partitions = 2;
@@ -95,7 +96,7 @@ inline const QByteArray kFutureReport = report_text(training_run());
 /** An out-of-memory verdict: nothing simulated, no summary, only the memory figures. */
 inline ReportDocument out_of_memory() {
   ReportDocument doc = cluster_of(1);
-  doc.verdict = "out_of_memory";
+  doc.verdict = partsim::Verdict::OutOfMemory;
   doc.memory_per_gpu = ReportMemory{};
   doc.memory_per_gpu->total = 1.2e11;
   doc.memory_per_gpu->capacity = 8e10;

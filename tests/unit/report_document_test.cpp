@@ -94,6 +94,23 @@ TEST(ReportDocument, UnknownKeyIsAnError) {
   EXPECT_EQ(read_error(report).pointer(), "/engine/simulater");
 }
 
+TEST(ReportDocument, NamesAreReadByTheirEnumTables) {
+  ReportCollective collective;
+  collective.kind = CommKind::Tensor;
+  ReportDocument doc = report_document_from_json(simulated_report(), "x");
+  doc.collectives = std::vector<ReportCollective>{collective};
+  json report = to_json(doc);
+  EXPECT_EQ(report["collectives"][0]["kind"], "tensor");
+  EXPECT_EQ(report_document_from_json(report, "x").collectives->at(0).kind, CommKind::Tensor);
+  report["collectives"][0]["kind"] = "gradients";
+  const InputError e = read_error(report);
+  EXPECT_EQ(e.pointer(), "/collectives/0/kind");
+  EXPECT_NE(e.detail().find("expected one of data, tensor, pipeline, expert"), std::string::npos) << e.what();
+  report = to_json(doc);
+  report["verdict"] = "maybe";
+  EXPECT_EQ(read_error(report).pointer(), "/verdict");
+}
+
 TEST(ReportDocument, NullableFigureAcceptsNullOnly) {
   json report = simulated_report();
   report["summary"]["amdahl_limit"] = nullptr;

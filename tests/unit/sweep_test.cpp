@@ -237,7 +237,7 @@ TEST(Sweep, OutOfMemoryPointIsARowWithItsVerdict) {
   const std::vector<SweepAxis> axes{axis("/cluster/nodes", {"1", "8"})};
   const std::vector<SweepPoint> points = expand_sweep(axes);
   ReportDocument out_of_memory;
-  out_of_memory.verdict = "out_of_memory";
+  out_of_memory.verdict = Verdict::OutOfMemory;
   out_of_memory.scenario.input = {{"cluster", {{"nodes", 1}, {"gpus_per_node", 4}}}};
   const std::vector<SweepRow> rows{sweep_row(points[0], out_of_memory), sweep_row(points[1], minimal_report())};
   EXPECT_TRUE(rows[0].out_of_memory);

@@ -41,7 +41,7 @@ ReportMemory memory_section(const MemoryBreakdown& m) {
 
 ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
   ReportClassSplit out;
-  out.method = std::string(to_string(split.method));
+  out.method = split.method;
   out.minority_class = split.class_names[split.minority_class];
   out.starved_threshold = split.threshold;
   out.oversample_target = split.oversample_target;
@@ -64,8 +64,8 @@ ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
     row.starved = part.starved;
   }
   for (const SplitSummary& m : r.class_split_methods)
-    out.methods_compared.push_back({std::string(to_string(m.method)), m.starved_partitions, m.min_minority,
-                                    m.max_minority, m.samples_replicated, m.preprocessing});
+    out.methods_compared.push_back(
+        {m.method, m.starved_partitions, m.min_minority, m.max_minority, m.samples_replicated, m.preprocessing});
   return out;
 }
 
@@ -151,16 +151,15 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
 
   doc.strategy = r.strategy_summary;
   doc.gpu_profile = to_json(scenario.cluster.gpu);
-  doc.verdict = r.out_of_memory ? "out_of_memory" : "simulated";
+  doc.verdict = r.out_of_memory ? Verdict::OutOfMemory : Verdict::Simulated;
   if (!r.out_of_memory) doc.summary = summary_section(r);
   if (r.memory) doc.memory_per_gpu = memory_section(*r.memory);
   if (!r.collectives.empty()) {
     doc.collectives.emplace();
     for (const Report::Collective& c : r.collectives)
-      doc.collectives->push_back({std::string(to_string(c.stats.op)), std::string(to_string(c.stats.algorithm)),
-                                  std::string(to_string(c.stats.fidelity)), std::string(to_string(c.stats.kind)),
-                                  c.stats.ranks, c.stats.bytes, c.stats.count, c.mean_time, c.stats.min_time,
-                                  c.stats.max_time, c.algbw, c.busbw});
+      doc.collectives->push_back({c.stats.op, c.stats.algorithm, c.stats.fidelity, c.stats.kind, c.stats.ranks,
+                                  c.stats.bytes, c.stats.count, c.mean_time, c.stats.min_time, c.stats.max_time,
+                                  c.algbw, c.busbw});
   }
   if (r.class_split) doc.class_split = class_split_section(*r.class_split, r);
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0)

@@ -2,6 +2,10 @@
 // and the schema reference (docs/report-reference.md).
 #pragma once
 
+#include "partsim/common/enum_names.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/plan/class_split.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -19,9 +23,18 @@ struct Scenario;
 /** Version of the report.json schema; bump on any incompatible change. */
 inline constexpr int kReportSchemaVersion = 1;
 
+/** report.json `verdict`. */
+enum class Verdict { Simulated, OutOfMemory };
+template <>
+struct EnumNames<Verdict> {
+  static constexpr std::array<EnumEntry<Verdict>, 2> entries{
+      {{Verdict::Simulated, "simulated"}, {Verdict::OutOfMemory, "out_of_memory"}}};
+};
+
 /** A field table: each section has `template <typename Self, typename Fields> static void fields(Self&, Fields&)`,
  * which calls `f.field(key, member, unit, meaning)` for every key in the order of this header (report.json itself
- * is sorted by key), or `f.nullable(...)` for a key that is always there but may be null. A member of type
+ * is sorted by key), or `f.nullable(...)` for a key that is always there but may be null. An enum member is
+ * written and read by its EnumNames table. A member of type
  * std::optional is a key present only in some reports; its meaning says when. The writer, the strict reader and
  * the reference all walk these tables, so a key is spelled once. */
 
@@ -86,10 +99,10 @@ struct ReportSummary {
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
-    f.field("gpus", s.gpus, "", "GPUs in the cluster");
-    f.field("iterations", s.iterations, "", "training iterations (or passes over the job) simulated");
+    f.field("gpus", s.gpus, "", "GPUs of the run, one rank each");
+    f.field("iterations", s.iterations, "", "iterations simulated");
     f.field("makespan_s", s.makespan, "s", "the last rank's finish time");
-    f.field("throughput_samples_per_s", s.throughput, "samples/s", "samples of all iterations / makespan");
+    f.field("throughput_samples_per_s", s.throughput, "samples/s", "samples of all iterations / makespan_s");
     f.field("single_gpu_time_s", s.single_gpu_time, "s", "the same work on one nominal GPU (0: nothing to compare)");
     f.field("speedup", s.speedup, "", "single_gpu_time_s / makespan_s");
     f.field("parallel_efficiency", s.parallel_efficiency, "", "speedup / gpus");
@@ -168,10 +181,10 @@ struct ReportEngine {
 
 /** One element of `collectives`: the instances of one kind of collective. */
 struct ReportCollective {
-  std::string operation;
-  std::string algorithm;
-  std::string fidelity;
-  std::string kind;
+  CollectiveOp operation = CollectiveOp::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  Fidelity fidelity = Fidelity::Steps;
+  CommKind kind = CommKind::Data;
   std::int64_t ranks = 0;
   std::uint64_t bytes = 0;
   std::uint64_t count = 0;
@@ -183,10 +196,10 @@ struct ReportCollective {
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
-    f.field("operation", s.operation, "", "all_reduce, all_gather, ...");
-    f.field("algorithm", s.algorithm, "", "ring, tree, ...");
-    f.field("fidelity", s.fidelity, "", "steps, flows or analytic");
-    f.field("kind", s.kind, "", "what it carries: data, tensor, pipeline, ...");
+    f.field("operation", s.operation, "", "the collective");
+    f.field("algorithm", s.algorithm, "", "how it was run");
+    f.field("fidelity", s.fidelity, "", "how it was simulated");
+    f.field("kind", s.kind, "", "what it carries");
     f.field("ranks", s.ranks, "", "group size");
     f.field("bytes", s.bytes, "B", "per instance");
     f.field("count", s.count, "", "instances");
@@ -233,7 +246,7 @@ struct ReportPartition {
     f.field("partition", s.partition, "", "its index");
     f.field("rank", s.rank, "", "the rank that trains on it");
     f.field("size", s.size, "samples", "replicas included");
-    f.field("per_class", s.per_class, "samples", "per class name, replicas included");
+    f.field("per_class", s.per_class, "samples", "per class, by class name, replicas included");
     f.field("minority_share", s.minority_share, "", "minority samples / size");
     f.field("replicas", s.replicas, "samples", "minority samples added by oversampling");
     f.field("starved", s.starved, "", "fewer minority samples than the threshold, after oversampling");
@@ -242,7 +255,7 @@ struct ReportPartition {
 
 /** One element of `class_split/methods_compared`. */
 struct ReportSplitMethod {
-  std::string method;
+  SplitMethod method = SplitMethod::Random;
   std::int64_t starved_partitions = 0;
   std::uint64_t min_minority = 0;
   std::uint64_t max_minority = 0;
@@ -251,7 +264,7 @@ struct ReportSplitMethod {
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
-    f.field("method", s.method, "", "random, stratified or stratified_oversample");
+    f.field("method", s.method, "", "the split method");
     f.field("starved_partitions", s.starved_partitions, "", "partitions with too few minority samples");
     f.field("min_minority", s.min_minority, "samples", "fewest minority samples in a partition");
     f.field("max_minority", s.max_minority, "samples", "most minority samples in a partition");
@@ -262,7 +275,7 @@ struct ReportSplitMethod {
 
 /** `class_split`: a class-aware split's partitions and starvation. */
 struct ReportClassSplit {
-  std::string method;
+  SplitMethod method = SplitMethod::Stratified;
   std::string minority_class;
   std::uint64_t starved_threshold = 1;
   std::uint64_t oversample_target = 0;
@@ -276,7 +289,7 @@ struct ReportClassSplit {
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
-    f.field("method", s.method, "", "random, stratified or stratified_oversample");
+    f.field("method", s.method, "", "the split method of the run");
     f.field("minority_class", s.minority_class, "", "the class whose scarcity matters");
     f.field("starved_threshold", s.starved_threshold, "samples", "fewer minority samples than this starve");
     f.field("oversample_target", s.oversample_target, "samples", "0 unless stratified_oversample");
@@ -411,7 +424,7 @@ struct ReportDocument {
   ReportEngine engine;
   std::string strategy;
   nlohmann::json gpu_profile = nlohmann::json::object();
-  std::string verdict = "simulated";
+  Verdict verdict = Verdict::Simulated;
   std::optional<ReportSummary> summary;
   std::optional<ReportMemory> memory_per_gpu;
   std::optional<std::vector<ReportCollective>> collectives;
@@ -421,7 +434,7 @@ struct ReportDocument {
   std::optional<std::vector<ReportStage>> pipeline_stages;
   std::vector<ReportRank> ranks;
 
-  bool out_of_memory() const { return verdict == "out_of_memory"; }
+  bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
   /** GPUs of the run: the summary's, or the cluster's of the scenario input when there is no summary (out of
    * memory; report_document_from_json checks that the input has them). */
   std::int64_t gpus() const;
@@ -435,7 +448,7 @@ struct ReportDocument {
     f.field("engine", s.engine, "", "how it was simulated");
     f.field("strategy", s.strategy, "", "the plan in one line");
     f.field("gpu_profile", s.gpu_profile, "", "the GPU profile used, as its own JSON (docs/calibrate.md)");
-    f.field("verdict", s.verdict, "", "\"simulated\", or \"out_of_memory\" (then nothing was simulated)");
+    f.field("verdict", s.verdict, "", "out_of_memory: the plan does not fit, nothing was simulated");
     f.field("summary", s.summary, "", "headline figures; absent when out of memory");
     f.field("memory_per_gpu", s.memory_per_gpu, "", "model training only");
     f.field("collectives", s.collectives, "", "one per kind of collective that ran; absent when none");
