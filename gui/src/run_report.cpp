@@ -155,7 +155,6 @@ constexpr KnownFigure kKnown[] = {
     {"memory_per_gpu/optimizer_states_bytes", "  optimizer states", "B"},
     {"memory_per_gpu/activations_bytes", "  activations", "B"},
     {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
-    {"memory_peak_bytes", "Peak memory per GPU", "B"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},
     {"gpus", "GPUs", "n"},

@@ -24,11 +24,9 @@ struct RankRow {
   double wait = 0;
   double tail_idle = 0;
   double finish = 0;
-  /** Communication on a separate stream hidden behind compute (newer reports); `communication` is then the
-   * exposed part, on the rank's critical path. */
+  /** Communication on a separate stream hidden behind compute; `communication` is the exposed part, on the rank's
+   * critical path. */
   std::optional<double> overlapped;
-  std::optional<double> memory_peak; ///< bytes per GPU
-  bool out_of_memory = false;
 
   double busy() const { return compute + communication; }
   double idle() const { return wait + tail_idle; }
@@ -68,7 +66,7 @@ struct RunReport {
   std::vector<Figure> figures; ///< every numeric field of `summary`, then of `memory_per_gpu` ("memory_per_gpu/...")
   std::vector<CollectiveRow> collectives;
   std::vector<RankRow> ranks;
-  QStringList warnings;                   ///< report `warnings`, out-of-memory ranks, starved partitions
+  QStringList warnings;                   ///< memory over the GPU's capacity, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)
 
   bool empty() const { return ranks.empty(); }
