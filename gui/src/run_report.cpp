@@ -1,5 +1,8 @@
-// Tolerant report.json reading.
+// RunReport filled from the core's typed report (partsim/report/report_document.hpp).
 #include "run_report.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -7,36 +10,6 @@
 #include <cmath>
 
 namespace partsim::gui {
-
-namespace {
-using nlohmann::json;
-
-std::optional<double> number(const json& object, const char* key) {
-  if (!object.is_object()) return std::nullopt;
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-QString string_of(const json& object, const char* key) {
-  if (!object.is_object()) return {};
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_string()) return {};
-  return QString::fromStdString(it->get<std::string>());
-}
-
-void add_warnings(const json& warnings, QStringList& out) {
-  if (!warnings.is_array()) return;
-  for (const json& w : warnings) {
-    if (w.is_string())
-      out << QString::fromStdString(w.get<std::string>());
-    else if (w.is_object() && w.contains("message") && w["message"].is_string())
-      out << QString::fromStdString(w["message"].get<std::string>());
-    else
-      out << QString::fromStdString(w.dump());
-  }
-}
-} // namespace
 
 std::optional<double> RunReport::figure(const std::string& key) const {
   for (const Figure& f : figures)
@@ -79,86 +52,70 @@ std::vector<TimeShare> RunReport::time_shares() const {
 }
 
 std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
-  const json doc = json::parse(text.constData(), text.constData() + text.size(), nullptr, false);
   auto fail = [&](const QString& why) -> std::optional<RunReport> {
     if (error != nullptr) *error = why;
     return std::nullopt;
   };
-  if (doc.is_discarded() || !doc.is_object()) return fail(QStringLiteral("the report is not JSON"));
-  const bool has_summary = doc.contains("summary") && doc["summary"].is_object();
-  const bool has_memory = doc.contains("memory_per_gpu") && doc["memory_per_gpu"].is_object();
-  if (!has_summary && !has_memory) return fail(QStringLiteral("the report has neither a summary nor memory figures"));
+  const nlohmann::json json = nlohmann::json::parse(text.constData(), text.constData() + text.size(), nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return fail(QStringLiteral("the report is not JSON"));
+  ReportDocument doc;
+  try {
+    doc = report_document_from_json(json, "report.json");
+  } catch (const InputError& e) {
+    return fail(QString::fromStdString(e.what()));
+  }
+  if (!doc.summary && !doc.memory_per_gpu)
+    return fail(QStringLiteral("the report has neither a summary nor memory figures"));
   RunReport r;
   r.json_text = text;
-  r.scenario_name = string_of(doc.value("scenario", json::object()), "name");
-  r.strategy = string_of(doc, "strategy");
-  r.verdict = string_of(doc, "verdict");
-  if (has_summary)
-    for (const auto& [key, value] : doc["summary"].items())
-      if (value.is_number()) r.figures.push_back({key, value.get<double>()});
-  if (has_memory)
-    for (const auto& [key, value] : doc["memory_per_gpu"].items())
-      if (value.is_number()) r.figures.push_back({"memory_per_gpu/" + key, value.get<double>()});
-  if (doc.contains("collectives") && doc["collectives"].is_array())
-    for (const json& c : doc["collectives"]) {
-      if (!c.is_object()) continue;
-      CollectiveRow row;
-      row.operation = string_of(c, "operation");
-      row.algorithm = string_of(c, "algorithm");
-      row.kind = string_of(c, "kind");
-      row.ranks = static_cast<int>(number(c, "ranks").value_or(0));
-      row.bytes = number(c, "bytes").value_or(0);
-      row.count = number(c, "count").value_or(0);
-      row.mean_time = number(c, "mean_time_s").value_or(0);
-      row.min_time = number(c, "min_time_s").value_or(0);
-      row.max_time = number(c, "max_time_s").value_or(0);
-      row.bus_bandwidth = number(c, "busbw_bytes_per_s");
-      r.collectives.push_back(row);
-    }
-  const json ranks = doc.value("ranks", json::array());
-  for (const json& row : ranks.is_array() ? ranks : json::array()) {
-    if (!row.is_object()) continue;
+  r.scenario_name = QString::fromStdString(doc.scenario.name);
+  r.strategy = QString::fromStdString(doc.strategy);
+  r.verdict = QString::fromStdString(std::string(enum_name(doc.verdict)));
+  if (doc.summary)
+    for (const auto& [key, value] : doc.summary->figures()) r.figures.push_back({key, value});
+  if (doc.memory_per_gpu)
+    for (const auto& [key, value] : figures(*doc.memory_per_gpu)) r.figures.push_back({"memory_per_gpu/" + key, value});
+  for (const ReportCollective& c : doc.collectives.value_or(std::vector<ReportCollective>{})) {
+    CollectiveRow row;
+    row.operation = QString::fromStdString(to_string(c.operation));
+    row.algorithm = QString::fromStdString(to_string(c.algorithm));
+    row.kind = QString::fromStdString(to_string(c.kind));
+    row.ranks = static_cast<int>(c.ranks);
+    row.bytes = static_cast<double>(c.bytes);
+    row.count = static_cast<double>(c.count);
+    row.mean_time = c.mean_time;
+    row.min_time = c.min_time;
+    row.max_time = c.max_time;
+    row.bus_bandwidth = c.busbw;
+    r.collectives.push_back(row);
+  }
+  for (const ReportRank& m : doc.ranks) {
     RankRow rank;
-    rank.rank = static_cast<int>(number(row, "rank").value_or(static_cast<double>(r.ranks.size())));
-    rank.node = static_cast<int>(number(row, "node").value_or(0));
-    rank.local_gpu = static_cast<int>(number(row, "local_gpu").value_or(0));
-    rank.samples = number(row, "samples").value_or(0);
-    rank.compute = number(row, "compute_s").value_or(0);
-    rank.communication = number(row, "communication_s").value_or(0);
-    rank.wait = number(row, "wait_s").value_or(0);
-    rank.tail_idle = number(row, "tail_idle_s").value_or(0);
-    rank.finish = number(row, "finish_s").value_or(rank.compute + rank.communication + rank.wait);
-    rank.overlapped = number(row, "overlapped_communication_s");
-    rank.memory_peak = number(row, "memory_peak_bytes");
-    if (!rank.memory_peak) rank.memory_peak = number(row, "peak_memory_bytes");
-    rank.out_of_memory = row.value("out_of_memory", false) == true;
+    rank.rank = static_cast<int>(m.rank);
+    rank.node = static_cast<int>(m.node);
+    rank.local_gpu = static_cast<int>(m.local_gpu);
+    rank.samples = static_cast<double>(m.samples);
+    rank.compute = m.compute;
+    rank.communication = m.communication;
+    rank.wait = m.wait;
+    rank.tail_idle = m.tail_idle;
+    rank.finish = m.finish;
+    rank.overlapped = m.overlapped_communication;
     r.ranks.push_back(rank);
   }
-  add_warnings(doc.value("warnings", json()), r.warnings);
-  int oom = 0;
-  for (const RankRow& rank : r.ranks) oom += rank.out_of_memory ? 1 : 0;
-  if (oom > 0) r.warnings << QStringLiteral("out of memory on %1 GPU(s)").arg(oom);
-  if (r.verdict == QLatin1String("out_of_memory") ||
-      (has_memory && doc["memory_per_gpu"].value("fits", true) == false)) {
-    const json& m = doc.value("memory_per_gpu", json::object());
+  if (doc.out_of_memory() || (doc.memory_per_gpu && !doc.memory_per_gpu->fits)) {
+    const ReportMemory memory = doc.memory_per_gpu.value_or(ReportMemory{});
     r.warnings << QStringLiteral("out of memory: %1 needed per GPU, %2 available (not simulated)")
-                      .arg(format_figure("total_bytes", number(m, "total_bytes").value_or(0)),
-                           format_figure("capacity_bytes", number(m, "capacity_bytes").value_or(0)));
+                      .arg(format_figure("total_bytes", memory.total),
+                           format_figure("capacity_bytes", memory.capacity));
   }
-  if (doc.contains("class_split") && doc["class_split"].is_object()) {
-    const json& split = doc["class_split"];
-    const double starved = number(split, "starved_partitions").value_or(0);
-    if (starved > 0)
-      r.warnings << QStringLiteral("%1 partition(s) starved: fewer than %2 \"%3\" samples")
-                        .arg(starved)
-                        .arg(number(split, "starved_threshold").value_or(0))
-                        .arg(string_of(split, "minority_class"));
-  }
-  if (doc.contains("coordinator") && doc["coordinator"].is_object()) {
-    const json& c = doc["coordinator"];
-    r.coordinator_busy = number(c, "setup_s").value_or(0) + number(c, "serial_compute_s").value_or(0) +
-                         number(c, "coordination_s").value_or(0);
-  }
+  if (doc.class_split && doc.class_split->starved_partitions > 0)
+    r.warnings << QStringLiteral("%1 partition(s) starved: fewer than %2 \"%3\" samples")
+                      .arg(doc.class_split->starved_partitions)
+                      .arg(doc.class_split->starved_threshold)
+                      .arg(QString::fromStdString(doc.class_split->minority_class));
+  if (doc.coordinator)
+    r.coordinator_busy = doc.coordinator->setup + doc.coordinator->serial_compute + doc.coordinator->coordination;
   return r;
 }
 
@@ -198,7 +155,6 @@ constexpr KnownFigure kKnown[] = {
     {"memory_per_gpu/optimizer_states_bytes", "  optimizer states", "B"},
     {"memory_per_gpu/activations_bytes", "  activations", "B"},
     {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
-    {"memory_peak_bytes", "Peak memory per GPU", "B"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},
     {"gpus", "GPUs", "n"},

@@ -1,4 +1,5 @@
-// RunReport: a value snapshot of one report.json, read tolerantly (a missing field is simply not shown).
+// RunReport: a value snapshot of one report.json for the views, filled from the core's typed ReportDocument
+// (read strictly: a report that is not partsim's is an error, not a half-empty view).
 #pragma once
 
 #include <QByteArray>
@@ -12,7 +13,7 @@
 
 namespace partsim::gui {
 
-/** One rank's row of report.json `ranks`. The optional figures come from newer reports. */
+/** One rank's row of report.json `ranks`. */
 struct RankRow {
   int rank = 0;
   int node = 0;
@@ -23,17 +24,15 @@ struct RankRow {
   double wait = 0;
   double tail_idle = 0;
   double finish = 0;
-  /** Communication on a separate stream hidden behind compute (newer reports); `communication` is then the
-   * exposed part, on the rank's critical path. */
+  /** Communication on a separate stream hidden behind compute; `communication` is the exposed part, on the rank's
+   * critical path. */
   std::optional<double> overlapped;
-  std::optional<double> memory_peak; ///< bytes per GPU
-  bool out_of_memory = false;
 
   double busy() const { return compute + communication; }
   double idle() const { return wait + tail_idle; }
 };
 
-/** A headline figure of `summary`, in the order report.json gives them, with how to show it. */
+/** A headline figure of `summary` (ReportSummary::figures()), in the order report.json gives them. */
 struct Figure {
   std::string key;
   double value = 0;
@@ -67,7 +66,7 @@ struct RunReport {
   std::vector<Figure> figures; ///< every numeric field of `summary`, then of `memory_per_gpu` ("memory_per_gpu/...")
   std::vector<CollectiveRow> collectives;
   std::vector<RankRow> ranks;
-  QStringList warnings;                   ///< report `warnings`, out-of-memory ranks, starved partitions
+  QStringList warnings;                   ///< memory over the GPU's capacity, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)
 
   bool empty() const { return ranks.empty(); }

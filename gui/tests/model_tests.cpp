@@ -52,22 +52,23 @@ class ModelTests : public QObject {
     QVERIFY(r->warnings.isEmpty());
   }
 
-  void report_is_tolerant_of_new_and_missing_fields() {
+  void report_reads_training_figures() {
     const auto r = parse_report(samples::kFutureReport);
     QVERIFY(r.has_value());
-    QCOMPARE(r->ranks[1].wait, 0.0); // missing
+    QCOMPARE(r->ranks[1].wait, 0.0);
     QCOMPARE(r->ranks[0].overlapped.value(), 0.5);
     QVERIFY(r->has_overlap());
     QCOMPARE(r->overlapped_total(), 0.7);
     QCOMPARE(r->figure("mfu").value(), 0.42);
-    QCOMPARE(r->figure("brand_new_figure").value(), 7.0);
+    QCOMPARE(r->figure("amdahl_limit").value(), 4.0);
     QCOMPARE(r->figure("memory_per_gpu/total_bytes").value(), 8.1e10);
+    QVERIFY(!r->figure("memory_per_gpu/fits").has_value()); // not a number
     QCOMPARE(r->collectives.size(), std::size_t(1));
     QCOMPARE(r->collectives[0].algorithm, QStringLiteral("ring"));
     QCOMPARE(r->collectives[0].bus_bandwidth.value(), 2e10);
-    // two given, one from the out-of-memory rank, one from memory_per_gpu/fits
-    QCOMPARE(r->warnings.size(), 4);
-    QVERIFY(r->warnings.contains(QStringLiteral("2 partitions starved")));
+    // one from memory_per_gpu/fits, one from the starved partitions
+    QCOMPARE(r->warnings.size(), 2);
+    QVERIFY(r->warnings.contains(QStringLiteral("2 partition(s) starved: fewer than 10 \"fraud\" samples")));
     QStringList kinds;
     double total = 0;
     for (const TimeShare& s : r->time_shares()) {
@@ -76,8 +77,18 @@ class ModelTests : public QObject {
     }
     QVERIFY(kinds.contains(QStringLiteral("exposed communication")));
     QVERIFY(std::fabs(total - 1.0) < 1e-9); // overlapped communication is hidden, not a share
-    QVERIFY(!parse_report("{\"summary\": 3}").has_value());
-    QVERIFY(!parse_report("not json").has_value());
+  }
+
+  void report_is_read_strictly() {
+    QString error;
+    QVERIFY(!parse_report("not json", &error).has_value());
+    QCOMPARE(error, QStringLiteral("the report is not JSON"));
+    QVERIFY(!parse_report("{\"summary\": 3}", &error).has_value());
+    QVERIFY2(error.contains(QStringLiteral("/schema")), qPrintable(error));
+    nlohmann::json wrong = nlohmann::json::parse(samples::kReport.toStdString());
+    wrong["summary"]["makespan_s"] = "4 s";
+    QVERIFY(!parse_report(QByteArray::fromStdString(wrong.dump()), &error).has_value());
+    QVERIFY2(error.contains(QStringLiteral("/summary/makespan_s")), qPrintable(error));
   }
 
   void out_of_memory_reports_have_no_summary() {
@@ -116,7 +127,8 @@ class ModelTests : public QObject {
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(model.columnCount(), int(RankModel::NUM_COLUMNS));
     QCOMPARE(model.index(0, RankModel::Compute).data(Qt::UserRole).toDouble(), 3.0);
-    QVERIFY(!model.index(0, RankModel::OverlappedCommunication).data(Qt::UserRole).isValid());
+    // Every report has overlapped_communication_s (0 without a communication stream).
+    QCOMPARE(model.index(0, RankModel::OverlappedCommunication).data(Qt::UserRole).toDouble(), 0.0);
     model.set_report(*parse_report(samples::kFutureReport));
     QCOMPARE(model.rowCount(), 2);
     QCOMPARE(model.index(0, RankModel::OverlappedCommunication).data(Qt::UserRole).toDouble(), 0.5);
@@ -139,7 +151,7 @@ class ModelTests : public QObject {
     QVERIFY(mfu >= 0);
     QVERIFY(!model.index(mfu, SummaryModel::Current).data(Qt::UserRole).isValid());
     QVERIFY(!model.index(mfu, SummaryModel::Delta).data(Qt::UserRole).isValid());
-    QVERIFY(model.row_of("brand_new_figure") > model.row_of("makespan_s"));
+    QVERIFY(model.row_of("model_flops_per_iteration") > model.row_of("makespan_s"));
     model.set_current(std::nullopt);
     model.set_pinned(std::nullopt);
     QCOMPARE(model.rowCount(), 0);

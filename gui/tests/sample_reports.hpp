@@ -1,55 +1,109 @@
-// Small report.json, trace.json and sweep.csv texts for the model tests (shaped like partsim's output).
+// Small report.json, trace.json and sweep.csv texts for the model tests; the reports are written by the core's
+// ReportDocument, so they are what partsim writes.
 #pragma once
+
+#include "partsim/report/report_document.hpp"
 
 #include <QByteArray>
 
 namespace partsim::gui::samples {
 
-/** Three ranks; rank 0 is the slowest. Today's schema. */
-inline const QByteArray kReport = R"json({
-  "schema": "partsim.report", "schema_version": 1, "partsim_version": "0.1.0",
-  "scenario": {"name": "three", "description": "", "input": {}},
-  "strategy": "data_parallel: 3 partitions",
-  "summary": {"gpus": 3, "iterations": 1, "makespan_s": 4.0, "speedup": 2.0, "parallel_efficiency": 0.6667,
-              "load_imbalance_max_over_mean": 1.5, "load_imbalance_cv": 0.3, "communication_overhead": 0.1,
-              "idle_share": 0.25, "amdahl_limit": null, "karp_flatt_serial_fraction": 0.25},
-  "ranks": [
-    {"rank": 0, "node": 0, "local_gpu": 0, "samples": 50, "compute_s": 3.0, "communication_s": 1.0, "wait_s": 0.0,
-     "tail_idle_s": 0.0, "busy_s": 4.0, "idle_s": 0.0, "finish_s": 4.0},
-    {"rank": 1, "node": 1, "local_gpu": 0, "samples": 25, "compute_s": 1.5, "communication_s": 0.1, "wait_s": 0.4,
-     "tail_idle_s": 2.0, "busy_s": 1.6, "idle_s": 2.4, "finish_s": 2.0},
-    {"rank": 2, "node": 2, "local_gpu": 0, "samples": 25, "compute_s": 1.5, "communication_s": 0.1, "wait_s": 0.4,
-     "tail_idle_s": 2.0, "busy_s": 1.6, "idle_s": 2.4, "finish_s": 2.0}
-  ]
-})json";
+using partsim::ReportDocument;
+using partsim::ReportMemory;
+using partsim::ReportRank;
+using partsim::ReportSummary;
 
-/** A report with the newer fields: communication overlapped with compute, collectives, memory per GPU, MFU,
- * warnings, a summary figure the GUI does not know, and a rank without wait_s (a missing field is zero). */
-inline const QByteArray kFutureReport = R"json({
-  "schema": "partsim.report", "schema_version": 2, "verdict": "simulated",
-  "summary": {"gpus": 2, "makespan_s": 2.0, "speedup": 1.5, "mfu": 0.42, "exposed_communication_gpu_s": 1.4,
-              "overlapped_communication_gpu_s": 0.7, "brand_new_figure": 7},
-  "memory_per_gpu": {"parameters_bytes": 2e10, "gradients_bytes": 2e10, "optimizer_states_bytes": 3e10,
-                     "activations_bytes": 1e10, "workspace_bytes": 1e9, "total_bytes": 8.1e10,
-                     "capacity_bytes": 8e10, "fits": false},
-  "collectives": [{"operation": "all_reduce", "algorithm": "ring", "fidelity": "steps", "kind": "gradients",
-                   "ranks": 2, "bytes": 1.4e9, "count": 10, "mean_time_s": 0.07, "min_time_s": 0.069,
-                   "max_time_s": 0.071, "algbw_bytes_per_s": 2e10, "busbw_bytes_per_s": 2e10}],
-  "warnings": ["rank 1 is close to its memory", {"message": "2 partitions starved"}],
-  "ranks": [
-    {"rank": 0, "compute_s": 1.0, "communication_s": 0.5, "overlapped_communication_s": 0.5, "wait_s": 0.5,
-     "tail_idle_s": 0.0, "finish_s": 2.0},
-    {"rank": 1, "compute_s": 1.0, "communication_s": 0.4, "overlapped_communication_s": 0.2,
-     "tail_idle_s": 0.6, "finish_s": 1.4, "out_of_memory": true}
-  ]
-})json";
+/** report.json text of `doc`, as partsim writes it. */
+inline QByteArray report_text(const ReportDocument& doc) {
+  return QByteArray::fromStdString(to_json(doc).dump(2));
+}
+
+inline ReportRank rank_row(int rank, double compute, double communication, double wait, double tail_idle,
+                           double finish) {
+  ReportRank r;
+  r.rank = rank;
+  r.node = rank;
+  r.samples = 25;
+  r.compute = compute;
+  r.communication = communication;
+  r.wait = wait;
+  r.tail_idle = tail_idle;
+  r.busy = compute + communication;
+  r.idle = wait + tail_idle;
+  r.finish = finish;
+  return r;
+}
+
+inline ReportDocument cluster_of(int nodes) {
+  ReportDocument doc;
+  doc.partsim_version = "0.1.0";
+  doc.scenario.name = "three";
+  doc.scenario.input = {{"cluster", {{"nodes", nodes}, {"gpus_per_node", 1}}}};
+  doc.strategy = "data_parallel: 3 partitions";
+  return doc;
+}
+
+/** Three ranks; rank 0 is the slowest; no MFU, and an unbounded Amdahl limit (null). */
+inline ReportDocument three_ranks() {
+  ReportDocument doc = cluster_of(3);
+  ReportSummary& s = doc.summary.emplace();
+  s.gpus = 3;
+  s.makespan = 4.0;
+  s.speedup = 2.0;
+  s.parallel_efficiency = 0.6667;
+  s.imbalance_max_over_mean = 1.5;
+  s.imbalance_cv = 0.3;
+  s.communication_overhead = 0.1;
+  s.idle_share = 0.25;
+  s.karp_flatt = 0.25;
+  doc.ranks = {rank_row(0, 3.0, 1.0, 0.0, 0.0, 4.0), rank_row(1, 1.5, 0.1, 0.4, 2.0, 2.0),
+               rank_row(2, 1.5, 0.1, 0.4, 2.0, 2.0)};
+  doc.ranks[0].samples = 50;
+  return doc;
+}
+inline const QByteArray kReport = report_text(three_ranks());
+
+/** Model training: communication overlapped with compute, a collective, memory per GPU that does not fit, MFU, and
+ * a class-aware split that starves two partitions. */
+inline ReportDocument training_run() {
+  ReportDocument doc = cluster_of(2);
+  ReportSummary& s = doc.summary.emplace();
+  s.gpus = 2;
+  s.makespan = 2.0;
+  s.speedup = 1.5;
+  s.amdahl_limit = 4.0;
+  s.mfu = 0.42;
+  s.hfu = 0.5;
+  s.tokens_per_s = 1e5;
+  s.model_flops_per_iteration = 1e15;
+  s.exposed_communication = 1.4;
+  s.overlapped_communication = 0.7;
+  doc.memory_per_gpu = ReportMemory{2e10, 2e10, 3e10, 1e10, 1e9, 8.1e10, 8e10, false};
+  doc.collectives = std::vector<partsim::ReportCollective>{
+      {partsim::CollectiveOp::AllReduce, partsim::CollectiveAlgorithm::Ring, partsim::Fidelity::Steps,
+       partsim::CommKind::Data, 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
+  doc.class_split.emplace();
+  doc.class_split->minority_class = "fraud";
+  doc.class_split->starved_partitions = 2;
+  doc.class_split->starved_threshold = 10;
+  doc.ranks = {rank_row(0, 1.0, 0.5, 0.5, 0.0, 2.0), rank_row(1, 1.0, 0.4, 0.0, 0.6, 1.4)};
+  doc.ranks[0].overlapped_communication = 0.5;
+  doc.ranks[1].overlapped_communication = 0.2;
+  return doc;
+}
+inline const QByteArray kFutureReport = report_text(training_run());
 
 /** An out-of-memory verdict: nothing simulated, no summary, only the memory figures. */
-inline const QByteArray kOutOfMemoryReport = R"json({
-  "schema": "partsim.report", "schema_version": 2, "verdict": "out_of_memory",
-  "memory_per_gpu": {"total_bytes": 1.2e11, "capacity_bytes": 8e10, "fits": false},
-  "ranks": []
-})json";
+inline ReportDocument out_of_memory() {
+  ReportDocument doc = cluster_of(1);
+  doc.verdict = partsim::Verdict::OutOfMemory;
+  doc.memory_per_gpu = ReportMemory{};
+  doc.memory_per_gpu->total = 1.2e11;
+  doc.memory_per_gpu->capacity = 8e10;
+  doc.memory_per_gpu->fits = false;
+  return doc;
+}
+inline const QByteArray kOutOfMemoryReport = report_text(out_of_memory());
 
 inline const QByteArray kTrace = R"json({"displayTimeUnit":"ms","traceEvents":[
 {"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"node 0"}},

@@ -103,9 +103,10 @@ int sweep(const SweepOptions& options) {
       failed.errors.push_back(std::move(error));
       continue;
     }
-    const nlohmann::json report = nlohmann::json::parse(r.out);
-    write_file_atomically(dir / fmt::format("point-{:04}.report.json", points[i].index), r.out);
-    rows.push_back(sweep_row(points[i], report));
+    const std::string name = fmt::format("point-{:04}.report.json", points[i].index);
+    write_file_atomically(dir / name, r.out);
+    rows.push_back(
+        sweep_row(points[i], report_document_from_json(nlohmann::json::parse(r.out), (dir / name).string())));
   }
   const std::string csv_name = shards > 1 ? fmt::format("sweep-shard-{}-of-{}.csv", shard, shards) : "sweep.csv";
   write_file_atomically(dir / csv_name, [&](std::ostream& out) { write_sweep_csv(out, axes, rows); });

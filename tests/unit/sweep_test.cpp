@@ -160,19 +160,20 @@ TEST(Sweep, ShardsPartitionThePoints) {
 
 // --- rows and CSV ------------------------------------------------------------------------------------------------
 
-json minimal_report() {
-  return {{"verdict", "simulated"},
-          {"summary",
-           {{"gpus", 8},
-            {"makespan_s", 2.5},
-            {"single_gpu_time_s", 16.0},
-            {"speedup", 6.4},
-            {"parallel_efficiency", 0.8},
-            {"karp_flatt_serial_fraction", 0.03},
-            {"parallel_fraction", 0.97},
-            {"amdahl_speedup_bound", 6.9},
-            {"communication_overhead", 0.05},
-            {"load_imbalance_max_over_mean", 1.25}}}};
+ReportDocument minimal_report() {
+  ReportDocument doc;
+  ReportSummary& s = doc.summary.emplace();
+  s.gpus = 8;
+  s.makespan = 2.5;
+  s.single_gpu_time = 16.0;
+  s.speedup = 6.4;
+  s.parallel_efficiency = 0.8;
+  s.karp_flatt = 0.03;
+  s.parallel_fraction = 0.97;
+  s.amdahl_speedup_bound = 6.9;
+  s.communication_overhead = 0.05;
+  s.imbalance_max_over_mean = 1.25;
+  return doc;
 }
 
 TEST(Sweep, RowFromReport) {
@@ -204,6 +205,16 @@ TEST(Sweep, CsvHeaderAndRows) {
   EXPECT_EQ(out.str(), expected);
 }
 
+TEST(Sweep, CsvRowIsTheSameReadBackFromReportJson) {
+  const std::vector<SweepAxis> axes{axis("/cluster/nodes", {"8"})};
+  const SweepPoint point = expand_sweep(axes).at(0);
+  std::ostringstream direct, read_back;
+  write_sweep_csv(direct, axes, {sweep_row(point, minimal_report())});
+  const json text = json::parse(to_json(minimal_report()).dump(2));
+  write_sweep_csv(read_back, axes, {sweep_row(point, report_document_from_json(text, "point-0000.report.json"))});
+  EXPECT_EQ(read_back.str(), direct.str());
+}
+
 TEST(Sweep, CsvQuotesCommasAndDoublesQuotes) {
   const std::vector<SweepAxis> axes{axis("/name", {R"("a,b")"})};
   const SweepPoint point = expand_sweep(axes).at(0);
@@ -225,8 +236,9 @@ TEST(Sweep, CsvWithoutRowsIsAHeader) {
 TEST(Sweep, OutOfMemoryPointIsARowWithItsVerdict) {
   const std::vector<SweepAxis> axes{axis("/cluster/nodes", {"1", "8"})};
   const std::vector<SweepPoint> points = expand_sweep(axes);
-  const json out_of_memory = {{"verdict", "out_of_memory"},
-                              {"scenario", {{"input", {{"cluster", {{"nodes", 1}, {"gpus_per_node", 4}}}}}}}};
+  ReportDocument out_of_memory;
+  out_of_memory.verdict = Verdict::OutOfMemory;
+  out_of_memory.scenario.input = {{"cluster", {{"nodes", 1}, {"gpus_per_node", 4}}}};
   const std::vector<SweepRow> rows{sweep_row(points[0], out_of_memory), sweep_row(points[1], minimal_report())};
   EXPECT_TRUE(rows[0].out_of_memory);
   EXPECT_EQ(rows[0].gpus, 4);

@@ -1,8 +1,6 @@
 // RankModel.
 #include "models/rank_model.hpp"
 
-#include <QBrush>
-#include <QColor>
 #include <QFont>
 
 namespace partsim::gui {
@@ -50,8 +48,6 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
       return r.finish;
     case OverlappedCommunication:
       return r.overlapped ? QVariant(*r.overlapped) : QVariant();
-    case MemoryPeak:
-      return r.memory_peak ? QVariant(*r.memory_peak) : QVariant();
     default:
       return {};
     }
@@ -78,8 +74,6 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
       return format_seconds(r.finish);
     case OverlappedCommunication:
       return r.overlapped ? format_seconds(*r.overlapped) : QString();
-    case MemoryPeak:
-      return r.memory_peak ? format_figure("memory_peak_bytes", *r.memory_peak) : QString();
     default:
       return {};
     }
@@ -90,7 +84,6 @@ QVariant RankModel::data(const QModelIndex& index, int role) const {
     bold.setBold(true);
     return bold;
   }
-  if (role == Qt::BackgroundRole && r.out_of_memory) return QBrush(QColor(255, 210, 210));
   if (role == Qt::ToolTipRole && index.row() == slowest_) return tr("the slowest rank: it sets the makespan");
   return {};
 }
@@ -119,8 +112,6 @@ QVariant RankModel::headerData(int section, Qt::Orientation orientation, int rol
     return tr("Finish");
   case OverlappedCommunication:
     return tr("Overlapped comm.");
-  case MemoryPeak:
-    return tr("Peak memory");
   default:
     return {};
   }

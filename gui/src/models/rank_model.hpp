@@ -21,7 +21,6 @@ class RankModel : public QAbstractTableModel {
     Busy,
     Finish,
     OverlappedCommunication,
-    MemoryPeak,
     NUM_COLUMNS
   };
 

@@ -37,7 +37,6 @@ const char* const kOrder[] = {"makespan_s",
                               "memory_per_gpu/optimizer_states_bytes",
                               "memory_per_gpu/activations_bytes",
                               "memory_per_gpu/workspace_bytes",
-                              "memory_peak_bytes",
                               "throughput_samples_per_s",
                               "single_gpu_time_s",
                               "gpus",
@@ -48,7 +47,7 @@ bool lower_is_better(const std::string& key) {
   return key == "makespan_s" || key.starts_with("load_imbalance") || key == "communication_overhead" ||
          key == "exposed_communication_gpu_s" || key == "idle_share" || key == "slowest_rank_excess_s" ||
          key == "time_lost_waiting_gpu_s" || key == "karp_flatt_serial_fraction" || key == "single_gpu_time_s" ||
-         key == "memory_peak_bytes" || key == "memory_per_gpu/total_bytes";
+         key == "memory_per_gpu/total_bytes";
 }
 } // namespace
 

@@ -117,26 +117,24 @@ std::vector<SweepPoint> select_shard(const std::vector<SweepPoint>& points, std:
   return out;
 }
 
-SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report) {
+SweepRow sweep_row(const SweepPoint& point, const ReportDocument& report) {
   SweepRow row;
   row.point = point;
-  if (report.at("verdict").get<std::string>() == "out_of_memory") {
+  row.gpus = static_cast<int>(report.gpus());
+  if (report.out_of_memory() || !report.summary) {
     row.out_of_memory = true;
-    const nlohmann::json& cluster = report.at("scenario").at("input").at("cluster");
-    row.gpus = cluster.at("nodes").get<int>() * cluster.at("gpus_per_node").get<int>();
     return row;
   }
-  const nlohmann::json& s = report.at("summary");
-  row.gpus = s.at("gpus").get<int>();
-  row.makespan = s.at("makespan_s").get<double>();
-  row.single_gpu_time = s.at("single_gpu_time_s").get<double>();
-  row.speedup = s.at("speedup").get<double>();
-  row.efficiency = s.at("parallel_efficiency").get<double>();
-  row.karp_flatt = s.at("karp_flatt_serial_fraction").get<double>();
-  row.parallel_fraction = s.at("parallel_fraction").get<double>();
-  row.amdahl_bound = s.at("amdahl_speedup_bound").get<double>();
-  row.communication_overhead = s.at("communication_overhead").get<double>();
-  row.imbalance = s.at("load_imbalance_max_over_mean").get<double>();
+  const ReportSummary& s = *report.summary;
+  row.makespan = s.makespan;
+  row.single_gpu_time = s.single_gpu_time;
+  row.speedup = s.speedup;
+  row.efficiency = s.parallel_efficiency;
+  row.karp_flatt = s.karp_flatt;
+  row.parallel_fraction = s.parallel_fraction;
+  row.amdahl_bound = s.amdahl_speedup_bound;
+  row.communication_overhead = s.communication_overhead;
+  row.imbalance = s.imbalance_max_over_mean;
   return row;
 }
 

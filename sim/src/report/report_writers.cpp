@@ -29,233 +29,168 @@ std::string json_string(const std::string& text) {
   return out + "\"";
 }
 
-nlohmann::json finite_or_null(double v) {
-  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-} // namespace
-
-nlohmann::json class_split_json(const ClassSplit& split, const Report& r) {
-  nlohmann::json risk;
-  risk["threshold"] = split.random_risk.threshold;
-  risk["starved_probability_per_partition"] = split.random_risk.per_partition;
-  risk["expected_starved_partitions"] = split.random_risk.expected_starved;
-  risk["any_starved_at_least"] = split.random_risk.any_lower;
-  risk["any_starved_at_most"] = split.random_risk.any_upper;
-  risk["exact"] = split.random_risk.exact;
-  nlohmann::json partitions = nlohmann::json::array();
-  for (std::size_t p = 0; p < split.partitions.size(); ++p) {
-    const PartitionClasses& part = split.partitions[p];
-    nlohmann::json counts = nlohmann::json::object();
-    for (std::size_t c = 0; c < split.class_names.size(); ++c) counts[split.class_names[c]] = part.per_class[c];
-    nlohmann::json row;
-    row["partition"] = p;
-    row["rank"] = p % r.ranks.size();
-    row["size"] = part.size;
-    row["per_class"] = std::move(counts);
-    row["minority_share"] = part.minority_share;
-    row["replicas"] = part.replicas;
-    row["starved"] = part.starved;
-    partitions.push_back(std::move(row));
-  }
-  nlohmann::json out;
-  out["method"] = std::string(to_string(split.method));
-  out["minority_class"] = split.class_names[split.minority_class];
-  out["starved_threshold"] = split.threshold;
-  out["oversample_target"] = split.oversample_target;
-  out["starved_partitions"] = split.starved_partitions;
-  out["random_split_risk"] = std::move(risk);
-  out["preprocessing_s"] = r.coordinator_setup;
-  out["samples_replicated"] = split.work.samples_replicated;
-  out["oversampling_compute_gpu_s"] = r.oversampling_compute;
-  out["partitions"] = std::move(partitions);
-  nlohmann::json methods = nlohmann::json::array();
-  for (const SplitSummary& m : r.class_split_methods) {
-    nlohmann::json row;
-    row["method"] = std::string(to_string(m.method));
-    row["starved_partitions"] = m.starved_partitions;
-    row["min_minority"] = m.min_minority;
-    row["max_minority"] = m.max_minority;
-    row["samples_replicated"] = m.samples_replicated;
-    row["preprocessing_s"] = m.preprocessing;
-    methods.push_back(std::move(row));
-  }
-  out["methods_compared"] = std::move(methods);
-  return out;
-}
-
-namespace {
-
 double exposed_communication(const Report& r) {
   double sum = 0.0;
   for (const RankMetrics& m : r.ranks) sum += m.communication + m.wait;
   return sum;
 }
 
-nlohmann::json memory_json(const MemoryBreakdown& m) {
-  nlohmann::json out;
-  out["parameters_bytes"] = m.parameters;
-  out["gradients_bytes"] = m.gradients;
-  out["optimizer_states_bytes"] = m.optimizer_states;
-  out["activations_bytes"] = m.activations;
-  out["workspace_bytes"] = m.workspace;
-  out["total_bytes"] = m.total();
-  out["capacity_bytes"] = m.capacity;
-  out["fits"] = m.fits();
+ReportMemory memory_section(const MemoryBreakdown& m) {
+  return {m.parameters, m.gradients, m.optimizer_states, m.activations, m.workspace, m.total(), m.capacity, m.fits()};
+}
+
+ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
+  ReportClassSplit out;
+  out.method = split.method;
+  out.minority_class = split.class_names[split.minority_class];
+  out.starved_threshold = split.threshold;
+  out.oversample_target = split.oversample_target;
+  out.starved_partitions = split.starved_partitions;
+  out.random_split_risk = {split.random_risk.threshold,        split.random_risk.per_partition,
+                           split.random_risk.expected_starved, split.random_risk.any_lower,
+                           split.random_risk.any_upper,        split.random_risk.exact};
+  out.preprocessing = r.coordinator_setup;
+  out.samples_replicated = split.work.samples_replicated;
+  out.oversampling_compute = r.oversampling_compute;
+  for (std::size_t p = 0; p < split.partitions.size(); ++p) {
+    const PartitionClasses& part = split.partitions[p];
+    ReportPartition& row = out.partitions.emplace_back();
+    row.partition = p;
+    row.rank = p % r.ranks.size();
+    row.size = part.size;
+    for (std::size_t c = 0; c < split.class_names.size(); ++c) row.per_class[split.class_names[c]] = part.per_class[c];
+    row.minority_share = part.minority_share;
+    row.replicas = part.replicas;
+    row.starved = part.starved;
+  }
+  for (const SplitSummary& m : r.class_split_methods)
+    out.methods_compared.push_back(
+        {m.method, m.starved_partitions, m.min_minority, m.max_minority, m.samples_replicated, m.preprocessing});
   return out;
 }
 
+ReportRank rank_row(const RankMetrics& m, bool pipelined) {
+  ReportRank row;
+  row.rank = m.rank;
+  row.node = m.node;
+  row.local_gpu = m.local_gpu;
+  row.samples = m.samples;
+  row.compute = m.compute;
+  row.communication = m.communication;
+  row.wait = m.wait;
+  row.tail_idle = m.tail_idle;
+  row.busy = m.busy();
+  row.idle = m.idle();
+  row.finish = m.finish;
+  row.bytes_sent = m.bytes_sent;
+  row.bytes_received = m.bytes_received;
+  row.messages_sent = m.messages_sent;
+  row.overlapped_communication = m.overlapped;
+  row.stream_wait = m.stream_wait;
+  if (pipelined) {
+    row.stage = m.stage;
+    row.tensor_exposed = m.tensor_exposed;
+    row.pipeline_exposed = m.pipeline_exposed;
+    row.data_exposed = m.data_exposed;
+    row.bubble = m.bubble;
+  }
+  return row;
+}
+
+ReportSummary summary_section(const Report& r) {
+  ReportSummary s;
+  s.gpus = r.gpus;
+  s.iterations = r.iterations;
+  s.makespan = r.makespan;
+  s.throughput = r.throughput;
+  s.single_gpu_time = r.baseline_time;
+  s.speedup = r.speedup;
+  s.parallel_efficiency = r.efficiency;
+  s.imbalance_max_over_mean = r.imbalance_max_over_mean;
+  s.imbalance_cv = r.imbalance_cv;
+  s.communication_overhead = r.communication_overhead;
+  s.idle_share = r.idle_share;
+  s.time_lost_waiting = r.time_lost_waiting;
+  s.slowest_rank_excess = r.slowest_rank_excess;
+  s.parallel_fraction = r.parallel_fraction;
+  s.amdahl_speedup_bound = r.amdahl_speedup_bound;
+  if (std::isfinite(r.amdahl_limit)) s.amdahl_limit = r.amdahl_limit;
+  s.karp_flatt = r.karp_flatt;
+  s.bytes_sent = r.bytes_sent;
+  s.bytes_received = r.bytes_received;
+  s.exposed_communication = exposed_communication(r);
+  s.overlapped_communication = r.overlapped_communication;
+  if (r.model_flops_per_iteration > 0) {
+    s.mfu = r.mfu;
+    s.hfu = r.hfu;
+    s.tokens_per_s = r.tokens_per_second;
+    s.model_flops_per_iteration = r.model_flops_per_iteration;
+  }
+  return s;
+}
 } // namespace
 
-nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
-  // Built key by key: GCC 12 warns falsely (-Warray-bounds) on large nested initializer lists of nlohmann::json.
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const RankMetrics& m : r.ranks) {
-    nlohmann::json row;
-    row["rank"] = m.rank;
-    row["node"] = m.node;
-    row["local_gpu"] = m.local_gpu;
-    row["samples"] = m.samples;
-    row["compute_s"] = m.compute;
-    row["communication_s"] = m.communication;
-    row["wait_s"] = m.wait;
-    row["tail_idle_s"] = m.tail_idle;
-    row["busy_s"] = m.busy();
-    row["idle_s"] = m.idle();
-    row["finish_s"] = m.finish;
-    row["bytes_sent"] = m.bytes_sent;
-    row["bytes_received"] = m.bytes_received;
-    row["messages_sent"] = m.messages_sent;
-    row["overlapped_communication_s"] = m.overlapped;
-    row["stream_wait_s"] = m.stream_wait;
-    if (!r.stages.empty()) {
-      row["stage"] = m.stage;
-      row["tensor_exposed_s"] = m.tensor_exposed;
-      row["pipeline_exposed_s"] = m.pipeline_exposed;
-      row["data_exposed_s"] = m.data_exposed;
-      row["bubble_s"] = m.bubble;
-    }
-    ranks.push_back(std::move(row));
-  }
+ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
+  ReportDocument doc;
+  doc.partsim_version = partsim_version();
+  doc.scenario = {r.scenario_name, r.scenario_description, scenario.document};
 
-  nlohmann::json engine;
-  engine["simulator"] = "SimGrid";
-  engine["simgrid_version"] = r.network.simgrid_version;
-  engine["network_model"] = r.network.model;
-  engine["cross_traffic"] = r.network.cross_traffic;
-  engine["network_note"] = r.network.note;
-  engine["seed"] = r.seed;
-  engine["messages"] = r.messages;
-  engine["executions"] = r.executions;
-  engine["simulated_ranks"] = r.simulated_ranks;
-  engine["folding"] = r.folding;
-  engine["actors"] = r.actors;
-  engine["executions_as_sleeps"] = r.executions_as_sleeps;
-  engine["driven_flows"] = r.driven_flows;
+  ReportEngine& e = doc.engine;
+  e.simgrid_version = r.network.simgrid_version;
+  e.network_model = r.network.model;
+  e.cross_traffic = r.network.cross_traffic;
+  e.network_note = r.network.note;
+  e.seed = r.seed;
+  e.messages = r.messages;
+  e.executions = r.executions;
+  e.simulated_ranks = r.simulated_ranks;
+  e.folding = r.folding;
+  e.actors = r.actors;
+  e.executions_as_sleeps = r.executions_as_sleeps;
+  e.driven_flows = r.driven_flows;
 
-  nlohmann::json summary;
-  summary["gpus"] = r.gpus;
-  summary["iterations"] = r.iterations;
-  summary["makespan_s"] = r.makespan;
-  summary["throughput_samples_per_s"] = r.throughput;
-  summary["single_gpu_time_s"] = r.baseline_time;
-  summary["speedup"] = r.speedup;
-  summary["parallel_efficiency"] = r.efficiency;
-  summary["load_imbalance_max_over_mean"] = r.imbalance_max_over_mean;
-  summary["load_imbalance_cv"] = r.imbalance_cv;
-  summary["communication_overhead"] = r.communication_overhead;
-  summary["idle_share"] = r.idle_share;
-  summary["time_lost_waiting_gpu_s"] = r.time_lost_waiting;
-  summary["slowest_rank_excess_s"] = r.slowest_rank_excess;
-  summary["parallel_fraction"] = r.parallel_fraction;
-  summary["amdahl_speedup_bound"] = r.amdahl_speedup_bound;
-  summary["amdahl_limit"] = finite_or_null(r.amdahl_limit);
-  summary["karp_flatt_serial_fraction"] = r.karp_flatt;
-  summary["bytes_sent"] = r.bytes_sent;
-  summary["bytes_received"] = r.bytes_received;
-  summary["exposed_communication_gpu_s"] = exposed_communication(r);
-  summary["overlapped_communication_gpu_s"] = r.overlapped_communication;
-  if (r.model_flops_per_iteration > 0) {
-    summary["mfu"] = r.mfu;
-    summary["hfu"] = r.hfu;
-    summary["tokens_per_s"] = r.tokens_per_second;
-    summary["model_flops_per_iteration"] = r.model_flops_per_iteration;
-  }
-
-  nlohmann::json scenario_json;
-  scenario_json["name"] = r.scenario_name;
-  scenario_json["description"] = r.scenario_description;
-  scenario_json["input"] = scenario.document;
-
-  nlohmann::json report;
-  report["schema"] = "partsim.report";
-  report["schema_version"] = kReportSchemaVersion;
-  report["partsim_version"] = partsim_version();
-  report["scenario"] = std::move(scenario_json);
-  report["engine"] = std::move(engine);
-  report["strategy"] = r.strategy_summary;
-  report["gpu_profile"] = to_json(scenario.cluster.gpu);
-  report["verdict"] = r.out_of_memory ? "out_of_memory" : "simulated";
-  if (!r.out_of_memory) report["summary"] = std::move(summary);
-  if (r.memory) report["memory_per_gpu"] = memory_json(*r.memory);
+  doc.strategy = r.strategy_summary;
+  doc.gpu_profile = to_json(scenario.cluster.gpu);
+  doc.verdict = r.out_of_memory ? Verdict::OutOfMemory : Verdict::Simulated;
+  if (!r.out_of_memory) doc.summary = summary_section(r);
+  if (r.memory) doc.memory_per_gpu = memory_section(*r.memory);
   if (!r.collectives.empty()) {
-    nlohmann::json collectives = nlohmann::json::array();
-    for (const Report::Collective& c : r.collectives) {
-      nlohmann::json row;
-      row["operation"] = to_string(c.stats.op);
-      row["algorithm"] = to_string(c.stats.algorithm);
-      row["fidelity"] = to_string(c.stats.fidelity);
-      row["kind"] = to_string(c.stats.kind);
-      row["ranks"] = c.stats.ranks;
-      row["bytes"] = c.stats.bytes;
-      row["count"] = c.stats.count;
-      row["mean_time_s"] = c.mean_time;
-      row["min_time_s"] = c.stats.min_time;
-      row["max_time_s"] = c.stats.max_time;
-      row["algbw_bytes_per_s"] = c.algbw;
-      row["busbw_bytes_per_s"] = c.busbw;
-      collectives.push_back(std::move(row));
-    }
-    report["collectives"] = std::move(collectives);
+    doc.collectives.emplace();
+    for (const Report::Collective& c : r.collectives)
+      doc.collectives->push_back({c.stats.op, c.stats.algorithm, c.stats.fidelity, c.stats.kind, c.stats.ranks,
+                                  c.stats.bytes, c.stats.count, c.mean_time, c.stats.min_time, c.stats.max_time,
+                                  c.algbw, c.busbw});
   }
-  if (r.class_split) report["class_split"] = class_split_json(*r.class_split, r);
-  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0) {
-    nlohmann::json coordinator;
-    coordinator["setup_s"] = r.coordinator_setup;
-    coordinator["serial_compute_s"] = r.coordinator_serial;
-    coordinator["coordination_s"] = r.coordinator_coordination;
-    report["coordinator"] = std::move(coordinator);
-  }
-  if (r.balancing) {
-    nlohmann::json balancing;
-    balancing["policy"] = r.balancing->policy;
-    balancing["dispatches"] = r.balancing->dispatches;
-    balancing["steals"] = r.balancing->steals;
-    balancing["coordinator_busy_s"] = r.balancing->coordinator_busy;
-    balancing["coordinator_bytes_sent"] = r.balancing->bytes_sent;
-    balancing["coordinator_bytes_received"] = r.balancing->bytes_received;
-    report["balancing"] = std::move(balancing);
-  }
+  if (r.class_split) doc.class_split = class_split_section(*r.class_split, r);
+  if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0)
+    doc.coordinator = ReportCoordinator{r.coordinator_setup, r.coordinator_serial, r.coordinator_coordination};
+  if (r.balancing)
+    doc.balancing =
+        ReportBalancing{r.balancing->policy,           r.balancing->dispatches, r.balancing->steals,
+                        r.balancing->coordinator_busy, r.balancing->bytes_sent, r.balancing->bytes_received};
   if (!r.stages.empty()) {
-    nlohmann::json stages = nlohmann::json::array();
+    doc.pipeline_stages.emplace();
     for (const Report::Stage& s : r.stages) {
-      nlohmann::json row;
-      row["stage"] = s.stage;
+      ReportStage& row = doc.pipeline_stages->emplace_back();
+      row.stage = s.stage;
       if (!r.out_of_memory) {
-        row["ranks"] = s.ranks;
-        row["compute_s"] = s.compute;
-        row["tensor_exposed_s"] = s.tensor_exposed;
-        row["pipeline_exposed_s"] = s.pipeline_exposed;
-        row["data_exposed_s"] = s.data_exposed;
-        row["bubble_s"] = s.bubble;
-        row["bubble_fraction"] = s.bubble_fraction;
+        row.ranks = s.ranks;
+        row.compute = s.compute;
+        row.tensor_exposed = s.tensor_exposed;
+        row.pipeline_exposed = s.pipeline_exposed;
+        row.data_exposed = s.data_exposed;
+        row.bubble = s.bubble;
+        row.bubble_fraction = s.bubble_fraction;
       }
-      if (s.memory) row["memory_per_gpu"] = memory_json(*s.memory);
-      stages.push_back(std::move(row));
+      if (s.memory) row.memory = memory_section(*s.memory);
     }
-    report["pipeline_stages"] = std::move(stages);
   }
-  report["ranks"] = std::move(ranks);
-  return report;
+  for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty()));
+  return doc;
+}
+
+nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
+  return to_json(make_report_document(r, scenario));
 }
 
 void write_ranks_csv(std::ostream& out, const Report& r) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "partsim/input/scenario.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -61,7 +62,8 @@ struct SweepRow {
   double imbalance = 0.0;
 };
 
-SweepRow sweep_row(const SweepPoint& point, const nlohmann::json& report);
+/** The row of a point from its report (read with report_document_from_json). */
+SweepRow sweep_row(const SweepPoint& point, const ReportDocument& report);
 
 /** Index in `rows` of the simulated point with the smallest makespan (the first one on ties), or rows.size() when
  * no point was simulated (all out of memory). */

@@ -4,6 +4,7 @@
 #include "partsim/engine/engine.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/report/metrics.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,13 +13,11 @@
 
 namespace partsim {
 
-/** Version of the report.json schema; bump on any incompatible change. */
-inline constexpr int kReportSchemaVersion = 1;
-
 /** partsim's version ("0.1.0"). */
 std::string partsim_version();
 
-/** report.json: run metadata, the scenario as validated, headline figures and per-rank rows. Deterministic. */
+/** report.json: run metadata, the scenario as validated, headline figures and per-rank rows. Deterministic.
+ * to_json(make_report_document(report, scenario)). */
 nlohmann::json report_to_json(const Report& report, const Scenario& scenario);
 
 /** ranks.csv: one row per rank with its time breakdown and traffic. */

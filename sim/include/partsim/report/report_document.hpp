@@ -1,0 +1,479 @@
+// ReportDocument: report.json as a typed value, with one field table per section that drives to_json, from_json
+// and the schema reference (docs/report-reference.md).
+#pragma once
+
+#include "partsim/common/enum_names.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/plan/class_split.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace partsim {
+
+struct Report;
+struct Scenario;
+
+/** Version of the report.json schema; bump on any incompatible change. */
+inline constexpr int kReportSchemaVersion = 1;
+
+/** report.json `verdict`. */
+enum class Verdict { Simulated, OutOfMemory };
+template <>
+struct EnumNames<Verdict> {
+  static constexpr std::array<EnumEntry<Verdict>, 2> entries{
+      {{Verdict::Simulated, "simulated"}, {Verdict::OutOfMemory, "out_of_memory"}}};
+};
+
+/** A field table: each section has `template <typename Self, typename Fields> static void fields(Self&, Fields&)`,
+ * which calls `f.field(key, member, unit, meaning)` for every key in the order of this header (report.json itself
+ * is sorted by key), or `f.nullable(...)` for a key that is always there but may be null. An enum member is
+ * written and read by its EnumNames table. A member of type
+ * std::optional is a key present only in some reports; its meaning says when. The writer, the strict reader and
+ * the reference all walk these tables, so a key is spelled once. */
+
+/** `memory_per_gpu`, and a pipeline stage's: what one GPU needs, by kind. */
+struct ReportMemory {
+  double parameters = 0.0;
+  double gradients = 0.0;
+  double optimizer_states = 0.0;
+  double activations = 0.0;
+  double workspace = 0.0;
+  double total = 0.0;
+  double capacity = 0.0;
+  bool fits = true;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("parameters_bytes", s.parameters, "B", "weights in the training data type");
+    f.field("gradients_bytes", s.gradients, "B", "one gradient per weight, in the training data type");
+    f.field("optimizer_states_bytes", s.optimizer_states, "B", "fp32 master weights (mixed precision) and moments");
+    f.field("activations_bytes", s.activations, "B", "kept from the forward for the backward pass, one micro-batch");
+    f.field("workspace_bytes", s.workspace, "B",
+            "context, library workspaces, allocator slack (the scenario's figure)");
+    f.field("total_bytes", s.total, "B", "the sum of the five above");
+    f.field("capacity_bytes", s.capacity, "B", "the GPU's memory");
+    f.field("fits", s.fits, "", "total_bytes <= capacity_bytes");
+  }
+};
+
+/** One (key, value) figure of a section, in report.json's order. */
+using ReportFigure = std::pair<std::string, double>;
+
+/** `summary`: the headline figures of a simulated run. */
+struct ReportSummary {
+  std::int64_t gpus = 0;
+  std::int64_t iterations = 1;
+  double makespan = 0.0;
+  double throughput = 0.0;
+  double single_gpu_time = 0.0;
+  double speedup = 0.0;
+  double parallel_efficiency = 0.0;
+  double imbalance_max_over_mean = 0.0;
+  double imbalance_cv = 0.0;
+  double communication_overhead = 0.0;
+  double idle_share = 0.0;
+  double time_lost_waiting = 0.0;
+  double slowest_rank_excess = 0.0;
+  double parallel_fraction = 0.0;
+  double amdahl_speedup_bound = 0.0;
+  std::optional<double> amdahl_limit; ///< null: unbounded (parallel fraction 1)
+  double karp_flatt = 0.0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  double exposed_communication = 0.0;
+  double overlapped_communication = 0.0;
+  std::optional<double> mfu;
+  std::optional<double> hfu;
+  std::optional<double> tokens_per_s;
+  std::optional<double> model_flops_per_iteration;
+
+  /** Every numeric field with a value, in report.json's order (by key). */
+  std::vector<ReportFigure> figures() const;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("gpus", s.gpus, "", "GPUs of the run, one rank each");
+    f.field("iterations", s.iterations, "", "iterations simulated");
+    f.field("makespan_s", s.makespan, "s", "the last rank's finish time");
+    f.field("throughput_samples_per_s", s.throughput, "samples/s", "samples of all iterations / makespan_s");
+    f.field("single_gpu_time_s", s.single_gpu_time, "s", "the same work on one nominal GPU (0: nothing to compare)");
+    f.field("speedup", s.speedup, "", "single_gpu_time_s / makespan_s");
+    f.field("parallel_efficiency", s.parallel_efficiency, "", "speedup / gpus");
+    f.field("load_imbalance_max_over_mean", s.imbalance_max_over_mean, "", "max / mean of the ranks' compute time");
+    f.field("load_imbalance_cv", s.imbalance_cv, "", "coefficient of variation of the ranks' compute time");
+    f.field("communication_overhead", s.communication_overhead, "", "communication GPU-seconds / (gpus x makespan)");
+    f.field("idle_share", s.idle_share, "", "idle GPU-seconds / (gpus x makespan)");
+    f.field("time_lost_waiting_gpu_s", s.time_lost_waiting, "GPU-s", "idle time (wait + tail) of all ranks");
+    f.field("slowest_rank_excess_s", s.slowest_rank_excess, "s", "makespan - mean finish: what the slowest rank costs");
+    f.field("parallel_fraction", s.parallel_fraction, "", "share of compute done while two or more ranks compute");
+    f.field("amdahl_speedup_bound", s.amdahl_speedup_bound, "", "1 / ((1-f) + f/gpus) for the parallel fraction f");
+    f.nullable("amdahl_limit", s.amdahl_limit, "", "1 / (1-f), infinite GPUs; null when unbounded (f = 1)");
+    f.field("karp_flatt_serial_fraction", s.karp_flatt, "", "(1/speedup - 1/gpus) / (1 - 1/gpus); 0 on one GPU");
+    f.field("bytes_sent", s.bytes_sent, "B", "by all ranks and the coordinator");
+    f.field("bytes_received", s.bytes_received, "B", "by all ranks and the coordinator");
+    f.field("exposed_communication_gpu_s", s.exposed_communication, "GPU-s",
+            "communication and waits on the ranks' critical paths, summed over ranks");
+    f.field("overlapped_communication_gpu_s", s.overlapped_communication, "GPU-s",
+            "collectives hidden behind compute, summed over ranks");
+    f.field("mfu", s.mfu, "", "model FLOP/s / (gpus x peak of the data type); model training only");
+    f.field("hfu", s.hfu, "", "the same with recomputed work counted; model training only");
+    f.field("tokens_per_s", s.tokens_per_s, "tokens/s", "model training only");
+    f.field("model_flops_per_iteration", s.model_flops_per_iteration, "FLOP", "model training only");
+  }
+};
+
+/** `scenario`: what was asked. */
+struct ReportScenario {
+  std::string name;
+  std::string description;
+  nlohmann::json input = nlohmann::json::object();
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("name", s.name, "", "the scenario's name");
+    f.field("description", s.description, "", "its one-line description");
+    f.field("input", s.input, "", "the scenario as validated, overrides applied (docs/scenario-reference.md)");
+  }
+};
+
+/** `engine`: how it was simulated. */
+struct ReportEngine {
+  std::string simulator = "SimGrid";
+  std::string simgrid_version;
+  std::string network_model;
+  bool cross_traffic = false;
+  std::string network_note;
+  std::uint64_t seed = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t executions = 0;
+  std::uint64_t simulated_ranks = 0;
+  std::string folding;
+  std::uint64_t actors = 0;
+  std::uint64_t executions_as_sleeps = 0;
+  std::uint64_t driven_flows = 0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("simulator", s.simulator, "", "always \"SimGrid\"");
+    f.field("simgrid_version", s.simgrid_version, "", "of the library that ran the simulation");
+    f.field("network_model", s.network_model, "", "SimGrid's network model");
+    f.field("cross_traffic", s.cross_traffic, "", "whether SimGrid models the acknowledgements' cross traffic");
+    f.field("network_note", s.network_note, "", "why this network model");
+    f.field("seed", s.seed, "", "the scenario's seed");
+    f.field("messages", s.messages, "", "point-to-point messages simulated");
+    f.field("executions", s.executions, "", "executions simulated (the baseline excluded)");
+    f.field("simulated_ranks", s.simulated_ranks, "",
+            "ranks with an actor; the others took a representative's figures");
+    f.field("folding", s.folding, "", "what folding of identical replicas did, or why it did not");
+    f.field("actors", s.actors, "", "SimGrid actors the run created (programs, streams, flow drivers)");
+    f.field("executions_as_sleeps", s.executions_as_sleeps, "",
+            "of executions: alone on a GPU of constant speed, simulated as sleeps");
+    f.field("driven_flows", s.driven_flows, "", "of messages: flows started by driver actors");
+  }
+};
+
+/** One element of `collectives`: the instances of one kind of collective. */
+struct ReportCollective {
+  CollectiveOp operation = CollectiveOp::AllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  Fidelity fidelity = Fidelity::Steps;
+  CommKind kind = CommKind::Data;
+  std::int64_t ranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;
+  double mean_time = 0.0;
+  double min_time = 0.0;
+  double max_time = 0.0;
+  double algbw = 0.0;
+  double busbw = 0.0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("operation", s.operation, "", "the collective");
+    f.field("algorithm", s.algorithm, "", "how it was run");
+    f.field("fidelity", s.fidelity, "", "how it was simulated");
+    f.field("kind", s.kind, "", "what it carries");
+    f.field("ranks", s.ranks, "", "group size");
+    f.field("bytes", s.bytes, "B", "per instance");
+    f.field("count", s.count, "", "instances");
+    f.field("mean_time_s", s.mean_time, "s", "per instance, last arrival to last completion");
+    f.field("min_time_s", s.min_time, "s", "fastest instance");
+    f.field("max_time_s", s.max_time, "s", "slowest instance");
+    f.field("algbw_bytes_per_s", s.algbw, "B/s", "nccl-tests' algorithm bandwidth");
+    f.field("busbw_bytes_per_s", s.busbw, "B/s", "nccl-tests' bus bandwidth");
+  }
+};
+
+/** `class_split/random_split_risk`: what a random split of the same samples would starve. */
+struct ReportStarvationRisk {
+  std::uint64_t threshold = 1;
+  double per_partition = 0.0;
+  double expected_starved = 0.0;
+  double any_lower = 0.0;
+  double any_upper = 0.0;
+  bool exact = false;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("threshold", s.threshold, "samples", "fewer minority samples than this starve a partition");
+    f.field("starved_probability_per_partition", s.per_partition, "", "mean P[a partition is starved]");
+    f.field("expected_starved_partitions", s.expected_starved, "", "expected starved partitions");
+    f.field("any_starved_at_least", s.any_lower, "", "P[at least one starved] is at least this");
+    f.field("any_starved_at_most", s.any_upper, "", "... and at most this");
+    f.field("exact", s.exact, "", "the two bounds are the exact probability");
+  }
+};
+
+/** One element of `class_split/partitions`. */
+struct ReportPartition {
+  std::uint64_t partition = 0;
+  std::uint64_t rank = 0;
+  std::uint64_t size = 0;
+  std::map<std::string, std::uint64_t> per_class;
+  double minority_share = 0.0;
+  std::uint64_t replicas = 0;
+  bool starved = false;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("partition", s.partition, "", "its index");
+    f.field("rank", s.rank, "", "the rank that trains on it");
+    f.field("size", s.size, "samples", "replicas included");
+    f.field("per_class", s.per_class, "samples", "per class, by class name, replicas included");
+    f.field("minority_share", s.minority_share, "", "minority samples / size");
+    f.field("replicas", s.replicas, "samples", "minority samples added by oversampling");
+    f.field("starved", s.starved, "", "fewer minority samples than the threshold, after oversampling");
+  }
+};
+
+/** One element of `class_split/methods_compared`. */
+struct ReportSplitMethod {
+  SplitMethod method = SplitMethod::Random;
+  std::int64_t starved_partitions = 0;
+  std::uint64_t min_minority = 0;
+  std::uint64_t max_minority = 0;
+  std::uint64_t samples_replicated = 0;
+  double preprocessing = 0.0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("method", s.method, "", "the split method");
+    f.field("starved_partitions", s.starved_partitions, "", "partitions with too few minority samples");
+    f.field("min_minority", s.min_minority, "samples", "fewest minority samples in a partition");
+    f.field("max_minority", s.max_minority, "samples", "most minority samples in a partition");
+    f.field("samples_replicated", s.samples_replicated, "samples", "copies written by oversampling");
+    f.field("preprocessing_s", s.preprocessing, "s", "on the coordinator");
+  }
+};
+
+/** `class_split`: a class-aware split's partitions and starvation. */
+struct ReportClassSplit {
+  SplitMethod method = SplitMethod::Stratified;
+  std::string minority_class;
+  std::uint64_t starved_threshold = 1;
+  std::uint64_t oversample_target = 0;
+  std::int64_t starved_partitions = 0;
+  ReportStarvationRisk random_split_risk;
+  double preprocessing = 0.0;
+  std::uint64_t samples_replicated = 0;
+  double oversampling_compute = 0.0;
+  std::vector<ReportPartition> partitions;
+  std::vector<ReportSplitMethod> methods_compared;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("method", s.method, "", "the split method of the run");
+    f.field("minority_class", s.minority_class, "", "the class whose scarcity matters");
+    f.field("starved_threshold", s.starved_threshold, "samples", "fewer minority samples than this starve");
+    f.field("oversample_target", s.oversample_target, "samples", "0 unless stratified_oversample");
+    f.field("starved_partitions", s.starved_partitions, "", "partitions starved after oversampling");
+    f.field("random_split_risk", s.random_split_risk, "", "the same samples split at random");
+    f.field("preprocessing_s", s.preprocessing, "s", "on the coordinator before the first iteration");
+    f.field("samples_replicated", s.samples_replicated, "samples", "copies written by oversampling");
+    f.field("oversampling_compute_gpu_s", s.oversampling_compute, "GPU-s", "training on replicated samples");
+    f.field("partitions", s.partitions, "", "one per partition");
+    f.field("methods_compared", s.methods_compared, "", "every split method on the same labels");
+  }
+};
+
+/** `coordinator`: the coordinator's time (coordinated and class-aware runs). */
+struct ReportCoordinator {
+  double setup = 0.0;
+  double serial_compute = 0.0;
+  double coordination = 0.0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("setup_s", s.setup, "s", "preprocessing before the first iteration");
+    f.field("serial_compute_s", s.serial_compute, "s", "the serial part");
+    f.field("coordination_s", s.coordination, "s", "per-partition coordination");
+  }
+};
+
+/** `balancing`: the dispatcher's side of run-time balancing. */
+struct ReportBalancing {
+  std::string policy;
+  std::uint64_t dispatches = 0;
+  std::uint64_t steals = 0;
+  double coordinator_busy = 0.0;
+  std::uint64_t coordinator_bytes_sent = 0;
+  std::uint64_t coordinator_bytes_received = 0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("policy", s.policy, "", "the balancing policy");
+    f.field("dispatches", s.dispatches, "", "chunks handed out by the coordinator");
+    f.field("steals", s.steals, "", "work-stealing transfers between GPUs");
+    f.field("coordinator_busy_s", s.coordinator_busy, "s", "dispatch overhead spent by the coordinator");
+    f.field("coordinator_bytes_sent", s.coordinator_bytes_sent, "B", "by the coordinator");
+    f.field("coordinator_bytes_received", s.coordinator_bytes_received, "B", "by the coordinator");
+  }
+};
+
+/** One element of `pipeline_stages`: means over the stage's ranks (model parallelism). */
+struct ReportStage {
+  std::int64_t stage = 0;
+  std::optional<std::int64_t> ranks;
+  std::optional<double> compute;
+  std::optional<double> tensor_exposed;
+  std::optional<double> pipeline_exposed;
+  std::optional<double> data_exposed;
+  std::optional<double> bubble;
+  std::optional<double> bubble_fraction;
+  std::optional<ReportMemory> memory;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("stage", s.stage, "", "its index");
+    f.field("ranks", s.ranks, "", "ranks of the stage; absent when out of memory");
+    f.field("compute_s", s.compute, "s", "per rank; absent when out of memory");
+    f.field("tensor_exposed_s", s.tensor_exposed, "s", "per rank; absent when out of memory");
+    f.field("pipeline_exposed_s", s.pipeline_exposed, "s", "per rank, bubble included; absent when out of memory");
+    f.field("data_exposed_s", s.data_exposed, "s", "per rank; absent when out of memory");
+    f.field("bubble_s", s.bubble, "s", "per rank; absent when out of memory");
+    f.field("bubble_fraction", s.bubble_fraction, "", "1 - compute / makespan; absent when out of memory");
+    f.field("memory_per_gpu", s.memory, "", "per GPU of the stage, when known");
+  }
+};
+
+/** One element of `ranks`. */
+struct ReportRank {
+  std::int64_t rank = 0;
+  std::int64_t node = 0;
+  std::int64_t local_gpu = 0;
+  std::uint64_t samples = 0;
+  double compute = 0.0;
+  double communication = 0.0;
+  double wait = 0.0;
+  double tail_idle = 0.0;
+  double busy = 0.0;
+  double idle = 0.0;
+  double finish = 0.0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t messages_sent = 0;
+  double overlapped_communication = 0.0;
+  double stream_wait = 0.0;
+  std::optional<std::int64_t> stage;
+  std::optional<double> tensor_exposed;
+  std::optional<double> pipeline_exposed;
+  std::optional<double> data_exposed;
+  std::optional<double> bubble;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("rank", s.rank, "", "its index");
+    f.field("node", s.node, "", "the node of its GPU");
+    f.field("local_gpu", s.local_gpu, "", "its GPU's index in the node");
+    f.field("samples", s.samples, "samples", "the samples it was given");
+    f.field("compute_s", s.compute, "s", "computing");
+    f.field("communication_s", s.communication, "s", "transfers moving (exposed)");
+    f.field("wait_s", s.wait, "s", "blocked in a collective on a peer");
+    f.field("tail_idle_s", s.tail_idle, "s", "finished early, waiting for the makespan");
+    f.field("busy_s", s.busy, "s", "compute_s + communication_s");
+    f.field("idle_s", s.idle, "s", "wait_s + tail_idle_s");
+    f.field("finish_s", s.finish, "s", "when it finished");
+    f.field("bytes_sent", s.bytes_sent, "B", "sent by the rank");
+    f.field("bytes_received", s.bytes_received, "B", "received by the rank");
+    f.field("messages_sent", s.messages_sent, "", "point-to-point messages sent");
+    f.field("overlapped_communication_s", s.overlapped_communication, "s",
+            "collectives on the communication stream hidden behind compute");
+    f.field("stream_wait_s", s.stream_wait, "s", "blocked on the communication stream (part of communication_s)");
+    f.field("stage", s.stage, "", "pipeline stage; model parallelism only");
+    f.field("tensor_exposed_s", s.tensor_exposed, "s",
+            "blocked in tensor-parallel collectives; model parallelism only");
+    f.field("pipeline_exposed_s", s.pipeline_exposed, "s", "blocked on a pipeline peer; model parallelism only");
+    f.field("data_exposed_s", s.data_exposed, "s", "blocked in data-parallel collectives; model parallelism only");
+    f.field("bubble_s", s.bubble, "s", "waiting for a pipeline peer to send; model parallelism only");
+  }
+};
+
+/** report.json, whole. */
+struct ReportDocument {
+  std::string schema = "partsim.report";
+  std::int64_t schema_version = kReportSchemaVersion;
+  std::string partsim_version;
+  ReportScenario scenario;
+  ReportEngine engine;
+  std::string strategy;
+  nlohmann::json gpu_profile = nlohmann::json::object();
+  Verdict verdict = Verdict::Simulated;
+  std::optional<ReportSummary> summary;
+  std::optional<ReportMemory> memory_per_gpu;
+  std::optional<std::vector<ReportCollective>> collectives;
+  std::optional<ReportClassSplit> class_split;
+  std::optional<ReportCoordinator> coordinator;
+  std::optional<ReportBalancing> balancing;
+  std::optional<std::vector<ReportStage>> pipeline_stages;
+  std::vector<ReportRank> ranks;
+
+  bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
+  /** GPUs of the run: the summary's, or the cluster's of the scenario input when there is no summary (out of
+   * memory; report_document_from_json checks that the input has them). */
+  std::int64_t gpus() const;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("schema", s.schema, "", "always \"partsim.report\"");
+    f.field("schema_version", s.schema_version, "", "bumped on any incompatible change");
+    f.field("partsim_version", s.partsim_version, "", "of the partsim that wrote the report");
+    f.field("scenario", s.scenario, "", "what was asked");
+    f.field("engine", s.engine, "", "how it was simulated");
+    f.field("strategy", s.strategy, "", "the plan in one line");
+    f.field("gpu_profile", s.gpu_profile, "", "the GPU profile used, as its own JSON (docs/calibrate.md)");
+    f.field("verdict", s.verdict, "", "out_of_memory: the plan does not fit, nothing was simulated");
+    f.field("summary", s.summary, "", "headline figures; absent when out of memory");
+    f.field("memory_per_gpu", s.memory_per_gpu, "", "model training only");
+    f.field("collectives", s.collectives, "", "one per kind of collective that ran; absent when none");
+    f.field("class_split", s.class_split, "", "class-aware splits only");
+    f.field("coordinator", s.coordinator, "", "runs whose coordinator spent time (serial part, set-up)");
+    f.field("balancing", s.balancing, "", "run-time balancing only");
+    f.field("pipeline_stages", s.pipeline_stages, "", "model parallelism only");
+    f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
+  }
+};
+
+/** Every numeric field of `memory_per_gpu` in report.json's order (by key). */
+std::vector<ReportFigure> figures(const ReportMemory& memory);
+
+/** The document of a run's report. */
+ReportDocument make_report_document(const Report& report, const Scenario& scenario);
+
+/** report.json's value: exactly what partsim writes. */
+nlohmann::json to_json(const ReportDocument& document);
+
+/** Reads report.json strictly: a missing key, an unknown key or a wrong type is an InputError naming `source`
+ * and the JSON pointer; so is another schema or schema version. */
+ReportDocument report_document_from_json(const nlohmann::json& json, const std::string& source);
+
+/** docs/report-reference.md, generated from the field tables. */
+std::string report_reference_markdown();
+
+} // namespace partsim
