@@ -26,10 +26,10 @@ TEST(BalancingConfig, ParsesPolicyAndQuantities) {
   EXPECT_DOUBLE_EQ(b->sample_bytes, 1e3);
   EXPECT_DOUBLE_EQ(b->request_bytes, 64.0);
   const Plan plan = build_plan(s);
-  ASSERT_TRUE(plan.dynamic.has_value());
-  EXPECT_EQ(plan.dynamic->static_samples, (std::vector<std::uint64_t>{250, 250, 250, 250}));
-  EXPECT_DOUBLE_EQ(plan.dynamic->amount_per_sample, 1e9);
-  EXPECT_DOUBLE_EQ(plan.dynamic->nominal_rate[0], 100e12 / 1e9);
+  ASSERT_NE(plan.dynamic(), nullptr);
+  EXPECT_EQ(plan.dynamic()->static_samples, (std::vector<std::uint64_t>{250, 250, 250, 250}));
+  EXPECT_DOUBLE_EQ(plan.dynamic()->amount_per_sample, 1e9);
+  EXPECT_DOUBLE_EQ(plan.dynamic()->nominal_rate[0], 100e12 / 1e9);
 }
 
 TEST(BalancingConfig, UnknownPolicy) {

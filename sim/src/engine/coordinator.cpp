@@ -128,10 +128,10 @@ void rank_actor(Coordinated& c, int rank) {
 } // namespace
 
 void start_coordinated(RunContext& ctx, const Platform& platform) {
-  PARTSIM_CHECK(ctx.plan.coordinated.has_value()) << "no coordinated work in the plan";
+  PARTSIM_CHECK(ctx.plan.coordinated() != nullptr) << "no coordinated work in the plan";
   PARTSIM_CHECK(platform.coordinator != nullptr) << "no coordinator host";
   const std::size_t n = ctx.plan.ranks.size();
-  auto c = std::make_shared<Coordinated>(ctx, *ctx.plan.coordinated);
+  auto c = std::make_shared<Coordinated>(ctx, *ctx.plan.coordinated());
   c->inbox = sg4::Mailbox::by_name("coordinator");
   c->halo_posted.assign(n, 0.0);
   c->halo_out.resize(n);

@@ -7,7 +7,7 @@
 
 namespace partsim::engine {
 
-/** Creates the coordinator and one actor per rank for `ctx.plan.coordinated`. Call before Engine::run(). */
+/** Creates the coordinator and one actor per rank for `ctx.plan.coordinated()`. Call before Engine::run(). */
 void start_coordinated(RunContext& ctx, const Platform& platform);
 
 } // namespace partsim::engine

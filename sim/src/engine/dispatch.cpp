@@ -190,14 +190,14 @@ void worker(Balancer& b, int rank) {
 } // namespace
 
 void start_balancing(RunContext& ctx, const Platform& platform) {
-  PARTSIM_CHECK(ctx.plan.dynamic.has_value()) << "no dynamic work in the plan";
+  PARTSIM_CHECK(ctx.plan.dynamic() != nullptr) << "no dynamic work in the plan";
   PARTSIM_CHECK(platform.coordinator != nullptr) << "no coordinator host";
   const std::size_t n = ctx.plan.ranks.size();
   // Owned by the engine's run: the actors finish before simulate() returns and reads the stats.
-  auto balancer = std::make_shared<Balancer>(ctx, *ctx.plan.dynamic);
+  auto balancer = std::make_shared<Balancer>(ctx, *ctx.plan.dynamic());
   balancer->coordinator_inbox = sg4::Mailbox::by_name("coordinator");
   balancer->queue.assign(n, 0);
-  balancer->stats.policy = to_string(ctx.plan.dynamic->balancing.policy);
+  balancer->stats.policy = to_string(ctx.plan.dynamic()->balancing.policy);
   for (const RankProgram& program : ctx.plan.ranks)
     balancer->hosts.push_back(platform.gpus.at(static_cast<std::size_t>(program.gpu)));
 

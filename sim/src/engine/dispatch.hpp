@@ -6,7 +6,7 @@
 
 namespace partsim::engine {
 
-/** Creates the dispatcher and one worker per rank for `ctx.plan.dynamic`. Call before Engine::run(). */
+/** Creates the dispatcher and one worker per rank for `ctx.plan.dynamic()`. Call before Engine::run(). */
 void start_balancing(RunContext& ctx, const Platform& platform);
 
 } // namespace partsim::engine

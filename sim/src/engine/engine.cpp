@@ -93,7 +93,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
 
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
-                             /*with_coordinator=*/plan.dynamic.has_value() || plan.coordinated.has_value());
+                             /*with_coordinator=*/!std::holds_alternative<ProgramRun>(plan.mode));
 
   const std::size_t ranks = plan.ranks.size();
   result.ranks.resize(ranks);
@@ -117,7 +117,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     }
   }
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
-  if (plan.dynamic) { // the dispatcher's assignments
+  if (plan.dynamic() != nullptr) { // the dispatcher's assignments
     ctx.mailboxes.reserve(ranks);
     for (std::size_t r = 0; r < ranks; ++r) ctx.mailboxes.push_back(sg4::Mailbox::by_name("rank-" + std::to_string(r)));
   }
@@ -142,9 +142,9 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
                                    static_cast<double>(folding.simulated_ranks) / static_cast<double>(ranks));
   }
 
-  if (plan.dynamic) {
+  if (plan.dynamic() != nullptr) {
     engine::start_balancing(ctx, platform);
-  } else if (plan.coordinated) {
+  } else if (plan.coordinated() != nullptr) {
     engine::start_coordinated(ctx, platform);
   } else {
     for (std::size_t r = 0; r < ranks; ++r) {

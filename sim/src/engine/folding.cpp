@@ -52,7 +52,7 @@ class Folder {
 
   /** The folding, or why there is none (std::nullopt with reason_ set). */
   std::optional<Folding> run() {
-    if (plan_.dynamic || plan_.coordinated) return fail("work is dispatched or coordinated at run time");
+    if (!std::holds_alternative<ProgramRun>(plan_.mode)) return fail("work is dispatched or coordinated at run time");
     if (n_ < 2) return fail("one rank");
     classify_groups();
     find_replicas();

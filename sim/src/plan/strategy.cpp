@@ -179,11 +179,13 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   collectives.count_events(plan);
   plan.baseline_amount = compute_amount(job, cluster.gpu, job.samples);
   plan.sample_time = compute_amount(job, cluster.gpu, 1) / cluster.gpu.peak(job.data_type);
-  if (dp.coordination || dp.class_split || job.serial_fraction > 0)
-    plan.coordinated = plan_coordination(job, dp, per_partition, gpus, plan.baseline_amount);
-  if (plan.class_split) plan.coordinated->setup_time = split_time(*dp.class_split, *plan.class_split);
-  // The serial part is work a single GPU does too: Amdahl's 1 - f of the one-GPU time.
-  plan.baseline_amount += plan.coordinated ? plan.coordinated->serial_amount : 0.0;
+  if (dp.coordination || dp.class_split || job.serial_fraction > 0) {
+    CoordinatedWork work = plan_coordination(job, dp, per_partition, gpus, plan.baseline_amount);
+    if (plan.class_split) work.setup_time = split_time(*dp.class_split, *plan.class_split);
+    // The serial part is work a single GPU does too: Amdahl's 1 - f of the one-GPU time.
+    plan.baseline_amount += work.serial_amount;
+    plan.mode = std::move(work);
+  }
   if (dp.balancing) {
     // The same partitions, but the samples live on the coordinator and reach the GPUs at run time.
     DynamicWork work;
@@ -198,15 +200,15 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
       work.nominal_rate.push_back(work.amount_per_sample > 0 ? speed / work.amount_per_sample : 0.0);
       program.steps.clear();
     }
-    plan.dynamic = std::move(work);
+    plan.mode = std::move(work);
   }
 
-  if (plan.coordinated) {
+  if (const CoordinatedWork* coordinated = plan.coordinated()) {
     // Per iteration: one start and one result message per rank, halo messages, and the serial execution.
     std::uint64_t halo_messages = 0;
-    for (const auto& peers : plan.coordinated->halo) halo_messages += peers.size();
+    for (const auto& peers : coordinated->halo) halo_messages += peers.size();
     plan.planned_messages += iterations * (2 * n + halo_messages);
-    if (plan.coordinated->serial_amount > 0) plan.planned_executions += iterations;
+    if (coordinated->serial_amount > 0) plan.planned_executions += iterations;
   }
   if (dp.balancing) {
     // Chunks, each a request, an assignment and an execution, plus one stop per rank.
@@ -238,7 +240,7 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
   if (plan.class_split) plan.summary += fmt::format(", class-aware split {}", to_string(plan.class_split->method));
   if (dp.coordination || job.serial_fraction > 0)
     plan.summary += fmt::format(", coordinated (serial fraction {:g}, {:g} s per partition)", job.serial_fraction,
-                                plan.coordinated->per_partition);
+                                plan.coordinated()->per_partition);
   if (dp.balancing)
     plan.summary +=
         fmt::format(", run-time balancing {} (chunks of {} samples, {:g} s per dispatch)",

@@ -87,6 +87,13 @@ struct CoordinatedWork {
   std::vector<std::vector<std::pair<int, std::uint64_t>>> halo;
 };
 
+/** Every rank runs its own program (RankProgram::steps), iteration after iteration. */
+struct ProgramRun {};
+
+/** How the ranks get their work: their programs; samples handed out at run time by a dispatcher; or a coordinator
+ * around each iteration (the ranks' programs compute, the coordinator starts and collects them). */
+using RunMode = std::variant<ProgramRun, DynamicWork, CoordinatedWork>;
+
 /** One class-aware split method's outcome on the scenario's labels, for side-by-side comparison. */
 struct SplitSummary {
   SplitMethod method = SplitMethod::Random;
@@ -108,8 +115,7 @@ struct Plan {
   std::uint64_t planned_messages = 0;            ///< point-to-point messages the run will simulate
   std::uint64_t planned_executions = 0;          ///< compute executions the run will simulate
   std::string summary;                           ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
-  std::optional<DynamicWork> dynamic;            ///< set when work is dispatched at run time
-  std::optional<CoordinatedWork> coordinated;    ///< set when a coordinator runs a serial part or coordinates
+  RunMode mode;                                  ///< programs, dispatched at run time, or coordinated
   std::optional<ClassSplit> class_split;         ///< the class-aware split, when the strategy asked for one
   std::vector<SplitSummary> class_split_methods; ///< all three methods on the same labels
   // Model training.
@@ -123,6 +129,11 @@ struct Plan {
   std::vector<int> stage_of_rank;            ///< pipeline stage per rank; empty without model parallelism
   int pipeline_stages = 0;                   ///< 0 without model parallelism
   std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
+
+  /** The dispatched work, or nullptr when the ranks do not get their work at run time. */
+  const DynamicWork* dynamic() const { return std::get_if<DynamicWork>(&mode); }
+  /** The coordinator's work, or nullptr when no coordinator runs. */
+  const CoordinatedWork* coordinated() const { return std::get_if<CoordinatedWork>(&mode); }
 };
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */
