@@ -516,7 +516,7 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
   EXPECT_TRUE(
-      contains(e.detail(), "unknown key; expected one of bandwidth, latency, nics_per_node, profile, topology"));
+      contains(e.detail(), "unknown key; expected one of bandwidth, efficiency, latency, nics_per_node, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {

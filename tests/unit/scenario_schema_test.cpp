@@ -18,8 +18,9 @@ using nlohmann::json;
 /** The shipped scenarios, and variants that reach what none of them has (a rail network, a 3-level fat-tree). */
 std::vector<json> hosts() {
   std::vector<json> out;
-  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / "scenarios"))
-    if (entry.path().extension() == ".json") out.push_back(read_json_file(entry.path()));
+  for (const char* folder : {"scenarios", "validation"})
+    for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / folder))
+      if (entry.path().extension() == ".json") out.push_back(read_json_file(entry.path()));
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a.at("name") < b.at("name"); });
   for (const json& doc : std::vector<json>(out)) {
     const json& net = doc.at("cluster").value("network", json::object());

@@ -37,6 +37,10 @@ const std::map<std::string, double>& published_parameters() {
       {"llama3-70b", 70.6e9},   // Meta-Llama-3-70B model card
       {"llama3-405b", 405.8e9}, // Llama 3.1 405B model card
       {"resnet50", 25.6e6},     // He et al. 2016
+      {"megatron-22b", 22e9},     // Korthikanti et al. 2022, Table 3 ("22B")
+      {"megatron-175b", 174.6e9}, // the GPT-3 175B configuration with Megatron-LM's 51200-token vocabulary
+      {"megatron-530b", 529.6e9}, // Narayanan et al. 2021 (arXiv:2104.04473), Table 1
+      {"megatron-1t", 1008.0e9},  // Narayanan et al. 2021, Table 1
   };
   return sizes;
 }

@@ -47,8 +47,12 @@ const std::vector<std::string>& training_data_types() {
 
 Provenance parse_provenance(JsonReader reader) {
   Provenance p;
-  p.kind = reader.choice("kind", {"datasheet", "measured", "assumption"});
-  if (p.kind == "datasheet") {
+  p.kind = reader.choice("kind", {"datasheet", "measured", "published_measurement", "assumption"});
+  if (p.kind == "published_measurement") {
+    // A public benchmark or an engineer's published figure: what, where (URL) and when.
+    for (const char* key : {"source", "url", "date"}) p.fields[key] = reader.string(key);
+    if (reader.has("note")) p.fields["note"] = reader.string("note");
+  } else if (p.kind == "datasheet") {
     p.fields["source"] = reader.string("source");
     if (reader.has("note")) p.fields["note"] = reader.string("note");
   } else if (p.kind == "assumption") {

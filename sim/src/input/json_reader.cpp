@@ -140,6 +140,12 @@ double JsonReader::quantity_or(std::string_view key, double fallback) {
   return has(key) ? child(key).as_quantity(entry.dimension, bounds_of(entry)) : fallback;
 }
 
+double JsonReader::number_or(std::string_view key, double fallback) {
+  const FieldSpec& entry = typed(spec(key), FieldType::Number, key);
+  PARTSIM_CHECK(!entry.default_value) << entry.pointer << " has a schema default; read it with number()";
+  return has(key) ? child(key).as_number(bounds_of(entry)) : fallback;
+}
+
 std::string JsonReader::choice(std::string_view key) {
   const FieldSpec& entry = typed(spec(key), FieldType::Choice, key);
   if (!has(key) && entry.default_value) return entry.default_value->get<std::string>();

@@ -22,6 +22,14 @@ LinkProfile parse_link_profile(JsonReader& reader) {
   link.bandwidth_per = reader.choice("bandwidth_per", {"gpu", "port", "switch"});
   link.bandwidth = parse_figure(reader.child("bandwidth"), Dimension::Bandwidth, Bounds::positive());
   link.latency = parse_figure(reader.child("latency"), Dimension::Time, Bounds::closed(0.0, 10.0));
+  if (reader.has("efficiency")) {
+    JsonReader efficiency = reader.child("efficiency");
+    Figure f;
+    f.value = efficiency.child("value").as_number(Bounds{0.01, 1.0, false});
+    f.provenance = parse_provenance(efficiency.child("provenance"));
+    efficiency.finish();
+    link.efficiency = f;
+  }
   reader.finish();
   return link;
 }
@@ -42,12 +50,14 @@ std::vector<std::string> list_link_profiles(const std::filesystem::path& data_di
 }
 
 nlohmann::json to_json(const LinkProfile& link) {
-  return {{"name", link.name},
-          {"description", link.description},
-          {"scope", link.scope},
-          {"bandwidth_per", link.bandwidth_per},
-          {"bandwidth", to_json(link.bandwidth)},
-          {"latency", to_json(link.latency)}};
+  nlohmann::json out = {{"name", link.name},
+                        {"description", link.description},
+                        {"scope", link.scope},
+                        {"bandwidth_per", link.bandwidth_per},
+                        {"bandwidth", to_json(link.bandwidth)},
+                        {"latency", to_json(link.latency)}};
+  if (link.efficiency) out["efficiency"] = to_json(*link.efficiency);
+  return out;
 }
 
 } // namespace partsim

@@ -71,12 +71,15 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
       throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected a {} link with bandwidth per "
                                    "GPU or port",
                                    profile.name, profile.scope, profile.bandwidth_per, scope));
-    link.bandwidth = reader.quantity_or("bandwidth", profile.bandwidth.value);
+    link.line_rate = reader.quantity_or("bandwidth", profile.bandwidth.value);
     link.latency = reader.quantity_or("latency", profile.latency.value);
-    return link;
+    link.efficiency = reader.number_or("efficiency", profile.efficiency ? profile.efficiency->value : 1.0);
+  } else {
+    link.line_rate = reader.quantity("bandwidth");
+    link.latency = reader.quantity("latency");
+    link.efficiency = reader.number_or("efficiency", 1.0);
   }
-  link.bandwidth = reader.quantity("bandwidth");
-  link.latency = reader.quantity("latency");
+  link.bandwidth = link.line_rate * link.efficiency;
   return link;
 }
 

@@ -672,6 +672,21 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
   if (root.has("run")) s.run = parse_run(root.child("run"));
+  if (auto published = root.optional_child("published")) {
+    PublishedFigure f;
+    f.figure = published->string("figure");
+    if (f.figure.empty() || f.figure[0] != '/')
+      throw InputError(
+          source, "/published/figure",
+          fmt::format("expected a JSON pointer into report.json (\"/summary/makespan_s\"), got \"{}\"", f.figure));
+    f.value = published->number("value");
+    f.unit = published->string("unit");
+    f.source = published->string("source");
+    f.url = published->string("url");
+    f.note = published->string("note");
+    published->finish();
+    s.published = std::move(f);
+  }
   root.finish();
   return s;
 }

@@ -144,6 +144,13 @@ void cluster_fields(std::vector<F>& f) {
                   .def_doc("required without `profile`")
                   .label("Intra-node latency")
                   .doc("one-way GPU-to-GPU latency"));
+  f.push_back(F("/cluster/intra_node_link/efficiency", T::Number, "cluster")
+                  .closed(0.01, 1.0)
+                  .def_doc("the profile's, else 1")
+                  .label("Intra-node efficiency")
+                  .doc("the fraction of the line rate that data moves at when the GPU's SMs drive the transfers "
+                       "(NCCL's kernels: NVLink carries 128-byte payloads in packets with headers); the simulation "
+                       "uses bandwidth x efficiency"));
   f.push_back(F("/cluster/network", T::Object, "cluster")
                   .def_doc("required when `nodes > 1`")
                   .doc("the network between nodes; see [`cluster/network`](#clusternetwork)"));
@@ -209,6 +216,11 @@ void network_fields(std::vector<F>& f) {
                   .def_doc("required without `profile`")
                   .label("Network latency")
                   .doc("one-way node-to-node latency through one switch"));
+  f.push_back(F(n + "efficiency", T::Number, "network")
+                  .closed(0.01, 1.0)
+                  .def_doc("the profile's, else 1")
+                  .doc("the fraction of the NIC's line rate that data moves at; the simulation uses bandwidth x "
+                       "efficiency"));
   f.push_back(F(n + "nics_per_node", T::Integer, "network")
                   .range(1, 1024)
                   .def_doc("1; `gpus_per_node` with `rail`")
@@ -819,6 +831,23 @@ std::vector<FieldSpec> all_fields() {
   f.push_back(F("/workload", T::Object, "top").doc("see below"));
   f.push_back(F("/strategy", T::Object, "top").doc("see below"));
   f.push_back(F("/run", T::Object, "top").def_doc("all defaults").doc("see below"));
+  f.push_back(F("/published", T::Object, "top")
+                  .def_doc("absent")
+                  .doc("a published measurement the scenario reproduces (a case of `validation/`); see below"));
+  f.push_back(F("/published/figure", T::String, "published")
+                  .allowed("a JSON pointer into report.json")
+                  .doc("the report figure compared with the published value (`/summary/makespan_s`, "
+                       "`/collectives/0/busbw_bytes_per_s`)"));
+  f.push_back(F("/published/value", T::Number, "published")
+                  .positive(1e30)
+                  .doc("the published value, in the report figure's unit"));
+  f.push_back(F("/published/unit", T::String, "published").def("").doc("the unit, for the table"));
+  f.push_back(
+      F("/published/source", T::String, "published").doc("where it was published: authors, title, table or figure"));
+  f.push_back(F("/published/url", T::String, "published").doc("a link to the publication"));
+  f.push_back(F("/published/note", T::String, "published")
+                  .def("")
+                  .doc("how the set-up was read from the source, and what the source leaves open"));
   cluster_fields(f);
   network_fields(f);
   workload_fields(f);
@@ -864,6 +893,7 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"coordination", "/strategy/coordination"},
       {"class_split", "/strategy/class_split"},
       {"run", "/run"},
+      {"published", "/published"},
   };
   return sections;
 }

@@ -74,6 +74,7 @@ class JsonReader {
   // Reads by the schema with a default that depends on other fields (the entry has none, its default_doc says it).
   std::int64_t integer_or(std::string_view key, std::int64_t fallback);
   double quantity_or(std::string_view key, double fallback);
+  double number_or(std::string_view key, double fallback);
 
   // Reads with explicit bounds (under a schema, they may only narrow the entry's).
   std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max);

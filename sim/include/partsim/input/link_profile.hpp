@@ -5,6 +5,7 @@
 #include "partsim/input/hardware.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct LinkProfile {
   std::string bandwidth_per; ///< what the bandwidth belongs to: "gpu" (all links of one GPU), "port", "switch"
   Figure bandwidth;          ///< bytes/s, per direction
   Figure latency;            ///< s, one way
+  /** The fraction of `bandwidth` that transfers driven by the GPU's SMs (NCCL's kernels) carry as data: NVLink moves
+   * 128-byte payloads in packets with headers, so it carries less than its line rate. Absent: 1. */
+  std::optional<Figure> efficiency;
 };
 
 /** Current version of the link profile format. */

@@ -10,8 +10,12 @@ class JsonReader;
 
 /** A point-to-point link: bandwidth per direction and one-way latency. */
 struct LinkSpec {
-  double bandwidth = 0.0; ///< bytes/s, each direction
-  double latency = 0.0;   ///< s, one way, GPU to GPU
+  /** bytes/s, each direction, that data moves at: the line rate x the efficiency. What the platform and the closed
+   * forms use. */
+  double bandwidth = 0.0;
+  double line_rate = 0.0;  ///< bytes/s, each direction: the link's signalling rate (the profile's or the scenario's)
+  double efficiency = 1.0; ///< fraction of the line rate that carries data (the profile's, or the scenario's)
+  double latency = 0.0;    ///< s, one way, GPU to GPU
 };
 
 /** A two- or three-level fat-tree: nodes on leaf switches, leaves joined by a spine (2 levels), or leaves grouped in

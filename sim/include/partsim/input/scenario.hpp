@@ -224,6 +224,17 @@ struct RunSpec {
   bool lean_engine = true;
 };
 
+/** A published measurement the scenario reproduces (the cases of validation/): which figure of report.json to compare
+ * with which value, and where the value was published. The simulation does not read it. */
+struct PublishedFigure {
+  std::string figure; ///< a JSON pointer into report.json ("/summary/makespan_s")
+  double value = 0.0; ///< in the report figure's unit
+  std::string unit;   ///< for the table ("s", "B/s")
+  std::string source; ///< the publication: authors, title, table or figure
+  std::string url;
+  std::string note; ///< how the set-up was read from the source, what it leaves open
+};
+
 struct Scenario {
   std::string source; ///< file path or "<built-in default>", for messages
   std::string name;
@@ -232,7 +243,8 @@ struct Scenario {
   Workload workload;
   Strategy strategy;
   RunSpec run;
-  nlohmann::json document; ///< the validated input, with overrides applied (echoed in report.json)
+  std::optional<PublishedFigure> published; ///< a validation case's published figure
+  nlohmann::json document;                  ///< the validated input, with overrides applied (echoed in report.json)
 };
 
 /** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. */

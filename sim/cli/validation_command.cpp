@@ -1,0 +1,97 @@
+// partsim validation: run every case of the validation suite (scenarios reproducing published measurements, one child
+// process each) and print the simulated figures against the published ones.
+#include "child_process.hpp"
+#include "commands.hpp"
+
+#include "partsim/batch/validation.hpp"
+#include "partsim/common/error.hpp"
+#include "partsim/common/event_stream.hpp"
+#include "partsim/common/output_file.hpp"
+#include "partsim/input/data_dir.hpp"
+#include "partsim/input/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace partsim::cli {
+
+namespace {
+
+struct ValidationOptions {
+  std::string dir;
+  std::size_t jobs = 0;
+  std::string markdown;
+  double max_mean_error = -1.0; ///< percent; < 0: no bound
+};
+
+/** The child's error message from its JSON stream, else its first line. */
+std::string child_error(const ChildResult& r) {
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);)
+    if (const auto event = parse_stream_line(line); event && event->kind == StreamEvent::Kind::Error)
+      return event->message;
+  const std::string first = r.err.substr(0, r.err.find('\n'));
+  return first.empty() ? fmt::format("exit code {}", r.exit_code) : first;
+}
+
+int validation(const ValidationOptions& options) {
+  const std::filesystem::path dir = options.dir.empty() ? data_dir() / "validation" : std::filesystem::path(options.dir);
+  const std::vector<std::filesystem::path> cases = validation_cases(dir);
+  std::vector<ValidationRow> rows;
+  const std::string self = self_executable();
+  std::vector<std::vector<std::string>> commands;
+  for (const std::filesystem::path& path : cases) {
+    const Scenario scenario = load_scenario(path, {}, data_dir());
+    if (!scenario.published)
+      throw InputError(path.string(), "/published", "a validation case needs the published figure it reproduces");
+    rows.push_back({scenario.name, *scenario.published, std::nullopt, ""});
+    commands.push_back({self, "run", path.string(), "--json", "--no-files", "--no-progress", "--error-format=json"});
+  }
+  const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
+  std::size_t finished = 0;
+  const auto results = run_children(commands, jobs, [&](std::size_t) {
+    std::cerr << fmt::format("\rpartsim: validation {} of {} cases done", ++finished, commands.size()) << std::flush;
+  });
+  std::cerr << '\n';
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ChildResult& r = results[i];
+    if (r.exit_code != kExitOk) {
+      rows[i].failure = child_error(r);
+      continue;
+    }
+    rows[i].simulated = report_figure(nlohmann::json::parse(r.out), rows[i].published.figure, cases[i].string());
+  }
+  write_stdout(format_validation_table(rows));
+  if (!options.markdown.empty()) write_file_atomically(options.markdown, format_validation_markdown(rows));
+  const ValidationSummary summary = summarise(rows);
+  CommandFailed failed;
+  for (const ValidationRow& row : rows)
+    if (!row.failure.empty())
+      failed.errors.push_back({"", "", fmt::format("case {} did not run: {}", row.name, row.failure)});
+  if (options.max_mean_error >= 0 && 100 * summary.mean_abs_error > options.max_mean_error)
+    failed.errors.push_back({"", "",
+                             fmt::format("mean |error| {:.2f}% is above the bound of {:.2f}% (--max-mean-error)",
+                                         100 * summary.mean_abs_error, options.max_mean_error)});
+  if (failed.errors.empty()) return kExitOk;
+  throw failed;
+}
+
+} // namespace
+
+Action add_validation_command(CLI::App& app) {
+  auto options = std::make_shared<ValidationOptions>();
+  CLI::App* command = app.add_subcommand(
+      "validation", "Run the validation suite: simulated figures against published measurements, with the errors");
+  command->add_option("DIR", options->dir, "Folder of validation cases (default: the validation/ folder shipped)");
+  command->add_option("--jobs,-j", options->jobs, "Cases simulated at once (default: one per core)");
+  command->add_option("--markdown", options->markdown, "Also write the table as markdown to this file");
+  command->add_option("--max-mean-error", options->max_mean_error,
+                      "Fail (exit 1) when the mean |error| is above this many percent");
+  return [options] { return validation(*options); };
+}
+
+} // namespace partsim::cli

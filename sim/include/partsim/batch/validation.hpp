@@ -1,0 +1,50 @@
+// The validation suite: scenarios that reproduce published measurements (validation/*.json, each with `published`),
+// their simulated figures against the published values, and the table of errors (text and markdown).
+#pragma once
+
+#include "partsim/input/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** One case: its published figure, and what the simulation gave (nullopt: it did not run; `failure` says why). */
+struct ValidationRow {
+  std::string name;
+  PublishedFigure published;
+  std::optional<double> simulated;
+  std::string failure;
+
+  /** (simulated - published) / published; nullopt without a simulated figure. */
+  std::optional<double> error() const;
+};
+
+/** The validation cases of `dir`: its *.json files in name order. @throws InputError when there are none. */
+std::vector<std::filesystem::path> validation_cases(const std::filesystem::path& dir);
+
+/** The figure `pointer` of a report. @throws InputError (source `report`, the case's file) when the report has no
+ * number there. */
+double report_figure(const nlohmann::json& report, const std::string& pointer, const std::string& source);
+
+struct ValidationSummary {
+  std::size_t cases = 0;
+  std::size_t failed = 0;      ///< cases that did not run
+  double mean_abs_error = 0.0; ///< over the cases that ran
+  double worst_abs_error = 0.0;
+  std::string worst_case;
+};
+
+ValidationSummary summarise(const std::vector<ValidationRow>& rows);
+
+/** The terminal table: case, figure, simulated, published, error; then the mean and worst. */
+std::string format_validation_table(const std::vector<ValidationRow>& rows);
+
+/** The same as a markdown table (for the README), with each case's source linked. */
+std::string format_validation_markdown(const std::vector<ValidationRow>& rows);
+
+} // namespace partsim

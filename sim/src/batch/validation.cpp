@@ -1,0 +1,121 @@
+// Validation cases, their errors and the tables.
+#include "partsim/batch/validation.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/common/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace partsim {
+
+std::optional<double> ValidationRow::error() const {
+  if (!simulated) return std::nullopt;
+  return (*simulated - published.value) / published.value;
+}
+
+std::vector<std::filesystem::path> validation_cases(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw InputError(dir.string(), "", "expected a folder of validation cases (*.json)");
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".json") out.push_back(entry.path());
+  if (ec) throw InputError(dir.string(), "", "cannot list the folder: " + ec.message());
+  if (out.empty()) throw InputError(dir.string(), "", "no validation cases (*.json) in this folder");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double report_figure(const nlohmann::json& report, const std::string& pointer, const std::string& source) {
+  nlohmann::json::json_pointer at;
+  try {
+    at = nlohmann::json::json_pointer(pointer);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(source, "/published/figure", fmt::format("\"{}\" is not a JSON pointer", pointer));
+  }
+  const nlohmann::json* value = nullptr;
+  try {
+    if (report.contains(at)) value = &report.at(at);
+  } catch (const nlohmann::json::exception&) {
+    value = nullptr;
+  }
+  if (value == nullptr || !value->is_number())
+    throw InputError(source, "/published/figure",
+                     fmt::format("the report has no number at {}; expected a figure of report.json "
+                                 "(docs/report-reference.md)",
+                                 pointer));
+  return value->get<double>();
+}
+
+ValidationSummary summarise(const std::vector<ValidationRow>& rows) {
+  ValidationSummary s;
+  s.cases = rows.size();
+  std::size_t ran = 0;
+  for (const ValidationRow& row : rows) {
+    const std::optional<double> e = row.error();
+    if (!e) {
+      ++s.failed;
+      continue;
+    }
+    ++ran;
+    s.mean_abs_error += std::abs(*e);
+    if (std::abs(*e) >= s.worst_abs_error) {
+      s.worst_abs_error = std::abs(*e);
+      s.worst_case = row.name;
+    }
+  }
+  if (ran > 0) s.mean_abs_error /= static_cast<double>(ran);
+  return s;
+}
+
+namespace {
+
+std::string value_text(double v, const std::string& unit) {
+  if (unit == "B/s") return fmt::format("{:.1f} GB/s", v / 1e9);
+  return fmt::format("{:.4g}{}{}", v, unit.empty() ? "" : " ", unit);
+}
+
+std::string summary_line(const ValidationSummary& s) {
+  return fmt::format("mean |error| {:.1f}%, worst {:.1f}% ({}) over {} case(s){}", 100 * s.mean_abs_error,
+                     100 * s.worst_abs_error, s.worst_case, s.cases - s.failed,
+                     s.failed > 0 ? fmt::format("; {} did not run", s.failed) : std::string());
+}
+
+} // namespace
+
+std::string format_validation_table(const std::vector<ValidationRow>& rows) {
+  std::size_t width = 4;
+  for (const ValidationRow& row : rows) width = std::max(width, row.name.size());
+  width = std::min<std::size_t>(width, 60);
+  std::string out = fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", "case", width, "simulated", "published", "error");
+  for (const ValidationRow& row : rows) {
+    const std::optional<double> e = row.error();
+    out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", printable(row.name, 60), width,
+                       row.simulated ? value_text(*row.simulated, row.published.unit) : std::string("failed"),
+                       value_text(row.published.value, row.published.unit),
+                       e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"));
+  }
+  out += "\n  " + summary_line(summarise(rows)) + "\n";
+  for (const ValidationRow& row : rows)
+    if (!row.failure.empty()) out += fmt::format("  {}: {}\n", row.name, printable(row.failure, 300));
+  return out;
+}
+
+std::string format_validation_markdown(const std::vector<ValidationRow>& rows) {
+  std::string out = "| case | figure | simulated | published | error | source |\n|---|---|---|---|---|---|\n";
+  for (const ValidationRow& row : rows) {
+    const std::optional<double> e = row.error();
+    out +=
+        fmt::format("| `{}` | `{}` | {} | {} | {} | [{}]({}) |\n", row.name, row.published.figure,
+                    row.simulated ? value_text(*row.simulated, row.published.unit) : std::string("failed"),
+                    value_text(row.published.value, row.published.unit),
+                    e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"), row.published.source, row.published.url);
+  }
+  out += "\n" + summary_line(summarise(rows)) + "\n";
+  return out;
+}
+
+} // namespace partsim
