@@ -171,6 +171,36 @@ TEST(ModelParallelPlan, TensorParallelRunsTwoAllReducesOfBshPerLayerEachWay) {
   EXPECT_NEAR(f.bus, v.bus, v.bus * 1e-9);
 }
 
+TEST(ModelParallelPlan, FullRecomputationReissuesTheForwardsTensorCollectives) {
+  // Megatron-LM reruns a layer's forward, all-reduces included, before its backward: 2 more per layer (4 more with
+  // sequence parallelism: a reduce-scatter and an all-gather for each); the compute is the same in total.
+  const auto plan_with = [](const char* recomputation, bool sp) {
+    nlohmann::json doc = mp_scenario({{"data", 4}, {"tensor", 2}, {"sequence_parallel", sp}}, 8, "gpt3-13b", 4);
+    doc["workload"]["recomputation"] = recomputation;
+    return build_plan(parse(doc));
+  };
+  const Plan none = plan_with("none", false);
+  const Plan full = plan_with("full", false);
+  EXPECT_EQ(volume(full, 0, CommKind::Tensor).all_reduces, volume(none, 0, CommKind::Tensor).all_reduces + 40 * 2);
+  EXPECT_EQ(volume(plan_with("selective", false), 0, CommKind::Tensor).all_reduces,
+            volume(none, 0, CommKind::Tensor).all_reduces);
+  const Plan full_sp = plan_with("full", true);
+  const Plan none_sp = plan_with("none", true);
+  EXPECT_EQ(volume(full_sp, 0, CommKind::Tensor).reduce_scatters,
+            volume(none_sp, 0, CommKind::Tensor).reduce_scatters + 40 * 2);
+  EXPECT_EQ(volume(full_sp, 0, CommKind::Tensor).all_gathers,
+            volume(none_sp, 0, CommKind::Tensor).all_gathers + 40 * 2);
+  // The rerun forwards are compute the backward already counted: full > selective > none in total compute.
+  auto compute = [](const Plan& plan) {
+    double sum = 0.0;
+    for (const Step& step : plan.ranks[0].steps)
+      if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
+    return sum;
+  };
+  EXPECT_GT(compute(full), compute(plan_with("selective", false)));
+  EXPECT_GT(compute(plan_with("selective", false)), compute(none));
+}
+
 /** Sum of the bytes of every collective of `kind` on `rank`, and their count. */
 std::pair<std::uint64_t, int> collective_bytes(const Plan& plan, int rank, CommKind kind) {
   std::uint64_t bytes = 0;

@@ -171,8 +171,16 @@ class Planner {
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
     const std::vector<Action> reduce = join({sum, gather});
 
+    // Full recomputation reruns each layer's forward, collectives included, before its backward (Megatron-LM
+    // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
+    // CheckpointFunction.backward). Selective recomputation reruns only the attention core, which has no collective.
+    const bool full = training_.recomputation == Recomputation::Full;
+    const std::vector<Action> rerun =
+        full ? join({{a.forward_time}, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
+    const double mlp_backward = full ? m.backward_time - m.forward_time : m.backward_time;
+    const double attention_backward = full ? a.backward_time - a.forward_time : a.backward_time;
     const Unit layer{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
-                     join({{m.backward_time}, reduce, {a.backward_time}, reduce}), model_.layer_parameters(t)};
+                     join({rerun, {mlp_backward}, reduce, {attention_backward}, reduce}), model_.layer_parameters(t)};
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
     // backward is an all-gather; the all-reduce's backward is the identity).
