@@ -3,25 +3,13 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/input/json_file.hpp"
+#include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario.hpp"
 
 #include <QFile>
 #include <QFileInfo>
 
 namespace partsim::gui {
-
-std::string escape_pointer_token(const std::string& token) {
-  std::string out;
-  for (const char c : token) {
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
 
 namespace {
 void diff_into(const nlohmann::json& a, const nlohmann::json& b, const std::string& pointer,

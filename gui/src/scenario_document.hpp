@@ -19,9 +19,6 @@ struct FieldOverride {
   nlohmann::json value;
 };
 
-/** Escapes one JSON pointer token (`~` -> `~0`, `/` -> `~1`). */
-std::string escape_pointer_token(const std::string& token);
-
 /** The edits that turn `original` into `edited`, as overrides `partsim --set` can apply in order. A removed key
  * replaces its whole parent object (the CLI cannot delete a key); keys removed at the top level are not expressed. */
 std::vector<FieldOverride> diff_overrides(const nlohmann::json& original, const nlohmann::json& edited);

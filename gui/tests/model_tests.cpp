@@ -16,6 +16,8 @@
 #include "run_report.hpp"
 #include "sample_reports.hpp"
 #include "scenario_document.hpp"
+
+#include "partsim/input/json_reader.hpp"
 #include "sweep_result.hpp"
 #include "trace.hpp"
 
@@ -200,7 +202,7 @@ class ModelTests : public QObject {
     QCOMPARE(o.size(), std::size_t(1));
     QCOMPARE(o[0].pointer, std::string("/strategy"));
     QCOMPARE(o[0].value, b["strategy"]);
-    QCOMPARE(escape_pointer_token("a/b~c"), std::string("a~1b~0c"));
+    QCOMPARE(partsim::escape_pointer_token("a/b~c"), std::string("a~1b~0c"));
   }
 
   void error_lines_name_their_pointer() {

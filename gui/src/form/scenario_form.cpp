@@ -1,6 +1,8 @@
 // ScenarioForm.
 #include "form/scenario_form.hpp"
 
+#include "partsim/input/json_reader.hpp"
+
 #include "form/field_editors.hpp"
 #include "scenario_document.hpp"
 
