@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "partsim/common/event_stream.hpp"
+
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -111,6 +114,15 @@ std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>
     }
   }
   return results;
+}
+
+ChildError child_error(const ChildResult& result) {
+  std::istringstream lines(result.err);
+  for (std::string line; std::getline(lines, line);)
+    if (const auto event = parse_stream_line(line); event && event->kind == StreamEvent::Kind::Error)
+      return {event->source, event->pointer, event->message};
+  const std::string first = result.err.substr(0, result.err.find('\n'));
+  return {"", "", first.empty() ? "exit code " + std::to_string(result.exit_code) : first};
 }
 
 } // namespace partsim::cli

@@ -19,6 +19,15 @@ struct ChildResult {
 std::vector<ChildResult> run_children(const std::vector<std::vector<std::string>>& commands, std::size_t jobs,
                                       const std::function<void(std::size_t)>& on_done);
 
+/** What a child run with `--error-format=json` said went wrong: its error event (source, pointer, message), else its
+ * first stderr line, else its exit code. */
+struct ChildError {
+  std::string source;
+  std::string pointer;
+  std::string message;
+};
+ChildError child_error(const ChildResult& result);
+
 /** Path of the running executable (/proc/self/exe). */
 std::string self_executable();
 

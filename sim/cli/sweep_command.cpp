@@ -13,8 +13,6 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -34,11 +32,6 @@ struct SweepOptions {
   std::string out_dir;
   std::string progress = "text"; ///< "text" (a line rewritten in place) or "json" (one JSON line per point)
 };
-
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.empty() ? "(no message)" : line;
-}
 
 int sweep(const SweepOptions& options) {
   std::vector<Override> base;
@@ -89,15 +82,9 @@ int sweep(const SweepOptions& options) {
     const ChildResult& r = results[i];
     // Exit 3 is a verdict, not a failure: the point's report says it does not fit, and its row says so.
     if (r.exit_code != kExitOk && r.exit_code != kExitOutOfMemory) {
-      // The child's own error (its file and pointer) from its machine-readable stream, else its first line.
-      CommandError error{"", "", first_line(r.err)};
-      std::istringstream lines(r.err);
-      for (std::string line; std::getline(lines, line);)
-        if (const std::optional<StreamEvent> event = parse_stream_line(line);
-            event && event->kind == StreamEvent::Kind::Error) {
-          error = {event->source, event->pointer, event->message};
-          break;
-        }
+      // The child's own error (its file and pointer) from its machine-readable stream.
+      const ChildError child = child_error(r);
+      CommandError error{child.source, child.pointer, child.message};
       error.message = fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
                                   fmt::join(points[i].labels, ", "), r.exit_code, error.message);
       failed.errors.push_back(std::move(error));

@@ -5,7 +5,6 @@
 
 #include "partsim/batch/validation.hpp"
 #include "partsim/common/error.hpp"
-#include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/scenario.hpp"
@@ -14,7 +13,6 @@
 
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 namespace partsim::cli {
@@ -28,18 +26,9 @@ struct ValidationOptions {
   double max_mean_error = -1.0; ///< percent; < 0: no bound
 };
 
-/** The child's error message from its JSON stream, else its first line. */
-std::string child_error(const ChildResult& r) {
-  std::istringstream lines(r.err);
-  for (std::string line; std::getline(lines, line);)
-    if (const auto event = parse_stream_line(line); event && event->kind == StreamEvent::Kind::Error)
-      return event->message;
-  const std::string first = r.err.substr(0, r.err.find('\n'));
-  return first.empty() ? fmt::format("exit code {}", r.exit_code) : first;
-}
-
 int validation(const ValidationOptions& options) {
-  const std::filesystem::path dir = options.dir.empty() ? data_dir() / "validation" : std::filesystem::path(options.dir);
+  const std::filesystem::path dir =
+      options.dir.empty() ? data_dir() / "validation" : std::filesystem::path(options.dir);
   const std::vector<std::filesystem::path> cases = validation_cases(dir);
   std::vector<ValidationRow> rows;
   const std::string self = self_executable();
@@ -60,7 +49,7 @@ int validation(const ValidationOptions& options) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ChildResult& r = results[i];
     if (r.exit_code != kExitOk) {
-      rows[i].failure = child_error(r);
+      rows[i].failure = child_error(r).message;
       continue;
     }
     rows[i].simulated = report_figure(nlohmann::json::parse(r.out), rows[i].published.figure, cases[i].string());

@@ -515,8 +515,8 @@ TEST(ScenarioErrors, UnknownKeyInNetwork) {
   doc["cluster"]["network"]["topolgy"] = "star";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/cluster/network/topolgy");
-  EXPECT_TRUE(
-      contains(e.detail(), "unknown key; expected one of bandwidth, efficiency, latency, nics_per_node, profile, topology"));
+  EXPECT_TRUE(contains(
+      e.detail(), "unknown key; expected one of bandwidth, efficiency, latency, nics_per_node, profile, topology"));
 }
 
 TEST(ScenarioErrors, UnknownKeyInCluster) {

@@ -25,18 +25,18 @@ WorkloadSpec load(const std::string& name) {
 /** Published parameter counts: the paper's or the released checkpoint's own figure. */
 const std::map<std::string, double>& published_parameters() {
   static const std::map<std::string, double> sizes{
-      {"gpt2-small", 124e6},    // Hugging Face gpt2 (the paper's "117M" predates a recount)
-      {"gpt2-xl", 1558e6},      // OpenAI's release of the 1.5B model
-      {"gpt3-1.3b", 1320e6},    // Brown et al. 2020, Table D.1
-      {"gpt3-13b", 12850e6},    // Table D.1
-      {"gpt3-175b", 174600e6},  // Table D.1
-      {"bert-large", 335e6},    // Hugging Face bert-large-uncased (the paper rounds to 340M)
-      {"llama2-7b", 6.74e9},    // Touvron et al. 2023
-      {"llama2-70b", 68.98e9},  // Touvron et al. 2023
-      {"llama3-8b", 8.03e9},    // Meta-Llama-3-8B model card
-      {"llama3-70b", 70.6e9},   // Meta-Llama-3-70B model card
-      {"llama3-405b", 405.8e9}, // Llama 3.1 405B model card
-      {"resnet50", 25.6e6},     // He et al. 2016
+      {"gpt2-small", 124e6},      // Hugging Face gpt2 (the paper's "117M" predates a recount)
+      {"gpt2-xl", 1558e6},        // OpenAI's release of the 1.5B model
+      {"gpt3-1.3b", 1320e6},      // Brown et al. 2020, Table D.1
+      {"gpt3-13b", 12850e6},      // Table D.1
+      {"gpt3-175b", 174600e6},    // Table D.1
+      {"bert-large", 335e6},      // Hugging Face bert-large-uncased (the paper rounds to 340M)
+      {"llama2-7b", 6.74e9},      // Touvron et al. 2023
+      {"llama2-70b", 68.98e9},    // Touvron et al. 2023
+      {"llama3-8b", 8.03e9},      // Meta-Llama-3-8B model card
+      {"llama3-70b", 70.6e9},     // Meta-Llama-3-70B model card
+      {"llama3-405b", 405.8e9},   // Llama 3.1 405B model card
+      {"resnet50", 25.6e6},       // He et al. 2016
       {"megatron-22b", 22e9},     // Korthikanti et al. 2022, Table 3 ("22B")
       {"megatron-175b", 174.6e9}, // the GPT-3 175B configuration with Megatron-LM's 51200-token vocabulary
       {"megatron-530b", 529.6e9}, // Narayanan et al. 2021 (arXiv:2104.04473), Table 1

@@ -162,22 +162,7 @@ std::string describe_default(const FieldSpec& f) {
 
 std::string describe_unit(const FieldSpec& f) {
   if (!f.unit_doc.empty()) return f.unit_doc;
-  if (f.type != FieldType::Quantity) return "";
-  switch (f.dimension) {
-  case Dimension::Time:
-    return "s";
-  case Dimension::Bytes:
-    return "B";
-  case Dimension::Bandwidth:
-    return "B/s";
-  case Dimension::FlopRate:
-    return "flop/s";
-  case Dimension::Flop:
-    return "flop";
-  case Dimension::Power:
-    return "W";
-  }
-  return "";
+  return f.type == FieldType::Quantity ? std::string(si_unit(f.dimension)) : "";
 }
 
 } // namespace partsim

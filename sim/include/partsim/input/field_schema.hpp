@@ -79,7 +79,7 @@ std::string describe_type(const FieldSpec& field);
 std::string describe_allowed(const FieldSpec& field);
 /** The default column: the value as JSON, `default_doc`, or "required". */
 std::string describe_default(const FieldSpec& field);
-/** The unit column: the dimension's SI unit or `unit_doc`. */
+/** The unit column: `unit_doc`, else a quantity's SI unit (si_unit). */
 std::string describe_unit(const FieldSpec& field);
 
 } // namespace partsim
