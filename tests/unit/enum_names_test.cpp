@@ -51,7 +51,9 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<PositionEmbedding>(2);
   expect_table_is_a_bijection<NormKind>(2);
   expect_table_is_a_bijection<Recomputation>(3);
-  expect_table_is_a_bijection<OpKind>(7);
+  expect_table_is_a_bijection<OpKind>(8);
+  expect_table_is_a_bijection<AttentionKernel>(3);
+  expect_table_is_a_bijection<TrainingStack>(4);
   expect_table_is_a_bijection<IntervalKind>(4);
   expect_table_is_a_bijection<CnnLayerKind>(7);
 }

@@ -241,7 +241,7 @@ TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadSplitTheirParametersBy
   // positions, LayerNorm with biases, tied embeddings.
   const Scenario s = parse(mp_scenario({{"data", 2}, {"tensor", 4}}, 8, "gpt2-small", 2));
   const auto& training = std::get<ModelTraining>(s.workload);
-  const TransformerModel model = training.model.transformer();
+  const TransformerModel model = training.transformer();
   const double h = 768;
   // Per layer and rank: two whole LayerNorms (2h each); QKV and MLP up column-parallel (weights and biases / 4);
   // output projection and MLP down row-parallel (weights / 4, whole biases).
@@ -284,7 +284,7 @@ TEST(ModelParallelPlan, TiedEmbeddingsAllReduceTheirGradientBetweenTheFirstAndLa
   for (int rank : {2, 3, 4, 5}) EXPECT_EQ(collective_bytes(plan, rank, CommKind::Data).second, 0) << "rank " << rank;
   // The last stage holds the copy: 3 layers, the final norm and the shard.
   const Scenario s = parse(mp_scenario({{"tensor", 2}, {"pipeline", 4}}, 8, "gpt2-small", 8));
-  const TransformerModel model = std::get<ModelTraining>(s.workload).model.transformer();
+  const TransformerModel model = std::get<ModelTraining>(s.workload).transformer();
   ASSERT_EQ(plan.stage_memory.size(), 4u);
   EXPECT_DOUBLE_EQ(plan.stage_memory[3].parameters, (3 * model.layer_parameters(2) + 2 * 768 + 25129.0 * 768) * 2);
   EXPECT_DOUBLE_EQ(plan.stage_memory[1].parameters, 3 * model.layer_parameters(2) * 2);
@@ -402,12 +402,12 @@ TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {
   const auto& mp_1 = std::get<ModelParallel>(onef.strategy);
   const GpuProfile& gpu = gpipe.cluster.gpu;
   // Stage 1 (no embedding, no head): 5 layers x in-flight micro-batches x one layer's activations.
-  const double layer = training.model.transformer().layer_activation_bytes(1, Recomputation::None, 2.0);
+  const double layer = training.transformer().layer_activation_bytes(1, Recomputation::None, 2.0);
   EXPECT_NEAR(model_parallel_memory(training, mp_g, gpu, 1).activations, 32 * 5 * layer, 1.0);
   EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 1).activations, 7 * 5 * layer, 1.0);
   EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 7 - 1).activations, 2 * 5 * layer, 1.0);
   // Weights are split by the stages: 5 of 40 layers on stage 1.
-  const double weights = 5 * training.model.transformer().layer_parameters() * 2.0;
+  const double weights = 5 * training.transformer().layer_parameters() * 2.0;
   EXPECT_NEAR(model_parallel_memory(training, mp_1, gpu, 1).parameters, weights, 1.0);
 }
 
@@ -420,7 +420,7 @@ TEST(ModelParallelMemory, TensorAndZeroShardWhatTheyShard) {
   const GpuProfile& gpu = base.cluster.gpu;
   const MemoryBreakdown b = model_parallel_memory(training, std::get<ModelParallel>(base.strategy), gpu, 0);
   const MemoryBreakdown z1 = model_parallel_memory(training, std::get<ModelParallel>(zero1.strategy), gpu, 0);
-  const TransformerModel model = training.model.transformer();
+  const TransformerModel model = training.transformer();
   EXPECT_DOUBLE_EQ(b.parameters,
                    (40 * model.layer_parameters(4) + model.embedding_parameters(4) + model.output_parameters(4)) * 2.0);
   EXPECT_DOUBLE_EQ(z1.parameters, b.parameters);

@@ -40,7 +40,7 @@ TEST(Training, MixedPrecisionAdamKeepsSixteenBytesPerParameter) {
   EXPECT_EQ(optimizer_bytes_per_parameter(Optimizer::Sgd, "fp32"), 0.0);
   const Scenario s = parse(training_scenario());
   const MemoryBreakdown m = data_parallel_memory(training_of(s), s.cluster.gpu);
-  const double params = training_of(s).model.transformer().parameters();
+  const double params = training_of(s).transformer().parameters();
   EXPECT_DOUBLE_EQ(m.parameters + m.gradients + m.optimizer_states, 16.0 * params);
   EXPECT_DOUBLE_EQ(m.workspace, 1024.0 * 1024 * 1024); // the documented default
   EXPECT_DOUBLE_EQ(m.capacity, 80e9);
@@ -49,7 +49,7 @@ TEST(Training, MixedPrecisionAdamKeepsSixteenBytesPerParameter) {
 TEST(Training, ActivationMemoryIsTheModelsAccountingPerMicroBatch) {
   const Scenario s = parse(training_scenario());
   const ModelTraining& t = training_of(s);
-  const TransformerModel model = t.model.transformer();
+  const TransformerModel model = t.transformer();
   const MemoryBreakdown m = data_parallel_memory(t, s.cluster.gpu);
   const double expected =
       static_cast<double>(model.config().layers) * model.layer_activation_bytes(2, Recomputation::None, 2.0) +
@@ -61,7 +61,7 @@ TEST(Training, FullRecomputationKeepsLayerInputsPlusOneLayer) {
   nlohmann::json doc = training_scenario();
   doc["workload"]["recomputation"] = "full";
   const Scenario s = parse(doc);
-  const TransformerModel model = training_of(s).model.transformer();
+  const TransformerModel model = training_of(s).transformer();
   const MemoryBreakdown m = data_parallel_memory(training_of(s), s.cluster.gpu);
   const double layers = static_cast<double>(model.config().layers);
   EXPECT_DOUBLE_EQ(m.activations, layers * model.layer_activation_bytes(2, Recomputation::Full, 2.0) +
@@ -79,7 +79,7 @@ TEST(Training, LlamaSeventyBillionDoesNotFitOneGpuAsPlainDataParallel) {
 TEST(Training, UnitsCoverTheModelAndItsParameters) {
   const Scenario s = parse(training_scenario());
   const TrainingCost cost = training_cost(training_of(s), s.cluster.gpu);
-  const TransformerModel model = training_of(s).model.transformer();
+  const TransformerModel model = training_of(s).transformer();
   ASSERT_EQ(cost.units.size(), static_cast<std::size_t>(model.config().layers) + 2); // embedding, layers, head
   double params = 0.0;
   for (const TrainingUnit& u : cost.units) params += u.parameters;
@@ -100,7 +100,7 @@ TEST(Training, SelectiveRecomputationAddsTheAttentionCoreToTheBackward) {
   const TrainingCost a = training_cost(training_of(plain), plain.cluster.gpu);
   const TrainingCost b = training_cost(training_of(selective), selective.cluster.gpu);
   double recomputed = 0.0;
-  for (const ComputeOp& op : training_of(plain).model.transformer().layer_ops(2))
+  for (const ComputeOp& op : training_of(plain).transformer().layer_ops(2))
     if (op.selectively_recomputed) recomputed += op_time(op, plain.cluster.gpu, "bf16", 2.0, false);
   EXPECT_NEAR(b.units[1].backward_time - a.units[1].backward_time, recomputed, 1e-15);
   EXPECT_DOUBLE_EQ(a.model_flops_per_sample, b.model_flops_per_sample); // MFU never counts recomputation

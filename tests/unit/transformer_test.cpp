@@ -91,10 +91,10 @@ TEST(Transformer, GptLayerGemmShapesByHand) {
   // GPT-2 small, micro-batch 2: 2048 tokens, h = 768, 12 heads of 64, MLP 3072.
   const TransformerModel model(gpt(12, 768, 12, 50257, 1024));
   const std::vector<ComputeOp> ops = model.layer_ops(2);
-  EXPECT_EQ(names(ops),
-            (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_softmax",
-                                      "attention_over_values", "output_projection", "attention_residual", "mlp_norm",
-                                      "mlp_up", "mlp_activation", "mlp_down", "mlp_residual"}));
+  EXPECT_EQ(names(ops), (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores",
+                                                  "attention_softmax", "attention_dropout", "attention_over_values",
+                                                  "output_projection", "attention_residual", "mlp_norm", "mlp_up",
+                                                  "mlp_activation", "mlp_down", "mlp_residual"}));
   EXPECT_EQ(*find_op(ops, "qkv_projection").gemm, (GemmShape{1, 2048, 2304, 768}));
   EXPECT_EQ(*find_op(ops, "attention_scores").gemm, (GemmShape{24, 1024, 1024, 64}));
   EXPECT_EQ(*find_op(ops, "attention_over_values").gemm, (GemmShape{24, 1024, 64, 1024}));

@@ -262,6 +262,42 @@ GemmEfficiencyTable parse_gemm_efficiency(JsonReader reader, const GpuProfile& g
   return table;
 }
 
+AttentionEfficiencyTable parse_attention_efficiency(JsonReader reader, const GpuProfile& gpu, bool inline_figure) {
+  AttentionEfficiencyTable table;
+  table.provenance = inline_figure ? scenario_provenance(reader) : parse_provenance(reader.child("provenance"));
+  table.data_type = reader.choice("data_type", {"bf16", "fp16"});
+  if (!gpu.peak_flops.contains(table.data_type))
+    throw reader.child("data_type")
+        .error(fmt::format("the profile has no peak rate for {}; expected one of {}", table.data_type,
+                           fmt::join(peak_types(gpu), ", ")));
+  JsonReader points = reader.child("points");
+  for (JsonReader point : points.elements(1, 10'000)) {
+    point.expect_object();
+    AttentionEfficiencyPoint p;
+    p.sequence_length = point.integer("sequence_length", 1, kMaxGemmDimension);
+    p.head_dim = point.integer("head_dim", 1, 1'000'000);
+    JsonReader causal = point.child("causal");
+    if (!causal.value().is_boolean()) throw causal.error("expected true or false, got " + causal.type_name());
+    p.causal = causal.value().get<bool>();
+    p.efficiency = point.number("efficiency", kEfficiencyBounds);
+    point.finish();
+    for (const AttentionEfficiencyPoint& q : table.points)
+      if (q.sequence_length == p.sequence_length && q.head_dim == p.head_dim && q.causal == p.causal)
+        throw point.error(fmt::format("a second point for sequence_length {}, head_dim {}, causal {}; expected one",
+                                      p.sequence_length, p.head_dim, p.causal));
+    table.points.push_back(p);
+  }
+  reader.finish();
+  return table;
+}
+
+Figure default_memory_efficiency() {
+  return {1.0,
+          {"assumption",
+           {{"note", "partsim default, the profile gives no memory_efficiency: memory-bound kernels are priced at the "
+                     "full memory_bandwidth (stream benchmarks reach 85-89% of the datasheet figure on A100/H100)"}}}};
+}
+
 Figure default_launch_overhead() {
   return {kDefaultKernelLaunchOverhead,
           {"assumption",
@@ -301,6 +337,17 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
       read_figure(reader.child("memory_bandwidth"), Dimension::Bandwidth, Bounds::positive(), inline_figure);
   gpu.memory_capacity =
       read_figure(reader.child("memory_capacity"), Dimension::Bytes, Bounds::positive(), inline_figure);
+  if (auto efficiency = reader.optional_child("memory_efficiency")) {
+    if (inline_figure) {
+      gpu.memory_efficiency = {efficiency->as_number(kEfficiencyBounds), scenario_provenance(*efficiency)};
+    } else {
+      gpu.memory_efficiency.value = efficiency->child("value").as_number(kEfficiencyBounds);
+      gpu.memory_efficiency.provenance = parse_provenance(efficiency->child("provenance"));
+      efficiency->finish();
+    }
+  } else {
+    gpu.memory_efficiency = default_memory_efficiency();
+  }
   if (auto overhead = reader.optional_child("kernel_launch_overhead"))
     gpu.kernel_launch_overhead = read_figure(*overhead, Dimension::Time, Bounds::non_negative(1.0), inline_figure);
   else
@@ -310,6 +357,8 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
     gpu.gemm_efficiency = parse_gemm_efficiency(*table, gpu, inline_figure);
   else
     gpu.gemm_efficiency = {builtin_curve_provenance(), {}, {}, builtin_curve(gpu)};
+  if (auto table = reader.optional_child("attention_efficiency"))
+    gpu.attention_efficiency = parse_attention_efficiency(*table, gpu, inline_figure);
   reader.finish();
   return gpu;
 }
@@ -350,6 +399,18 @@ nlohmann::json to_json(const GpuProfile& profile) {
                             {"provenance", to_json(table.default_curve.provenance)}}},
                           {"points", points}}}};
   if (profile.power) out["power"] = {{"tdp", to_json(profile.power->tdp)}, {"idle", to_json(profile.power->idle)}};
+  out["memory_efficiency"] = to_json(profile.memory_efficiency);
+  if (const auto& attention = profile.attention_efficiency) {
+    nlohmann::json attention_points = nlohmann::json::array();
+    for (const AttentionEfficiencyPoint& p : attention->points)
+      attention_points.push_back({{"sequence_length", p.sequence_length},
+                                  {"head_dim", p.head_dim},
+                                  {"causal", p.causal},
+                                  {"efficiency", p.efficiency}});
+    out["attention_efficiency"] = {{"provenance", to_json(attention->provenance)},
+                                   {"data_type", attention->data_type},
+                                   {"points", attention_points}};
+  }
   return out;
 }
 

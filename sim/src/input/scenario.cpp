@@ -16,6 +16,20 @@
 
 namespace partsim {
 
+TransformerKernels stack_kernels(TrainingStack stack) {
+  switch (stack) {
+  case TrainingStack::MegatronLm2021:
+    return {AttentionKernel::FusedSoftmax, true, true};
+  case TrainingStack::MegatronCore2024:
+    return {AttentionKernel::Flash, true, true};
+  case TrainingStack::Torchtitan:
+    return {AttentionKernel::Flash, false, false};
+  case TrainingStack::Custom:
+    break;
+  }
+  return {AttentionKernel::Flash, true, true};
+}
+
 namespace {
 
 constexpr double kShareTolerance = 1e-6;
@@ -182,6 +196,15 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
     throw InputError(reader.source(), reader.pointer() + "/recomputation",
                      "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
   t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
+  t.stack = reader.enum_choice_or("stack", TrainingStack::Custom);
+  t.kernels = stack_kernels(t.stack);
+  for (const char* key : {"attention", "fused_bias_activation", "fused_bias_dropout_add"})
+    if (reader.has(key) && !t.model.is_transformer())
+      throw InputError(reader.source(), reader.pointer() + "/" + key,
+                       "kernel choices are modelled for transformers; expected no such key for a CNN");
+  if (reader.has("attention")) t.kernels.attention = reader.enum_choice<AttentionKernel>("attention");
+  t.kernels.fused_bias_activation = reader.boolean_or("fused_bias_activation", t.kernels.fused_bias_activation);
+  t.kernels.fused_bias_dropout_add = reader.boolean_or("fused_bias_dropout_add", t.kernels.fused_bias_dropout_add);
   t.iterations = reader.integer("iterations");
   t.workspace = reader.quantity("workspace");
   return t;
@@ -370,7 +393,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                      fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",
                                  cluster.gpu_count(), mp.data, mp.tensor, mp.pipeline,
                                  static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline));
-  const TransformerModel model = training->model.transformer();
+  const TransformerModel model = training->transformer();
   const TransformerConfig& config = model.config();
   if (config.heads % mp.tensor != 0 || config.kv_heads % mp.tensor != 0)
     throw InputError(reader.source(), at + "/tensor",

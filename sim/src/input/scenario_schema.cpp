@@ -421,6 +421,48 @@ void workload_fields(std::vector<F>& f) {
                   .label("Optimizer")
                   .doc("optimizer state: Adam two fp32 moments, SGD with momentum one; mixed precision adds an fp32 "
                        "master copy"));
+  f.push_back(F(w + "stack", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(enum_names<TrainingStack>())
+                  .def("custom")
+                  .label("Training stack")
+                  .doc("the kernel choices of a training stack, taken as the defaults of `attention`, "
+                       "`fused_bias_activation` and `fused_bias_dropout_add` (each can still be set): "
+                       "`megatron-lm-2021` (Megatron-LM 2021-2022, as in Narayanan et al. 2021 and Korthikanti et al. "
+                       "2022: `fused_softmax` attention, scores by `torch.baddbmm`, attention dropout as its own "
+                       "kernel; bias-GeLU and bias-dropout-add fused by TorchScript; masked-softmax, bias-GeLU and "
+                       "bias-dropout fusions on by default in megatron/arguments.py of NVIDIA/Megatron-LM at commits "
+                       "9da6e97 (2021-12-30) and fc7f4f0 (2022-09-30)); `megatron-core-2024` (Megatron-Core with "
+                       "Transformer Engine, the default `--transformer-impl` at commit 3efa8c2 (2024-09-30): `flash` "
+                       "fused attention, bias-GeLU/SwiGLU and bias-dropout-add fused); `torchtitan` (`flash` through "
+                       "PyTorch's scaled_dot_product_attention, eager mode: SiLU and the product with the gate as "
+                       "separate kernels, residual adds unfused); `custom`: `flash`, fused bias-activation and "
+                       "bias-dropout-add"));
+  f.push_back(
+      F(w + "attention", T::Choice, "model_training")
+          .kinds(training)
+          .choices(enum_names<AttentionKernel>())
+          .def_doc("the stack's")
+          .allowed("transformers only")
+          .label("Attention kernel")
+          .doc("the attention core: `flash` (one fused kernel, no s x s scores in memory, the scores recomputed "
+               "in the backward pass; priced from the GPU profile's measured `attention_efficiency`), "
+               "`fused_softmax` (scores written by a batched GEMM, one scale-mask-softmax kernel, dropout "
+               "its own kernel), `unfused` (also the mask as its own pass)"));
+  f.push_back(F(w + "fused_bias_activation", T::Boolean, "model_training")
+                  .kinds(training)
+                  .def_doc("the stack's")
+                  .allowed("transformers only")
+                  .label("Fused bias + activation")
+                  .doc("the MLP's bias add and activation (GeLU; SiLU and the product with the gate) in one kernel; "
+                       "`false`: each its own pass over the activations"));
+  f.push_back(F(w + "fused_bias_dropout_add", T::Boolean, "model_training")
+                  .kinds(training)
+                  .def_doc("the stack's")
+                  .allowed("transformers only")
+                  .label("Fused bias + dropout + add")
+                  .doc("after each block, the row-parallel GEMM's bias, dropout and the residual add in one kernel; "
+                       "`false`: each its own pass"));
   f.push_back(F(w + "iterations", T::Integer, "model_training")
                   .kinds({"model_training", "collective"})
                   .range(1, 1'000'000)

@@ -83,7 +83,55 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {
   PARTSIM_CHECK(rate > 0.0 && flops >= 0.0 && bytes >= 0.0)
       << "flops " << flops << " rate " << rate << " bytes " << bytes;
-  return std::max(flops / rate, bytes / gpu.memory_bandwidth.value) + gpu.kernel_launch_overhead.value;
+  return std::max(flops / rate, bytes / gpu.achieved_memory_bandwidth()) + gpu.kernel_launch_overhead.value;
+}
+
+double attention_efficiency(const AttentionEfficiencyTable& table, const AttentionShape& shape) {
+  // The points of the kernel's causality (all of them when the table has none), then those of the nearest head
+  // dimension (in log space), then linear in ln(sequence length) between the two around it, the edge value outside.
+  std::vector<const AttentionEfficiencyPoint*> same;
+  for (const AttentionEfficiencyPoint& p : table.points)
+    if (p.causal == shape.causal) same.push_back(&p);
+  if (same.empty())
+    for (const AttentionEfficiencyPoint& p : table.points) same.push_back(&p);
+  PARTSIM_CHECK(!same.empty()) << "attention efficiency table without points";
+  const double d = std::log(static_cast<double>(std::max<std::int64_t>(shape.head_dim, 1)));
+  std::int64_t nearest = same.front()->head_dim;
+  for (const AttentionEfficiencyPoint* p : same)
+    if (std::abs(std::log(static_cast<double>(p->head_dim)) - d) < std::abs(std::log(static_cast<double>(nearest)) - d))
+      nearest = p->head_dim;
+  std::vector<std::pair<double, double>> curve; // (ln s, efficiency)
+  for (const AttentionEfficiencyPoint* p : same)
+    if (p->head_dim == nearest) curve.emplace_back(std::log(static_cast<double>(p->sequence_length)), p->efficiency);
+  std::sort(curve.begin(), curve.end());
+  const double x = std::log(static_cast<double>(std::max<std::int64_t>(shape.sequence_length, 1)));
+  if (x <= curve.front().first) return curve.front().second;
+  if (x >= curve.back().first) return curve.back().second;
+  const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(x, 2.0));
+  const auto lo = hi - 1;
+  const double f = (x - lo->first) / (hi->first - lo->first);
+  return lo->second + f * (hi->second - lo->second);
+}
+
+double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
+                      double bytes_per_element, bool backward) {
+  PARTSIM_CHECK(op.attention.has_value()) << "attention op " << op.name << " without a shape";
+  const AttentionShape& a = *op.attention;
+  const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0);
+  const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
+  const double peak = gpu.peak(data_type);
+  if (gpu.attention_efficiency && (data_type == "bf16" || data_type == "fp16"))
+    return kernel_time(gpu, executed, peak * attention_efficiency(*gpu.attention_efficiency, a), bytes);
+  // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
+  // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
+  const GemmShape scores{a.batch_heads, a.sequence_length, a.sequence_length, a.head_dim};
+  const GemmShape values{a.batch_heads, a.sequence_length, a.head_dim, a.sequence_length};
+  const double share = a.executed_forward_flops() / 2.0; // each product's flops as the kernel runs it
+  const double e_scores = gemm_efficiency(gpu, scores, data_type);
+  const double e_values = gemm_efficiency(gpu, values, data_type);
+  const double compute =
+      backward ? share * (2.0 / e_scores + 3.0 / e_values) / peak : share * (1.0 / e_scores + 1.0 / e_values) / peak;
+  return std::max(compute, bytes / gpu.achieved_memory_bandwidth()) + gpu.kernel_launch_overhead.value;
 }
 
 double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
@@ -92,6 +140,7 @@ double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& da
   const double flops = backward ? op.backward_flops : op.forward_flops;
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
   if (flops == 0.0 && bytes == 0.0) return 0.0;
+  if (op.kind == OpKind::Attention) return attention_time(op, gpu, data_type, bytes_per_element, backward);
   if (op.kind != OpKind::Gemm) return kernel_time(gpu, flops, vector_rate(gpu, data_type), bytes);
 
   PARTSIM_CHECK(op.gemm.has_value()) << "GEMM op " << op.name << " without a shape";

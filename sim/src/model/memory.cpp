@@ -26,7 +26,7 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
   const std::int64_t b = training.micro_batch;
   double parameters = 0.0;
   if (training.model.is_transformer()) {
-    const TransformerModel model = training.model.transformer();
+    const TransformerModel model = training.transformer();
     parameters = model.parameters();
     const double layers = static_cast<double>(model.config().layers);
     m.activations = layers * model.layer_activation_bytes(b, training.recomputation, element) +

@@ -61,7 +61,7 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   const std::string& type = training.data_type;
   const std::int64_t b = training.micro_batch;
   if (training.model.is_transformer()) {
-    const TransformerModel model = training.model.transformer();
+    const TransformerModel model = training.transformer();
     const std::vector<ComputeOp> outer = model.outer_ops(b);
     cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
     cost.units.front().parameters = model.embedding_parameters();

@@ -76,7 +76,8 @@ std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
   return std::nullopt;
 }
 
-TransformerModel::TransformerModel(TransformerConfig config) : config_(config) {
+TransformerModel::TransformerModel(TransformerConfig config, TransformerKernels kernels)
+    : config_(config), kernels_(kernels) {
   if (const auto problem = find_problem(config_))
     throw InputError("transformer config", "/" + problem->key, problem->message);
   if (config_.kv_heads == 0) config_.kv_heads = config_.heads;
@@ -140,6 +141,24 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   const double dropout_flop = c.dropout ? kDropoutFlop : 0.0;
 
   std::vector<ComputeOp> ops;
+  // After each block: the row-parallel GEMM's bias, dropout and the residual add on `elements` values (whole or
+  // sequence-split). Fused: one kernel reading the branch and the residual, writing the sum and the dropout mask.
+  auto push_residual = [&](std::vector<ComputeOp>& list, const std::string& block, double elements) {
+    if (kernels_.fused_bias_dropout_add) {
+      ComputeOp op =
+          pointwise_op(block + "_residual", OpKind::Elementwise, 1.0 + dropout_flop, 2.0 * elements, elements, 0.0);
+      if (c.dropout) op.mask_elements = elements;
+      list.push_back(op);
+      return;
+    }
+    if (c.bias) list.push_back(pointwise_op(block + "_output_bias", OpKind::Elementwise, 0.0, elements, elements, 0.0));
+    if (c.dropout) {
+      list.push_back(
+          pointwise_op(block + "_output_dropout", OpKind::Elementwise, kDropoutFlop, elements, elements, 0.0));
+      list.back().mask_elements = elements;
+    }
+    list.push_back(pointwise_op(block + "_residual", OpKind::Elementwise, 1.0, 2.0 * elements, elements, 0.0));
+  };
   ops.push_back(pointwise_op("attention_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
   ops.push_back(linear_op("qkv_projection", t, c.hidden, q_width + 2 * kv_width, c.bias));
   if (c.position == PositionEmbedding::Rotary) {
@@ -147,6 +166,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     ops.push_back(pointwise_op("rotary_embedding", OpKind::Elementwise, kRotaryFlop, rotated, rotated, 0.0));
   }
 
+  const AttentionKernel kernel = kernels_.attention;
   ComputeOp qk;
   qk.name = "attention_scores";
   qk.kind = OpKind::Gemm;
@@ -156,12 +176,6 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   qk.input_elements = t * as_double(q_width + kv_width);
   qk.output_elements = scores;
   qk.selectively_recomputed = true;
-  ops.push_back(qk);
-
-  ComputeOp softmax =
-      pointwise_op("attention_softmax", OpKind::Softmax, kSoftmaxFlop + dropout_flop, scores, scores, 0.0);
-  softmax.selectively_recomputed = true;
-  ops.push_back(softmax);
 
   ComputeOp av;
   av.name = "attention_over_values";
@@ -172,23 +186,67 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   av.input_elements = scores + t * as_double(kv_width);
   av.output_elements = t * as_double(q_width);
   av.selectively_recomputed = true;
-  ops.push_back(av);
+
+  const double softmax_flop = kSoftmaxFlop + dropout_flop;
+  if (kernel == AttentionKernel::Flash) {
+    // One kernel reads Q, K, V and writes the output (and the softmax statistics, fp32 per query and head); the
+    // scores stay on chip. Its flops are those of the unfused core (both products and the softmax), so that model
+    // flops do not depend on the kernel; its time comes from the products' shape (see cost_model.hpp).
+    ComputeOp core;
+    core.name = "attention_core";
+    core.kind = OpKind::Attention;
+    core.attention = AttentionShape{micro_batch * heads, c.sequence_length, c.head_dim,
+                                    c.architecture == TransformerArchitecture::Decoder};
+    core.forward_flops = qk.forward_flops + av.forward_flops + softmax_flop * scores;
+    core.backward_flops = qk.backward_flops + av.backward_flops + 2.0 * softmax_flop * scores;
+    core.input_elements = t * as_double(q_width + 2 * kv_width);
+    core.output_elements = t * as_double(q_width) + 2.0 * as_double(micro_batch * heads * c.sequence_length);
+    core.selectively_recomputed = true;
+    ops.push_back(core);
+  } else {
+    ops.push_back(qk);
+    // Megatron-LM scales the scores in the batched GEMM (baddbmm's alpha); unfused, the causal mask is a pass of its
+    // own (masked_fill), then the softmax; fused, one scale-mask-softmax kernel.
+    if (kernel == AttentionKernel::Unfused) {
+      ComputeOp mask = pointwise_op("attention_mask", OpKind::Elementwise, 0.0, scores, scores, 0.0);
+      mask.selectively_recomputed = true;
+      ops.push_back(mask);
+    }
+    ComputeOp softmax = pointwise_op("attention_softmax", OpKind::Softmax, kSoftmaxFlop, scores, scores, 0.0);
+    softmax.selectively_recomputed = true;
+    ops.push_back(softmax);
+    if (c.dropout) {
+      // torch dropout on the probabilities: reads them, writes the kept ones and a 1-byte mask.
+      ComputeOp drop = pointwise_op("attention_dropout", OpKind::Elementwise, kDropoutFlop, scores, scores, 0.0);
+      drop.mask_elements = scores;
+      drop.selectively_recomputed = true;
+      ops.push_back(drop);
+    }
+    ops.push_back(av);
+  }
 
   // Row-parallel: K split, the bias whole (added once the partial products are reduced).
   ops.push_back(linear_op("output_projection", t, q_width, c.hidden, c.bias));
-  ops.push_back(
-      pointwise_op("attention_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
+  push_residual(ops, "attention", r * t * h);
   ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
-  if (c.mlp == MlpKind::Gated) {
-    ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn / n, c.bias));
-    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
+  const bool gated = c.mlp == MlpKind::Gated;
+  if (gated) ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn / n, c.bias));
+  ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
+  const double activation_inputs = gated ? 2.0 * t * f : t * f;
+  // The GEMMs' bias adds are counted with their flops; fused, the activation kernel adds them on the way (bias_gelu),
+  // unfused they are a pass of their own over the GEMMs' outputs.
+  if (c.bias && !kernels_.fused_bias_activation)
+    ops.push_back(pointwise_op("mlp_bias", OpKind::Elementwise, 0.0, activation_inputs, activation_inputs, 0.0));
+  if (gated && !kernels_.fused_bias_activation) {
+    // SiLU(gate), then the product with up: two kernels.
+    ops.push_back(pointwise_op("mlp_silu", OpKind::Elementwise, 0.0, t * f, t * f, 0.0));
     ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kSwiGluFlop, 2.0 * t * f, t * f, 0.0));
   } else {
-    ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
-    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kGeluFlop, t * f, t * f, 0.0));
+    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, gated ? kSwiGluFlop : kGeluFlop,
+                               activation_inputs, t * f, 0.0));
   }
   ops.push_back(linear_op("mlp_down", t, c.ffn / n, c.hidden, c.bias));
-  ops.push_back(pointwise_op("mlp_residual", OpKind::Elementwise, 1.0 + dropout_flop, r * 2.0 * t * h, r * t * h, 0.0));
+  push_residual(ops, "mlp", r * t * h);
   return ops;
 }
 
@@ -272,7 +330,10 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
   bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
-  if (recomputation == Recomputation::None) bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
+  if (kernels_.attention == AttentionKernel::Flash)
+    bytes += 4.0 * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length); // softmax statistics
+  else if (recomputation == Recomputation::None)
+    bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
   return bytes;
 }
 

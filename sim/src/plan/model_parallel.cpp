@@ -46,8 +46,8 @@ class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
       : source_(scenario.source), cluster_(scenario.cluster), training_(training), mp_(mp),
-        model_(training.model.transformer()), cost_(training_cost(training, scenario.cluster.gpu)),
-        collectives_(cluster_), parameters_(model_.parameters()) {
+        model_(training.transformer()), cost_(training_cost(training, scenario.cluster.gpu)), collectives_(cluster_),
+        parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);

@@ -35,7 +35,7 @@ std::pair<double, int> stage_parameters(const TransformerModel& model, const Mod
 
 MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
                                       int stage) {
-  const TransformerModel model = training.model.transformer();
+  const TransformerModel model = training.transformer();
   const TransformerConfig& c = model.config();
   const double e = bytes_per_element(training.data_type);
   const double t = static_cast<double>(mp.tensor);

@@ -54,7 +54,7 @@ double compute_amount(const DataJob& job, const GpuProfile& gpu, std::uint64_t s
   const double peak = gpu.peak(job.data_type);
   const double n = static_cast<double>(samples);
   const double compute_time = n * job.flop_per_sample / peak;
-  const double memory_time = n * job.bytes_read_per_sample / gpu.memory_bandwidth.value;
+  const double memory_time = n * job.bytes_read_per_sample / gpu.achieved_memory_bandwidth();
   return std::max(compute_time, memory_time) * peak;
 }
 

@@ -75,6 +75,24 @@ struct GemmEfficiencyTable {
   GemmEfficiencyCurve default_curve;
 };
 
+/** One measured throughput of a fused attention kernel (FlashAttention): forward + backward of `sequence_length`
+ * tokens at `head_dim`, causal or not, ran at `efficiency` x the dense peak of the profile's attention data type.
+ * Counted as the FlashAttention benchmarks count it: forward 4·b·s²·heads·d flop (halved when causal), backward
+ * 2.5x the forward (it recomputes the scores). */
+struct AttentionEfficiencyPoint {
+  std::int64_t sequence_length = 0;
+  std::int64_t head_dim = 0;
+  bool causal = true;
+  double efficiency = 0.0; ///< achieved fraction of the dense peak, in (0, 1]
+};
+
+/** Measured fused-attention throughput per shape; `data_type` is the type it was measured in (bf16 or fp16). */
+struct AttentionEfficiencyTable {
+  Provenance provenance;
+  std::string data_type;
+  std::vector<AttentionEfficiencyPoint> points;
+};
+
 /** Kernel launch overhead assumed when a profile gives none (the same assumption as the shipped profiles). */
 inline constexpr double kDefaultKernelLaunchOverhead = 3e-6;
 /** Default GEMM efficiency curve for a profile without one: x / (x + 64) per dimension, saturating at 0.7. */
@@ -87,12 +105,20 @@ struct GpuProfile {
   std::string description;
   std::map<std::string, Figure> peak_flops; ///< dense peak flop/s per data type ("bf16", "fp32", ...)
   Figure memory_bandwidth;                  ///< bytes/s
-  Figure memory_capacity;                   ///< bytes
+  /** Fraction of memory_bandwidth that memory-bound kernels reach (a stream benchmark's triad over the datasheet
+   * figure); 1 with provenance "assumption" when the profile gives none. */
+  Figure memory_efficiency;
+  Figure memory_capacity; ///< bytes
   /** s added to every kernel; kDefaultKernelLaunchOverhead (provenance "assumption") when the profile gives none. */
   Figure kernel_launch_overhead;
   std::optional<PowerFigures> power; ///< absent when the profile gives none
   /** Always set: without `gemm_efficiency` in the profile, no points and the default curve (kDefaultGemm...). */
   GemmEfficiencyTable gemm_efficiency;
+  /** Measured fused-attention throughput; absent: a fused attention kernel is priced as its two batched products at
+   * the GEMM efficiency of their shapes (see cost_model.hpp). */
+  std::optional<AttentionEfficiencyTable> attention_efficiency;
+  /** Bytes/s that memory-bound kernels reach: memory_bandwidth x memory_efficiency. */
+  double achieved_memory_bandwidth() const { return memory_bandwidth.value * memory_efficiency.value; }
 
   /** Peak flop/s for a data type. @throws std::out_of_range when the profile has no figure for it. */
   double peak(const std::string& data_type) const { return peak_flops.at(data_type).value; }

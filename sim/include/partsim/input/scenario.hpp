@@ -68,14 +68,35 @@ enum class Optimizer { Adam, SgdMomentum, Sgd };
 
 /** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
  * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
+/** A training stack whose default kernel choices a scenario can take at once (`/workload/stack`); `custom` takes each
+ * field's own default. Each preset is documented with its sources in docs/scenario-reference.md. */
+enum class TrainingStack { Custom, MegatronLm2021, MegatronCore2024, Torchtitan };
+
+template <>
+struct EnumNames<TrainingStack> {
+  static constexpr std::array<EnumEntry<TrainingStack>, 4> entries{
+      {{TrainingStack::Custom, "custom"},
+       {TrainingStack::MegatronLm2021, "megatron-lm-2021"},
+       {TrainingStack::MegatronCore2024, "megatron-core-2024"},
+       {TrainingStack::Torchtitan, "torchtitan"}}};
+};
+
+/** The kernel choices a stack makes by default (TrainingStack::Custom: each field's own default). */
+TransformerKernels stack_kernels(TrainingStack stack);
+
 struct ModelTraining {
-  WorkloadSpec model;             ///< the config, with any sequence_length override applied
+  WorkloadSpec model; ///< the config, with any sequence_length override applied
+  TrainingStack stack = TrainingStack::Custom;
+  /** The stack's kernel choices, with the scenario's own choices over them (transformers). */
+  TransformerKernels kernels = stack_kernels(TrainingStack::Custom);
   std::int64_t global_batch = 1;  ///< sequences (images) per iteration over all replicas
   std::int64_t micro_batch = 1;   ///< sequences (images) per forward/backward pass on one GPU
   std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
   Recomputation recomputation = Recomputation::None;
   Optimizer optimizer = Optimizer::Adam;
   std::int64_t iterations = 1;
+  /** The transformer with this training's kernels (is_transformer() only). */
+  TransformerModel transformer() const { return model.transformer(kernels); }
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
 };

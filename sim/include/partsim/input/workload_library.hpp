@@ -30,7 +30,9 @@ struct WorkloadSpec {
 
   bool is_transformer() const { return std::holds_alternative<TransformerConfig>(config); }
   /** The transformer's arithmetic. @throws std::bad_variant_access for a CNN. */
-  TransformerModel transformer() const { return TransformerModel(std::get<TransformerConfig>(config)); }
+  TransformerModel transformer(const TransformerKernels& kernels = {}) const {
+    return TransformerModel(std::get<TransformerConfig>(config), kernels);
+  }
   /** The CNN's layers. @throws std::bad_variant_access for a transformer. */
   CnnModel cnn() const { return build_resnet(std::get<ResNetConfig>(config), name); }
 };

@@ -39,23 +39,44 @@ enum class OpKind {
   Lookup,      ///< embedding table lookup
   Pool,        ///< max or average pooling
   Loss,        ///< softmax cross-entropy over the logits
+  Attention,   ///< a fused attention kernel (FlashAttention): scores, softmax and the product with V in one pass
 };
 
 template <>
 struct EnumNames<OpKind> {
-  static constexpr std::array<EnumEntry<OpKind>, 7> entries{{{OpKind::Gemm, "gemm"},
+  static constexpr std::array<EnumEntry<OpKind>, 8> entries{{{OpKind::Gemm, "gemm"},
                                                              {OpKind::Norm, "norm"},
                                                              {OpKind::Softmax, "softmax"},
                                                              {OpKind::Elementwise, "elementwise"},
                                                              {OpKind::Lookup, "lookup"},
                                                              {OpKind::Pool, "pool"},
-                                                             {OpKind::Loss, "loss"}}};
+                                                             {OpKind::Loss, "loss"},
+                                                             {OpKind::Attention, "attention"}}};
 };
 
 /** Lower-case name of an op kind: "gemm", "norm", ... */
 inline std::string_view to_string(OpKind kind) {
   return enum_name(kind);
 }
+
+/** Shape of a fused attention kernel: `batch_heads` independent heads (micro-batch x heads on the rank) of
+ * `sequence_length` queries and keys of `head_dim`; a causal kernel skips the masked half of the scores. */
+struct AttentionShape {
+  std::int64_t batch_heads = 0;
+  std::int64_t sequence_length = 0;
+  std::int64_t head_dim = 0;
+  bool causal = true;
+
+  /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 4·bh·s²·d, halved
+   * when causal (FlashAttention's own count). */
+  double executed_forward_flops() const {
+    const double full = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) *
+                        static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
+                        static_cast<double>(head_dim);
+    return causal ? full / 2.0 : full;
+  }
+  bool operator==(const AttentionShape&) const = default;
+};
 
 /** One op of a forward pass, for a given batch.
  *
@@ -65,12 +86,15 @@ inline std::string_view to_string(OpKind kind) {
 struct ComputeOp {
   std::string name; ///< "qkv_projection", "layer2.0.conv1", ...
   OpKind kind = OpKind::Elementwise;
-  std::optional<GemmShape> gemm; ///< set for OpKind::Gemm
-  double forward_flops = 0.0;    ///< flop
-  double backward_flops = 0.0;   ///< flop: input gradient + weight gradient
-  double weight_elements = 0.0;  ///< parameters read (weights and biases)
-  double input_elements = 0.0;   ///< activation elements read
-  double output_elements = 0.0;  ///< activation elements written
+  std::optional<GemmShape> gemm;           ///< set for OpKind::Gemm
+  std::optional<AttentionShape> attention; ///< set for OpKind::Attention
+  double forward_flops = 0.0;              ///< flop
+  double backward_flops = 0.0;             ///< flop: input gradient + weight gradient
+  double weight_elements = 0.0;            ///< parameters read (weights and biases)
+  double input_elements = 0.0;             ///< activation elements read
+  double output_elements = 0.0;            ///< activation elements written
+  /** Dropout mask elements, one byte each: written by the forward, read by the backward. */
+  double mask_elements = 0.0;
   /** Repeated in the backward pass under selective activation recomputation (Korthikanti et al. 2022): the
    * attention core (scores, softmax, attention over values). */
   bool selectively_recomputed = false;
@@ -80,7 +104,7 @@ struct ComputeOp {
 
   /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`. */
   double forward_bytes(double bytes_per_element) const {
-    return bytes_per_element * (weight_elements + input_elements + output_elements);
+    return bytes_per_element * (weight_elements + input_elements + output_elements) + mask_elements;
   }
   /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
    * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
@@ -88,7 +112,7 @@ struct ComputeOp {
    * 2·weights. */
   double backward_bytes(double bytes_per_element) const {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
-    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements);
+    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements) + mask_elements;
   }
 };
 

@@ -26,7 +26,27 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
 /** saturated_efficiency[data_type] · Π over x in (batch·m, n, k) of x / (x + half_dimension). */
 double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape, const std::string& data_type);
 
-/** Time of one kernel in s: max(flops / rate, bytes / memory bandwidth) + the profile's kernel launch overhead. */
+/** The backward pass of a fused attention kernel runs 2.5x the forward's products (FlashAttention: it recomputes the
+ * scores, then dV, dP, dQ and dK: five products against two), as the FlashAttention benchmarks count it. */
+inline constexpr double kAttentionBackwardWork = 2.5;
+
+/** Achieved fraction of the attention data type's peak for a fused attention kernel of `shape`: the table's points of
+ * the same causality, at the head dimension nearest to the shape's (in log space), linear in ln(sequence length)
+ * between the two points around it; the edge value outside. */
+double attention_efficiency(const AttentionEfficiencyTable& table, const AttentionShape& shape);
+
+/** Time of one fused attention kernel (OpKind::Attention) in s. Flops as the kernel runs them
+ * (AttentionShape::executed_forward_flops, x kAttentionBackwardWork backward):
+ * - with the profile's attention_efficiency (bf16 or fp16 runs): at peak x attention_efficiency(). The table measures
+ *   forward + backward together (3.5x the forward's flops); both directions are priced at that one rate, an
+ *   assumption (FlashAttention-2's backward is a little slower than its forward);
+ * - without: each product at the GEMM efficiency of its shape (scores s x s x d, values s x d x s), one launch.
+ * The memory side reads Q, K, V and writes the output (the scores never reach memory). */
+double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
+                      double bytes_per_element, bool backward);
+
+/** Time of one kernel in s: max(flops / rate, bytes / achieved memory bandwidth) + the profile's kernel launch
+ * overhead. The achieved bandwidth is memory_bandwidth x memory_efficiency (a stream benchmark's figure). */
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes);
 
 /** Time of one op in s, forward (`backward` false) or backward, its data at `bytes_per_element`.
@@ -39,8 +59,11 @@ double kernel_time(const GpuProfile& gpu, double flops, double rate, double byte
  *   the profile's fp32 peak (the data type's peak when it has no fp32 figure) with efficiency 1, and whose bytes move
  *   at the full memory bandwidth: these ops are memory bound, so bytes / bandwidth decides.
  *
- * The bandwidth is the profile's figure as given: a datasheet profile prices memory-bound ops at the datasheet
- * bandwidth, a calibrated profile at the measured one. An op with neither flops nor bytes launches nothing: 0. */
+ * - A fused attention kernel: attention_time().
+ *
+ * The bandwidth is the profile's achieved figure (memory_bandwidth x memory_efficiency): a calibrated profile's
+ * measured one, or the datasheet's times a published stream benchmark's fraction. An op with neither flops nor bytes
+ * launches nothing: 0. */
 double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
                bool backward);
 

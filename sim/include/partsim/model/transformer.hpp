@@ -26,6 +26,31 @@ enum class NormKind { LayerNorm, RmsNorm };
  * recomputed in the backward pass. */
 enum class Recomputation { None, Selective, Full };
 
+/** How the attention core (scores, softmax, product with V) runs:
+ * - `flash`: one fused kernel (FlashAttention, cuDNN fused attention): the b·a·s² scores never reach memory, the
+ *   backward recomputes them; priced from the profile's measured attention throughput (attention_efficiency);
+ * - `fused_softmax`: Megatron-LM 2021-2022: the scores written by a batched GEMM, one scale-mask-softmax kernel,
+ *   attention dropout as its own kernel, then the batched product with V;
+ * - `unfused`: the same with the mask and the softmax as separate kernels (each a pass over the scores). */
+enum class AttentionKernel { Flash, FusedSoftmax, Unfused };
+
+/** Kernel choices of a training stack that change memory traffic, not flops: the attention core, bias + activation
+ * in one kernel (Megatron-LM bias_gelu / bias_swiglu), bias + dropout + residual add in one kernel
+ * (bias_dropout_add_fused_train). Unfused, each step is its own pass over the activations. */
+struct TransformerKernels {
+  AttentionKernel attention = AttentionKernel::FusedSoftmax;
+  bool fused_bias_activation = true;
+  bool fused_bias_dropout_add = true;
+  bool operator==(const TransformerKernels&) const = default;
+};
+
+template <>
+struct EnumNames<AttentionKernel> {
+  static constexpr std::array<EnumEntry<AttentionKernel>, 3> entries{{{AttentionKernel::Flash, "flash"},
+                                                                      {AttentionKernel::FusedSoftmax, "fused_softmax"},
+                                                                      {AttentionKernel::Unfused, "unfused"}}};
+};
+
 template <>
 struct EnumNames<TransformerArchitecture> {
   static constexpr std::array<EnumEntry<TransformerArchitecture>, 2> entries{
@@ -65,6 +90,9 @@ inline std::string_view to_string(NormKind norm) {
 }
 inline std::string_view to_string(Recomputation recomputation) {
   return enum_name(recomputation);
+}
+inline std::string_view to_string(AttentionKernel attention) {
+  return enum_name(attention);
 }
 
 /** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
@@ -126,10 +154,12 @@ class TransformerModel {
  public:
   /** Resolves kv_heads and head_dim left at 0.
    * @throws InputError (source "transformer config", pointer "/KEY") when find_problem() reports one. */
-  explicit TransformerModel(TransformerConfig config);
+  explicit TransformerModel(TransformerConfig config, TransformerKernels kernels = {});
 
   /** The config with kv_heads and head_dim resolved. */
   const TransformerConfig& config() const { return config_; }
+  /** The kernels the ops are built for. */
+  const TransformerKernels& kernels() const { return kernels_; }
 
   /** Parameters of one layer on one of `tensor` ranks (see TensorSplit): two norms, QKV and output projections, the
    * MLP, biases; sharded GEMM weights, whole norms and row-parallel biases. */
@@ -145,10 +175,16 @@ class TransformerModel {
   std::int64_t vocab_shard(int tensor) const;
 
   /** Forward ops of one layer for `micro_batch` sequences on one rank of a tensor-parallel group, in execution order:
-   * attention_norm, qkv_projection, [rotary_embedding], attention_scores, attention_softmax, attention_over_values,
-   * output_projection, attention_residual, mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual; with
-   * the split shapes, flops, bytes and weights of `split` (the default, tensor 1 without sequence parallelism: the
-   * whole layer). */
+   * attention_norm, qkv_projection, [rotary_embedding], the attention core, output_projection, attention_residual,
+   * mlp_norm, [mlp_gate], mlp_up, mlp_activation, mlp_down, mlp_residual; with the split shapes, flops, bytes and
+   * weights of `split` (the default, tensor 1 without sequence parallelism: the whole layer).
+   *
+   * The attention core by kernel: `flash` one attention_core op; `fused_softmax` attention_scores,
+   * attention_softmax, [attention_dropout], attention_over_values; `unfused` the same with attention_mask before the
+   * softmax. Unfused bias + activation adds mlp_bias (where the model has biases) before mlp_activation; unfused
+   * bias + dropout + add splits each residual op into [*_output_bias], [*_output_dropout], *_residual. The kernels
+   * change bytes, never flops: the sum of every op's flops is the same for every choice (the attention core's softmax
+   * flops ride on the flash op). */
   std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
   /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. On one rank of a
    * tensor-parallel group (`split`): the vocabulary-parallel embedding (a masked lookup in the rank's shard: rows read
@@ -166,7 +202,8 @@ class TransformerModel {
   /** Bytes one layer keeps from its forward for its backward pass, with activations at `bytes_per_element` and
    * dropout masks at 1 byte. For a GPT layer (plain 4h MLP, MHA, a·d = h, dropout, 2 bytes) this is Korthikanti et
    * al.'s s·b·h·(34 + 5·a·s/h) without recomputation, 34·s·b·h with selective and 2·s·b·h with full recomputation;
-   * the same accounting extends it to GQA, gated MLPs and models without dropout. */
+   * the same accounting extends it to GQA, gated MLPs and models without dropout. With the `flash` kernel no s x s
+   * tensor is kept under any recomputation, only the softmax statistics (4·b·a·s bytes). */
   double layer_activation_bytes(std::int64_t micro_batch, Recomputation recomputation,
                                 double bytes_per_element = 2.0) const;
   /** Activation bytes outside the layers: the embedding dropout mask, the final norm's and the logits' inputs, and
@@ -177,6 +214,7 @@ class TransformerModel {
   double tokens(std::int64_t micro_batch) const;
 
   TransformerConfig config_;
+  TransformerKernels kernels_;
 };
 
 } // namespace partsim

@@ -1,0 +1,235 @@
+// Kernel choices of a training stack (attention core, fused bias + activation, fused bias + dropout + add): the op
+// lists they give, flops that never depend on them, the bytes each variant moves by closed form, the activation
+// memory of a fused attention kernel, and the pricing of that kernel from a measured attention table.
+#include "partsim/input/hardware.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/model/compute_op.hpp"
+#include "partsim/model/cost_model.hpp"
+#include "partsim/model/transformer.hpp"
+
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace partsim {
+namespace {
+
+using nlohmann::json;
+
+TransformerConfig gpt() {
+  TransformerConfig c;
+  c.layers = 2;
+  c.hidden = 1024;
+  c.heads = 16;
+  c.ffn = 4096;
+  c.vocab = 50304;
+  c.sequence_length = 2048;
+  c.dropout = true;
+  return c;
+}
+
+std::vector<std::string> names(const std::vector<ComputeOp>& ops) {
+  std::vector<std::string> out;
+  for (const ComputeOp& op : ops) out.push_back(op.name);
+  return out;
+}
+
+const ComputeOp& find(const std::vector<ComputeOp>& ops, const std::string& name) {
+  for (const ComputeOp& op : ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+double bytes(const std::vector<ComputeOp>& ops) {
+  double sum = 0.0;
+  for (const ComputeOp& op : ops) sum += op.forward_bytes(2.0) + op.backward_bytes(2.0);
+  return sum;
+}
+
+TEST(AttentionKernel, OpListsPerKernel) {
+  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  EXPECT_EQ(
+      names(fused.layer_ops(1)),
+      (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_softmax",
+                                "attention_dropout", "attention_over_values", "output_projection", "attention_residual",
+                                "mlp_norm", "mlp_up", "mlp_activation", "mlp_down", "mlp_residual"}));
+  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  EXPECT_EQ(names(flash.layer_ops(1)),
+            (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_core", "output_projection",
+                                      "attention_residual", "mlp_norm", "mlp_up", "mlp_activation", "mlp_down",
+                                      "mlp_residual"}));
+  const TransformerModel unfused(gpt(), {AttentionKernel::Unfused, false, false});
+  EXPECT_EQ(names(unfused.layer_ops(1)),
+            (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_mask",
+                                      "attention_softmax", "attention_dropout", "attention_over_values",
+                                      "output_projection", "attention_output_bias", "attention_output_dropout",
+                                      "attention_residual", "mlp_norm", "mlp_up", "mlp_bias", "mlp_activation",
+                                      "mlp_down", "mlp_output_bias", "mlp_output_dropout", "mlp_residual"}));
+}
+
+TEST(AttentionKernel, FlopsDoNotDependOnTheKernels) {
+  const TransformerModel reference(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  for (const AttentionKernel attention :
+       {AttentionKernel::Flash, AttentionKernel::FusedSoftmax, AttentionKernel::Unfused})
+    for (const bool fused : {true, false}) {
+      const TransformerModel model(gpt(), {attention, fused, fused});
+      for (const Recomputation r : {Recomputation::None, Recomputation::Selective, Recomputation::Full}) {
+        const TrainingFlops a = model.layer_flops(2, r);
+        const TrainingFlops b = reference.layer_flops(2, r);
+        EXPECT_DOUBLE_EQ(a.forward, b.forward) << to_string(attention) << fused;
+        EXPECT_DOUBLE_EQ(a.backward, b.backward) << to_string(attention) << fused;
+        EXPECT_DOUBLE_EQ(a.recompute, b.recompute) << to_string(attention) << fused;
+      }
+    }
+}
+
+TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
+  // b = 1, s = 2048, 16 heads: 16·s² scores; T = 2048 tokens of h = 1024, f = 4096. 2 bytes per element, masks 1.
+  const double S = 16.0 * 2048 * 2048, T = 2048, h = 1024, f = 4096;
+  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel unfused(gpt(), {AttentionKernel::Unfused, true, true});
+  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  // Dropout on the probabilities: read S, write S, a 1-byte mask; backward reads the gradient and the mask, writes
+  // the input gradient (2·in + out at 2 bytes, + the mask).
+  const ComputeOp& drop = find(fused.layer_ops(1), "attention_dropout");
+  EXPECT_DOUBLE_EQ(drop.forward_bytes(2.0), 2 * (2 * S) + S);
+  EXPECT_DOUBLE_EQ(drop.backward_bytes(2.0), 2 * (3 * S) + S);
+  // Unfused adds the mask pass: one read and one write of S forward, 2·in + out backward.
+  EXPECT_DOUBLE_EQ(bytes(unfused.layer_ops(1)) - bytes(fused.layer_ops(1)), 2 * (2 * S) + 2 * (3 * S));
+  // Flash reads Q, K, V and writes O and the softmax statistics (2 values per query and head).
+  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  EXPECT_DOUBLE_EQ(core.forward_bytes(2.0), 2 * (3 * T * h + T * h + 2 * 16 * 2048));
+  EXPECT_EQ(core.attention->batch_heads, 16);
+  EXPECT_TRUE(core.attention->causal);
+  // Unfused bias + GeLU: one more pass over T x f; unfused bias + dropout + add: bias (T·h in and out) and dropout
+  // (T·h in and out, the mask) before the add, per block.
+  const TransformerModel split(gpt(), {AttentionKernel::FusedSoftmax, false, false});
+  const double bias_gelu = 2 * (2 * T * f) + 2 * (3 * T * f);
+  const double per_block = 2 * (2 * T * h) + 2 * (3 * T * h) + 2 * (2 * T * h) + 2 * (3 * T * h);
+  EXPECT_DOUBLE_EQ(bytes(split.layer_ops(1)) - bytes(fused.layer_ops(1)), bias_gelu + 2 * per_block);
+}
+
+TEST(AttentionKernel, FlashKeepsNoScoresUnderAnyRecomputation) {
+  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const double stats = 4.0 * 16 * 2048; // fp32 softmax statistics per query and head
+  EXPECT_DOUBLE_EQ(flash.layer_activation_bytes(1, Recomputation::None),
+                   fused.layer_activation_bytes(1, Recomputation::Selective) + stats);
+  EXPECT_DOUBLE_EQ(flash.layer_activation_bytes(1, Recomputation::Selective),
+                   flash.layer_activation_bytes(1, Recomputation::None));
+  EXPECT_DOUBLE_EQ(flash.layer_activation_bytes(1, Recomputation::Full),
+                   fused.layer_activation_bytes(1, Recomputation::Full));
+}
+
+GpuProfile attention_gpu() {
+  const json doc = {
+      {"name", "hand"},
+      {"peak_flops", {{"bf16", "1000TFLOPs"}, {"fp32", "50TFLOPs"}}},
+      {"memory_bandwidth", "2TBps"},
+      {"memory_capacity", "80GB"},
+      {"memory_efficiency", 0.5},
+      {"kernel_launch_overhead", "5us"},
+      {"attention_efficiency",
+       {{"data_type", "bf16"},
+        {"points",
+         json::array({{{"sequence_length", 1024}, {"head_dim", 64}, {"causal", true}, {"efficiency", 0.2}},
+                      {{"sequence_length", 4096}, {"head_dim", 64}, {"causal", true}, {"efficiency", 0.4}},
+                      {{"sequence_length", 4096}, {"head_dim", 128}, {"causal", true}, {"efficiency", 0.6}},
+                      {{"sequence_length", 4096}, {"head_dim", 128}, {"causal", false}, {"efficiency", 0.7}}})}}}};
+  JsonReader reader(doc, "gpu.json");
+  return parse_gpu_profile(reader);
+}
+
+TEST(AttentionKernel, EfficiencyFromTheMeasuredTable) {
+  const GpuProfile gpu = attention_gpu();
+  const AttentionEfficiencyTable& table = *gpu.attention_efficiency;
+  // Exact at points, linear in ln(s) between them, the edge value outside, the nearest head dimension in log space.
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 1024, 64, true}), 0.2);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 2048, 64, true}), 0.3);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 512, 64, true}), 0.2);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 65536, 64, true}), 0.4);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 4096, 80, true}), 0.4);  // ln 80 nearer ln 64
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 4096, 100, true}), 0.6); // ln 100 nearer ln 128
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 4096, 128, false}), 0.7);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, {8, 1024, 64, false}), 0.7); // only one non-causal point
+}
+
+TEST(AttentionKernel, FlashTimeByHand) {
+  const GpuProfile gpu = attention_gpu();
+  EXPECT_DOUBLE_EQ(gpu.achieved_memory_bandwidth(), 1e12);
+  TransformerConfig c = gpt();
+  c.hidden = 2048; // 16 heads of 128
+  c.ffn = 8192;
+  c.sequence_length = 4096;
+  const TransformerModel flash(c, {AttentionKernel::Flash, true, true});
+  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  // Causal: 4·16·4096²·128 / 2 flop forward at 0.6 x 1000 TFLOP/s, 2.5x that backward, plus the launch.
+  const double executed = 4.0 * 16 * 4096.0 * 4096 * 128 / 2;
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), executed / 600e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, true), 2.5 * executed / 600e12 + 5e-6);
+  // Memory-bound ops move at the achieved bandwidth (memory_efficiency x memory_bandwidth).
+  const ComputeOp& norm = find(flash.layer_ops(1), "attention_norm");
+  EXPECT_DOUBLE_EQ(op_time(norm, gpu, "bf16", 2.0, false), norm.forward_bytes(2.0) / 1e12 + 5e-6);
+}
+
+TEST(AttentionKernel, FlashWithoutATableIsPricedAsItsProducts) {
+  const json doc = {{"name", "plain"},
+                    {"peak_flops", "1000TFLOPs"},
+                    {"memory_bandwidth", "2TBps"},
+                    {"memory_capacity", "80GB"},
+                    {"kernel_launch_overhead", "0s"}};
+  JsonReader reader(doc, "gpu.json");
+  const GpuProfile gpu = parse_gpu_profile(reader);
+  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  const GemmShape scores{16, 2048, 2048, 64};
+  const GemmShape values{16, 2048, 64, 2048};
+  const double half = 4.0 * 16 * 2048.0 * 2048 * 64 / 2 / 2; // each product, causal
+  const double es = gemm_efficiency(gpu, scores, "bf16"), ev = gemm_efficiency(gpu, values, "bf16");
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), half * (1 / es + 1 / ev) / 1000e12);
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, true), half * (2 / es + 3 / ev) / 1000e12);
+}
+
+TEST(AttentionKernel, ProfileErrorsNameTheirPointer) {
+  const json base = {
+      {"name", "hand"}, {"peak_flops", "1000TFLOPs"}, {"memory_bandwidth", "2TBps"}, {"memory_capacity", "80GB"}};
+  auto parse_with = [&](const std::string& key, const json& value) {
+    json doc = base;
+    doc[key] = value;
+    JsonReader reader(doc, "gpu.json");
+    return parse_gpu_profile(reader);
+  };
+  EXPECT_THROW(parse_with("memory_efficiency", 1.5), InputError);
+  EXPECT_THROW(parse_with("memory_efficiency", 0.0), InputError);
+  const json p = {{"sequence_length", 1024}, {"head_dim", 64}, {"causal", true}, {"efficiency", 0.5}};
+  EXPECT_THROW(parse_with("attention_efficiency", {{"data_type", "bf16"}, {"points", json::array({p, p})}}),
+               InputError);
+  json bad = p;
+  bad["causal"] = "yes";
+  EXPECT_THROW(parse_with("attention_efficiency", {{"data_type", "bf16"}, {"points", json::array({bad})}}), InputError);
+  EXPECT_THROW(parse_with("attention_efficiency", {{"data_type", "fp8"}, {"points", json::array({p})}}), InputError);
+  EXPECT_THROW(parse_with("attention_efficiency", {{"data_type", "bf16"}, {"points", json::array()}}), InputError);
+  try {
+    parse_with("attention_efficiency", {{"data_type", "bf16"}, {"points", json::array({bad})}});
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/attention_efficiency/points/0/causal"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AttentionKernel, ShippedProfilesCarryPublishedFigures) {
+  for (const std::string name : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+    const GpuProfile gpu = load_gpu_profile(test::source_dir(), name, "test", "/cluster/gpu");
+    EXPECT_EQ(gpu.memory_efficiency.provenance.kind, "published_measurement") << name;
+    EXPECT_GT(gpu.memory_efficiency.value, 0.8) << name;
+    EXPECT_LT(gpu.memory_efficiency.value, 0.9) << name;
+    ASSERT_TRUE(gpu.attention_efficiency.has_value()) << name;
+    EXPECT_EQ(gpu.attention_efficiency->provenance.kind, "published_measurement") << name;
+  }
+}
+
+} // namespace
+} // namespace partsim
