@@ -46,7 +46,8 @@ int run_import_kineto(const KinetoOptions& o) {
                      fmt::format("\"{}\" is a CNN; import-kineto maps transformer workloads", spec.name));
   TransformerConfig config = std::get<TransformerConfig>(spec.config);
   if (o.sequence_length > 0) config.sequence_length = o.sequence_length;
-  const TransformerModel model(config);
+  // Attention as batched GEMMs (not one fused kernel), so that a trace's score and value products find their op.
+  const TransformerModel model(config, kMegatronLm2021Kernels);
   const std::string base_name = !o.base.empty() ? o.base : base_profile_for(trace.device_name);
   if (base_name.empty())
     throw InputError("--base", "",

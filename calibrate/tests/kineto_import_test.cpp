@@ -30,7 +30,7 @@ const Imported& imported() {
     r.trace = read_kineto_trace(std::filesystem::path(kFixture));
     r.base = load_gpu_profile(PARTSIM_SOURCE_DIR, "h100-sxm5-80gb", "test", "");
     const WorkloadSpec spec = load_workload(PARTSIM_SOURCE_DIR, "gpt2-small", "test", "");
-    r.import = import_kineto(r.trace, spec.name, spec.transformer(), 0, r.base);
+    r.import = import_kineto(r.trace, spec.name, spec.transformer(kMegatronLm2021Kernels), 0, r.base);
     return r;
   }();
   return result;
@@ -155,7 +155,8 @@ TEST(KinetoImport, BadTracesGetOneLineErrors) {
   const KinetoTrace no_shapes = read_kineto_trace(
       {{"traceEvents", {{{"ph", "X"}, {"cat", "kernel"}, {"name", "gemm"}, {"ts", 1}, {"dur", 2}}}}}, "t.json");
   const WorkloadSpec spec = load_workload(PARTSIM_SOURCE_DIR, "gpt2-small", "test", "");
-  EXPECT_THROW(import_kineto(no_shapes, "gpt2-small", spec.transformer(), 1, imported().base), InputError);
+  EXPECT_THROW(import_kineto(no_shapes, "gpt2-small", spec.transformer(kMegatronLm2021Kernels), 1, imported().base),
+               InputError);
 }
 
 } // namespace

@@ -51,7 +51,7 @@ double bytes(const std::vector<ComputeOp>& ops) {
 }
 
 TEST(AttentionKernel, OpListsPerKernel) {
-  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
   EXPECT_EQ(
       names(fused.layer_ops(1)),
       (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_softmax",
@@ -72,7 +72,7 @@ TEST(AttentionKernel, OpListsPerKernel) {
 }
 
 TEST(AttentionKernel, FlopsDoNotDependOnTheKernels) {
-  const TransformerModel reference(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel reference(gpt(), kMegatronLm2021Kernels);
   for (const AttentionKernel attention :
        {AttentionKernel::Flash, AttentionKernel::FusedSoftmax, AttentionKernel::Unfused})
     for (const bool fused : {true, false}) {
@@ -90,7 +90,7 @@ TEST(AttentionKernel, FlopsDoNotDependOnTheKernels) {
 TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   // b = 1, s = 2048, 16 heads: 16·s² scores; T = 2048 tokens of h = 1024, f = 4096. 2 bytes per element, masks 1.
   const double S = 16.0 * 2048 * 2048, T = 2048, h = 1024, f = 4096;
-  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
   const TransformerModel unfused(gpt(), {AttentionKernel::Unfused, true, true});
   const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
   // Dropout on the probabilities: read S, write S, a 1-byte mask; backward reads the gradient and the mask, writes
@@ -100,9 +100,10 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   EXPECT_DOUBLE_EQ(drop.backward_bytes(2.0), 2 * (3 * S) + S);
   // Unfused adds the mask pass: one read and one write of S forward, 2·in + out backward.
   EXPECT_DOUBLE_EQ(bytes(unfused.layer_ops(1)) - bytes(fused.layer_ops(1)), 2 * (2 * S) + 2 * (3 * S));
-  // Flash reads Q, K, V and writes O and the softmax statistics (2 values per query and head).
+  // Flash reads Q, K, V and writes O and the fp32 softmax statistics (one per query and head).
   const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
-  EXPECT_DOUBLE_EQ(core.forward_bytes(2.0), 2 * (3 * T * h + T * h + 2 * 16 * 2048));
+  EXPECT_DOUBLE_EQ(core.forward_bytes(2.0), 2 * (3 * T * h + T * h) + 4.0 * 16 * 2048);
+  EXPECT_DOUBLE_EQ(core.forward_bytes(4.0), 4 * (3 * T * h + T * h) + 4.0 * 16 * 2048);
   EXPECT_EQ(core.attention->batch_heads, 16);
   EXPECT_TRUE(core.attention->causal);
   // Unfused bias + GeLU: one more pass over T x f; unfused bias + dropout + add: bias (T·h in and out) and dropout
@@ -114,7 +115,7 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
 }
 
 TEST(AttentionKernel, FlashKeepsNoScoresUnderAnyRecomputation) {
-  const TransformerModel fused(gpt(), {AttentionKernel::FusedSoftmax, true, true});
+  const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
   const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
   const double stats = 4.0 * 16 * 2048; // fp32 softmax statistics per query and head
   EXPECT_DOUBLE_EQ(flash.layer_activation_bytes(1, Recomputation::None),

@@ -338,7 +338,8 @@ double micro_batch_compute(const nlohmann::json& points, nlohmann::json strategy
 
 TEST(ModelParallelPlan, SplitGemmsArePricedAtTheirOwnShape) {
   // GPT-2 small on 4 ranks: column-parallel GEMMs keep N/4, row-parallel K/4, the attention core 12/4 heads.
-  const TransformerModel model = load_workload(source_dir(), "gpt2-small", "test", "/workload").transformer();
+  const WorkloadSpec spec = load_workload(source_dir(), "gpt2-small", "test", "/workload");
+  const TransformerModel model = spec.transformer(kMegatronLm2021Kernels);
   std::map<std::string, GemmShape> shapes;
   for (const ComputeOp& op : model.layer_ops(1, TensorSplit{4, false}))
     if (op.gemm) shapes[op.name] = *op.gemm;
@@ -348,6 +349,14 @@ TEST(ModelParallelPlan, SplitGemmsArePricedAtTheirOwnShape) {
   EXPECT_EQ(shapes["output_projection"], (GemmShape{1, 1024, 768, 768 / 4}));
   EXPECT_EQ(shapes["mlp_up"], (GemmShape{1, 1024, 3072 / 4, 768}));
   EXPECT_EQ(shapes["mlp_down"], (GemmShape{1, 1024, 768, 3072 / 4}));
+  // A fused attention kernel keeps the rank's heads too.
+  int fused = 0;
+  for (const ComputeOp& op : spec.transformer().layer_ops(1, TensorSplit{4, false})) {
+    if (!op.attention) continue;
+    EXPECT_EQ(*op.attention, (AttentionShape{3, 1024, 64, true}));
+    ++fused;
+  }
+  EXPECT_EQ(fused, 1);
 
   const nlohmann::json flat = {{{"m", 16}, {"n", 16}, {"k", 16}, {"data_type", "bf16"}, {"efficiency", 1.0}}};
   // Efficiency 0.8 at 4096 on every axis, halved for each axis at 64 (log-linear in between).

@@ -68,7 +68,7 @@ TEST(Transformer, GptParametersMatchClosedForm) {
   // Per layer: QKV 3h² + 3h, output h² + h, MLP 8h² + 5h, two LayerNorms 4h: 12h² + 13h.
   // Outside: token and position tables (V + s)·h, final LayerNorm 2h.
   const double l = 12, h = 768, V = 50257, s = 1024;
-  const TransformerModel model(gpt(12, 768, 12, 50257, 1024));
+  const TransformerModel model(gpt(12, 768, 12, 50257, 1024), kMegatronLm2021Kernels);
   EXPECT_DOUBLE_EQ(model.layer_parameters(), 12 * h * h + 13 * h);
   EXPECT_DOUBLE_EQ(model.embedding_parameters(), (V + s) * h);
   EXPECT_DOUBLE_EQ(model.output_parameters(), 2 * h);
@@ -79,7 +79,7 @@ TEST(Transformer, LlamaParametersMatchClosedForm) {
   // Llama-3 8B shape: Q and O 2·h·(a·d), K and V 2·h·(g·d), SwiGLU 3·h·f, two RMSNorms 2h; untied head V·h,
   // final RMSNorm h.
   const double l = 32, h = 4096, d = 128, a = 32, g = 8, f = 14336, V = 128256;
-  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192));
+  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192), kMegatronLm2021Kernels);
   const double layer = 2 * h * a * d + 2 * h * g * d + 3 * h * f + 2 * h;
   EXPECT_DOUBLE_EQ(model.layer_parameters(), layer);
   EXPECT_DOUBLE_EQ(model.embedding_parameters(), V * h); // rotary: no position table
@@ -89,7 +89,7 @@ TEST(Transformer, LlamaParametersMatchClosedForm) {
 
 TEST(Transformer, GptLayerGemmShapesByHand) {
   // GPT-2 small, micro-batch 2: 2048 tokens, h = 768, 12 heads of 64, MLP 3072.
-  const TransformerModel model(gpt(12, 768, 12, 50257, 1024));
+  const TransformerModel model(gpt(12, 768, 12, 50257, 1024), kMegatronLm2021Kernels);
   const std::vector<ComputeOp> ops = model.layer_ops(2);
   EXPECT_EQ(names(ops), (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores",
                                                   "attention_softmax", "attention_dropout", "attention_over_values",
@@ -111,7 +111,7 @@ TEST(Transformer, GptLayerGemmShapesByHand) {
 
 TEST(Transformer, LlamaLayerGemmShapesByHand) {
   // Llama-3 8B, one sequence of 8192: Q 32 x 128 = 4096 wide, K and V 8 x 128 = 1024 each.
-  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192));
+  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192), kMegatronLm2021Kernels);
   const std::vector<ComputeOp> ops = model.layer_ops(1);
   EXPECT_EQ(names(ops), (std::vector<std::string>{"attention_norm", "qkv_projection", "rotary_embedding",
                                                   "attention_scores", "attention_softmax", "attention_over_values",
@@ -133,7 +133,7 @@ TEST(Transformer, LlamaLayerGemmShapesByHand) {
 
 TEST(Transformer, BytesMovedByOp) {
   // At 2 bytes per element: the QKV GEMM reads X [T x h] and W [h x N] and writes [T x N].
-  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192));
+  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192), kMegatronLm2021Kernels);
   const std::vector<ComputeOp> ops = model.layer_ops(1);
   const double T = 8192, h = 4096, N = 6144;
   const ComputeOp& qkv = find_op(ops, "qkv_projection");
@@ -166,7 +166,7 @@ TEST(Transformer, IterationFlopsMatchNarayananWithFullRecomputation) {
   for (const Case& c :
        {Case{96, 12288, 96, 50257, 2048, 8}, Case{12, 768, 12, 50257, 1024, 4}, Case{24, 2048, 16, 51200, 2048, 1}}) {
     SCOPED_TRACE(testing::Message() << "l=" << c.l << " h=" << c.h << " B=" << c.B);
-    const TransformerModel model(gpt(c.l, c.h, c.a, c.V, c.s));
+    const TransformerModel model(gpt(c.l, c.h, c.a, c.V, c.s), kMegatronLm2021Kernels);
     const double expected = narayanan_full(c.B, c.s, c.l, c.h, c.V);
     // Matrix products alone: forward, backward (2x) and recomputed forward of every layer, logits thrice.
     const double layer_gemm = gemm_flops(model.layer_ops(c.B));
@@ -186,7 +186,7 @@ TEST(Transformer, IterationFlopsMatchNarayananWithoutRecomputation) {
   for (const Case& c :
        {Case{96, 12288, 96, 50257, 2048, 8}, Case{12, 768, 12, 50257, 1024, 4}, Case{24, 2048, 16, 51200, 2048, 1}}) {
     SCOPED_TRACE(testing::Message() << "l=" << c.l << " h=" << c.h << " B=" << c.B);
-    const TransformerModel model(gpt(c.l, c.h, c.a, c.V, c.s));
+    const TransformerModel model(gpt(c.l, c.h, c.a, c.V, c.s), kMegatronLm2021Kernels);
     const double expected = narayanan_none(c.B, c.s, c.l, c.h, c.V);
     const TrainingFlops flops = model.training_flops(c.B, Recomputation::None);
     EXPECT_EQ(flops.recompute, 0.0);
@@ -203,7 +203,7 @@ TEST(Transformer, SelectiveRecomputationRepeatsTheAttentionCore) {
   // QK^T and attention over values: 2 products of 2·b·a·s²·d = 4·b·s²·h flop. Softmax and dropout add a few flop
   // per score, 6·b·a·s² by partsim's convention: 1.5/d of the products, 1.2% at d = 128.
   const std::int64_t b = 2, s = 2048, h = 4096;
-  const TransformerModel model(gpt(4, h, 32, 50257, s));
+  const TransformerModel model(gpt(4, h, 32, 50257, s), kMegatronLm2021Kernels);
   const double core = 4.0 * b * s * s * h;
   const TrainingFlops selective = model.layer_flops(b, Recomputation::Selective);
   EXPECT_GT(selective.recompute, core);
@@ -224,7 +224,7 @@ TEST(Transformer, ActivationMemoryMatchesKorthikanti) {
   };
   for (const Case& c : {Case{12288, 96, 2048, 1}, Case{768, 12, 1024, 8}, Case{5120, 40, 4096, 3}}) {
     SCOPED_TRACE(testing::Message() << "h=" << c.h << " s=" << c.s << " b=" << c.b);
-    const TransformerModel model(gpt(8, c.h, c.a, 50257, c.s));
+    const TransformerModel model(gpt(8, c.h, c.a, 50257, c.s), kMegatronLm2021Kernels);
     const double sbh = static_cast<double>(c.s) * c.b * c.h;
     EXPECT_DOUBLE_EQ(model.layer_activation_bytes(c.b, Recomputation::None),
                      sbh * (34 + 5.0 * c.a * c.s / static_cast<double>(c.h)));
@@ -238,7 +238,7 @@ TEST(Transformer, ActivationMemoryOfGatedGqaLayerWithoutDropout) {
   // K and V (g·d each) and the output projection's input: 2·sb·(4h + 2gd); the softmax output 2·a·s²·b. The MLP
   // keeps the norm's input and the gate/up input (2·2·sbh), gate and up outputs and the down input (3·2·sbf).
   const double s = 8192, b = 1, h = 4096, gd = 8 * 128, f = 14336, a = 32;
-  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192));
+  const TransformerModel model(llama(32, 4096, 32, 8, 14336, 128256, 8192), kMegatronLm2021Kernels);
   const double selective = 2 * s * b * (4 * h + 2 * gd) + 4 * s * b * h + 6 * s * b * f;
   EXPECT_DOUBLE_EQ(model.layer_activation_bytes(1, Recomputation::Selective), selective);
   EXPECT_DOUBLE_EQ(model.layer_activation_bytes(1, Recomputation::None), selective + 2 * a * s * s * b);
@@ -250,7 +250,7 @@ TEST(Transformer, ActivationMemoryOfGatedGqaLayerWithoutDropout) {
 TEST(Transformer, OuterActivationMemory) {
   // GPT: embedding dropout mask s·b·h, final norm and logits inputs 2·2·s·b·h, fp32 logits 4·s·b·V.
   const double s = 1024, b = 2, h = 768, V = 50257;
-  const TransformerModel model(gpt(12, 768, 12, 50257, 1024));
+  const TransformerModel model(gpt(12, 768, 12, 50257, 1024), kMegatronLm2021Kernels);
   EXPECT_DOUBLE_EQ(model.outer_activation_bytes(2), s * b * h + 4 * s * b * h + 4 * s * b * V);
 }
 
@@ -258,7 +258,7 @@ TEST(Transformer, ExplicitHeadDimDecouplesAttentionWidth) {
   // 40 heads of 128 on h = 5140 (GPT-3 13B as Table 2.1 prints it): QKV maps 5140 to 3 x 5120.
   TransformerConfig c = gpt(40, 5140, 40, 50257, 2048);
   c.head_dim = 128;
-  const TransformerModel model(c);
+  const TransformerModel model(c, kMegatronLm2021Kernels);
   const std::vector<ComputeOp> ops = model.layer_ops(1);
   EXPECT_EQ(*find_op(ops, "qkv_projection").gemm, (GemmShape{1, 2048, 3 * 5120, 5140}));
   EXPECT_EQ(*find_op(ops, "output_projection").gemm, (GemmShape{1, 2048, 5140, 5120}));
@@ -266,14 +266,14 @@ TEST(Transformer, ExplicitHeadDimDecouplesAttentionWidth) {
 }
 
 TEST(Transformer, DefaultsResolveKvHeadsAndHeadDim) {
-  const TransformerModel model(gpt(2, 1024, 16, 1000, 128));
+  const TransformerModel model(gpt(2, 1024, 16, 1000, 128), kMegatronLm2021Kernels);
   EXPECT_EQ(model.config().kv_heads, 16);
   EXPECT_EQ(model.config().head_dim, 64);
 }
 
 void expect_config_error(const TransformerConfig& config, const std::string& pointer) {
   try {
-    TransformerModel model(config);
+    TransformerModel model(config, kMegatronLm2021Kernels);
     FAIL() << "expected an InputError at " << pointer;
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), pointer) << e.what();

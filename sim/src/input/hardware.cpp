@@ -81,6 +81,14 @@ Figure parse_figure(JsonReader reader, Dimension dimension, const Bounds& bounds
   return f;
 }
 
+Figure parse_fraction_figure(JsonReader reader, const Bounds& bounds) {
+  Figure f;
+  f.value = reader.child("value").as_number(bounds);
+  f.provenance = parse_provenance(reader.child("provenance"));
+  reader.finish();
+  return f;
+}
+
 nlohmann::json to_json(const Figure& figure) {
   nlohmann::json prov = {{"kind", figure.provenance.kind}};
   for (const auto& [k, v] : figure.provenance.fields) prov[k] = v;
@@ -337,17 +345,12 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
       read_figure(reader.child("memory_bandwidth"), Dimension::Bandwidth, Bounds::positive(), inline_figure);
   gpu.memory_capacity =
       read_figure(reader.child("memory_capacity"), Dimension::Bytes, Bounds::positive(), inline_figure);
-  if (auto efficiency = reader.optional_child("memory_efficiency")) {
-    if (inline_figure) {
-      gpu.memory_efficiency = {efficiency->as_number(kEfficiencyBounds), scenario_provenance(*efficiency)};
-    } else {
-      gpu.memory_efficiency.value = efficiency->child("value").as_number(kEfficiencyBounds);
-      gpu.memory_efficiency.provenance = parse_provenance(efficiency->child("provenance"));
-      efficiency->finish();
-    }
-  } else {
+  if (auto efficiency = reader.optional_child("memory_efficiency"))
+    gpu.memory_efficiency = inline_figure
+                                ? Figure{efficiency->as_number(kEfficiencyBounds), scenario_provenance(*efficiency)}
+                                : parse_fraction_figure(*efficiency, kEfficiencyBounds);
+  else
     gpu.memory_efficiency = default_memory_efficiency();
-  }
   if (auto overhead = reader.optional_child("kernel_launch_overhead"))
     gpu.kernel_launch_overhead = read_figure(*overhead, Dimension::Time, Bounds::non_negative(1.0), inline_figure);
   else

@@ -22,14 +22,8 @@ LinkProfile parse_link_profile(JsonReader& reader) {
   link.bandwidth_per = reader.choice("bandwidth_per", {"gpu", "port", "switch"});
   link.bandwidth = parse_figure(reader.child("bandwidth"), Dimension::Bandwidth, Bounds::positive());
   link.latency = parse_figure(reader.child("latency"), Dimension::Time, Bounds::closed(0.0, 10.0));
-  if (reader.has("efficiency")) {
-    JsonReader efficiency = reader.child("efficiency");
-    Figure f;
-    f.value = efficiency.child("value").as_number(Bounds{0.01, 1.0, false});
-    f.provenance = parse_provenance(efficiency.child("provenance"));
-    efficiency.finish();
-    link.efficiency = f;
-  }
+  if (reader.has("efficiency"))
+    link.efficiency = parse_fraction_figure(reader.child("efficiency"), Bounds::closed(0.01, 1.0));
   reader.finish();
   return link;
 }

@@ -19,7 +19,7 @@ namespace partsim {
 TransformerKernels stack_kernels(TrainingStack stack) {
   switch (stack) {
   case TrainingStack::MegatronLm2021:
-    return {AttentionKernel::FusedSoftmax, true, true};
+    return kMegatronLm2021Kernels;
   case TrainingStack::MegatronCore2024:
     return {AttentionKernel::Flash, true, true};
   case TrainingStack::Torchtitan:
@@ -27,7 +27,7 @@ TransformerKernels stack_kernels(TrainingStack stack) {
   case TrainingStack::Custom:
     break;
   }
-  return {AttentionKernel::Flash, true, true};
+  return {};
 }
 
 namespace {

@@ -120,8 +120,9 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0);
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
   const double peak = gpu.peak(data_type);
-  if (gpu.attention_efficiency && (data_type == "bf16" || data_type == "fp16"))
-    return kernel_time(gpu, executed, peak * attention_efficiency(*gpu.attention_efficiency, a), bytes);
+  const auto& table = gpu.attention_efficiency;
+  if (table && gpu.peak(table->data_type) == peak) // measured at this data type's rate (bf16 and fp16 share one)
+    return kernel_time(gpu, executed, peak * attention_efficiency(*table, a), bytes);
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
   const GemmShape scores{a.batch_heads, a.sequence_length, a.sequence_length, a.head_dim};

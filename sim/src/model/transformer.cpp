@@ -19,6 +19,8 @@ constexpr double kGeluFlop = 8.0;
 constexpr double kSwiGluFlop = 5.0;
 constexpr double kRotaryFlop = 3.0;
 constexpr double kDropoutFlop = 1.0;
+// A fused attention kernel keeps one fp32 log-sum-exp per query and head for its backward pass.
+constexpr double kSoftmaxStatisticsBytes = 4.0;
 
 double as_double(std::int64_t v) {
   return static_cast<double>(v);
@@ -54,6 +56,12 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
 }
 
 } // namespace
+
+std::string describe(const TransformerKernels& kernels) {
+  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add", to_string(kernels.attention),
+                     kernels.fused_bias_activation ? "fused" : "unfused",
+                     kernels.fused_bias_dropout_add ? "fused" : "unfused");
+}
 
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
   const std::pair<const char*, std::int64_t> counts[] = {
@@ -147,7 +155,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     if (kernels_.fused_bias_dropout_add) {
       ComputeOp op =
           pointwise_op(block + "_residual", OpKind::Elementwise, 1.0 + dropout_flop, 2.0 * elements, elements, 0.0);
-      if (c.dropout) op.mask_elements = elements;
+      if (c.dropout) op.fixed_bytes = elements; // the dropout mask
       list.push_back(op);
       return;
     }
@@ -155,7 +163,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     if (c.dropout) {
       list.push_back(
           pointwise_op(block + "_output_dropout", OpKind::Elementwise, kDropoutFlop, elements, elements, 0.0));
-      list.back().mask_elements = elements;
+      list.back().fixed_bytes = elements;
     }
     list.push_back(pointwise_op(block + "_residual", OpKind::Elementwise, 1.0, 2.0 * elements, elements, 0.0));
   };
@@ -200,7 +208,8 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     core.forward_flops = qk.forward_flops + av.forward_flops + softmax_flop * scores;
     core.backward_flops = qk.backward_flops + av.backward_flops + 2.0 * softmax_flop * scores;
     core.input_elements = t * as_double(q_width + 2 * kv_width);
-    core.output_elements = t * as_double(q_width) + 2.0 * as_double(micro_batch * heads * c.sequence_length);
+    core.output_elements = t * as_double(q_width);
+    core.fixed_bytes = kSoftmaxStatisticsBytes * as_double(micro_batch * heads * c.sequence_length);
     core.selectively_recomputed = true;
     ops.push_back(core);
   } else {
@@ -218,7 +227,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     if (c.dropout) {
       // torch dropout on the probabilities: reads them, writes the kept ones and a 1-byte mask.
       ComputeOp drop = pointwise_op("attention_dropout", OpKind::Elementwise, kDropoutFlop, scores, scores, 0.0);
-      drop.mask_elements = scores;
+      drop.fixed_bytes = scores;
       drop.selectively_recomputed = true;
       ops.push_back(drop);
     }
@@ -331,7 +340,7 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
   if (kernels_.attention == AttentionKernel::Flash)
-    bytes += 4.0 * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length); // softmax statistics
+    bytes += kSoftmaxStatisticsBytes * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length);
   else if (recomputation == Recomputation::None)
     bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
   return bytes;

@@ -457,6 +457,7 @@ class Planner {
                     micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
                     to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
+    plan.summary += fmt::format("; stack {}: {}", to_string(training_.stack), describe(training_.kernels));
   }
 
   std::string source_; ///< the scenario's file, named in errors

@@ -331,6 +331,8 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
         to_string(dp.gradient_sync.collective.fidelity.value_or(fidelity)), buckets.size(),
         dp.gradient_sync.bucket_bytes / (1024.0 * 1024.0),
         dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
+  if (training.model.is_transformer())
+    plan.summary += fmt::format("; stack {}: {}", to_string(training.stack), describe(training.kernels));
   return plan;
 }
 

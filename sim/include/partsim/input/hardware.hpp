@@ -150,6 +150,9 @@ Provenance parse_provenance(JsonReader reader);
 /** Reads a profile figure {"value": QUANTITY, "provenance": {...}} with `value` in `bounds`. */
 Figure parse_figure(JsonReader reader, Dimension dimension, const Bounds& bounds);
 
+/** Reads a dimensionless profile figure {"value": NUMBER, "provenance": {...}} (an efficiency) with `value` in
+ * `bounds`. */
+Figure parse_fraction_figure(JsonReader reader, const Bounds& bounds);
 /** {"value": V, "provenance": {...}}: a figure as profile files and reports write it. */
 nlohmann::json to_json(const Figure& figure);
 

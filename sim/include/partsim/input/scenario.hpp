@@ -66,8 +66,6 @@ struct DataJob {
  * when the training data type is narrower than fp32). */
 enum class Optimizer { Adam, SgdMomentum, Sgd };
 
-/** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
- * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
 /** A training stack whose default kernel choices a scenario can take at once (`/workload/stack`); `custom` takes each
  * field's own default. Each preset is documented with its sources in docs/scenario-reference.md. */
 enum class TrainingStack { Custom, MegatronLm2021, MegatronCore2024, Torchtitan };
@@ -81,24 +79,31 @@ struct EnumNames<TrainingStack> {
        {TrainingStack::Torchtitan, "torchtitan"}}};
 };
 
-/** The kernel choices a stack makes by default (TrainingStack::Custom: each field's own default). */
+inline std::string_view to_string(TrainingStack stack) {
+  return enum_name(stack);
+}
+
+/** The kernel choices a stack makes by default (TrainingStack::Custom: TransformerKernels' defaults). */
 TransformerKernels stack_kernels(TrainingStack stack);
 
+/** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
+ * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
 struct ModelTraining {
   WorkloadSpec model; ///< the config, with any sequence_length override applied
   TrainingStack stack = TrainingStack::Custom;
   /** The stack's kernel choices, with the scenario's own choices over them (transformers). */
-  TransformerKernels kernels = stack_kernels(TrainingStack::Custom);
+  TransformerKernels kernels;
   std::int64_t global_batch = 1;  ///< sequences (images) per iteration over all replicas
   std::int64_t micro_batch = 1;   ///< sequences (images) per forward/backward pass on one GPU
   std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
   Recomputation recomputation = Recomputation::None;
   Optimizer optimizer = Optimizer::Adam;
   std::int64_t iterations = 1;
-  /** The transformer with this training's kernels (is_transformer() only). */
-  TransformerModel transformer() const { return model.transformer(kernels); }
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
+
+  /** The transformer with this training's kernels (is_transformer() only). */
+  TransformerModel transformer() const { return model.transformer(kernels); }
 };
 
 /** A collective alone, repeated `iterations` times on every GPU of the cluster (what nccl-tests measures). */

@@ -93,8 +93,9 @@ struct ComputeOp {
   double weight_elements = 0.0;            ///< parameters read (weights and biases)
   double input_elements = 0.0;             ///< activation elements read
   double output_elements = 0.0;            ///< activation elements written
-  /** Dropout mask elements, one byte each: written by the forward, read by the backward. */
-  double mask_elements = 0.0;
+  /** Bytes whose size does not follow the data type: dropout masks (1 byte per element), a fused attention kernel's
+   * fp32 softmax statistics. Written by the forward, read by the backward. */
+  double fixed_bytes = 0.0;
   /** Repeated in the backward pass under selective activation recomputation (Korthikanti et al. 2022): the
    * attention core (scores, softmax, attention over values). */
   bool selectively_recomputed = false;
@@ -102,9 +103,9 @@ struct ComputeOp {
    * the weight gradient only. */
   bool input_gradient = true;
 
-  /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`. */
+  /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`, and the fixed bytes. */
   double forward_bytes(double bytes_per_element) const {
-    return bytes_per_element * (weight_elements + input_elements + output_elements) + mask_elements;
+    return bytes_per_element * (weight_elements + input_elements + output_elements) + fixed_bytes;
   }
   /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
    * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
@@ -112,7 +113,7 @@ struct ComputeOp {
    * 2·weights. */
   double backward_bytes(double bytes_per_element) const {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
-    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements) + mask_elements;
+    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements) + fixed_bytes;
   }
 };
 

@@ -37,7 +37,8 @@ double attention_efficiency(const AttentionEfficiencyTable& table, const Attenti
 
 /** Time of one fused attention kernel (OpKind::Attention) in s. Flops as the kernel runs them
  * (AttentionShape::executed_forward_flops, x kAttentionBackwardWork backward):
- * - with the profile's attention_efficiency (bf16 or fp16 runs): at peak x attention_efficiency(). The table measures
+ * - with the profile's attention_efficiency, for a data type with the peak of the table's (bf16 and fp16 on every
+ *   shipped GPU): at peak x attention_efficiency(). The table measures
  *   forward + backward together (3.5x the forward's flops); both directions are priced at that one rate, an
  *   assumption (FlashAttention-2's backward is a little slower than its forward);
  * - without: each product at the GEMM efficiency of its shape (scores s x s x d, values s x d x s), one launch.
@@ -57,7 +58,7 @@ double kernel_time(const GpuProfile& gpu, double flops, double rate, double byte
  *   weight gradient when the op has no input gradient.
  * - Any other op (norm, softmax, elementwise, lookup, pool, loss): one kernel whose flops run on the vector units at
  *   the profile's fp32 peak (the data type's peak when it has no fp32 figure) with efficiency 1, and whose bytes move
- *   at the full memory bandwidth: these ops are memory bound, so bytes / bandwidth decides.
+ *   at the achieved memory bandwidth: these ops are memory bound, so bytes / bandwidth decides.
  *
  * - A fused attention kernel: attention_time().
  *

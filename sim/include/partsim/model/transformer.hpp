@@ -34,15 +34,24 @@ enum class Recomputation { None, Selective, Full };
  * - `unfused`: the same with the mask and the softmax as separate kernels (each a pass over the scores). */
 enum class AttentionKernel { Flash, FusedSoftmax, Unfused };
 
-/** Kernel choices of a training stack that change memory traffic, not flops: the attention core, bias + activation
+/** Kernel choices of a training stack that change memory traffic, not flops (the defaults: what current stacks run,
+ * and the `custom` stack of a scenario): the attention core, bias + activation
  * in one kernel (Megatron-LM bias_gelu / bias_swiglu), bias + dropout + residual add in one kernel
  * (bias_dropout_add_fused_train). Unfused, each step is its own pass over the activations. */
 struct TransformerKernels {
-  AttentionKernel attention = AttentionKernel::FusedSoftmax;
+  AttentionKernel attention = AttentionKernel::Flash;
   bool fused_bias_activation = true;
   bool fused_bias_dropout_add = true;
   bool operator==(const TransformerKernels&) const = default;
 };
+
+/** Megatron-LM 2021-2022's kernels (the `megatron-lm-2021` stack): the attention core as two batched GEMMs around a
+ * fused scale-mask-softmax and a dropout kernel, fused bias + GeLU and bias + dropout + add. Every product of the
+ * model is then a GEMM op, as the classic closed forms (Narayanan et al. 2021, Korthikanti et al. 2022) count them. */
+inline constexpr TransformerKernels kMegatronLm2021Kernels{AttentionKernel::FusedSoftmax, true, true};
+
+/** One line for reports: "flash attention, fused bias + activation, unfused bias + dropout + add". */
+std::string describe(const TransformerKernels& kernels);
 
 template <>
 struct EnumNames<AttentionKernel> {
