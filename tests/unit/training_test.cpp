@@ -32,6 +32,28 @@ TEST(Training, BytesPerElementFollowTheDataType) {
   EXPECT_EQ(bytes_per_element("fp8"), 1.0);
 }
 
+TEST(Training, OptimizerStepTrafficByClosedForm) {
+  // bf16 Adam: norm 2, update 2 + 2 x 12, fp32 master -> bf16 weights 4 + 2, zeroing 2.
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "bf16", true), 36.0);
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "bf16", false), 34.0);
+  // fp32 Adam, no master: norm 4, update 4 + 2 x 8, weights in place 2 x 4, zeroing 4.
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "fp32", true), 36.0);
+  // fp32 SGD without clipping: the gradient read, the weights in place, zeroing.
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Sgd, "fp32", false), 16.0);
+
+  // The step is that traffic at the achieved bandwidth (memory bound), one launch; clipping off removes one read.
+  nlohmann::json doc = training_scenario();
+  const Scenario clipped = parse(doc);
+  doc["workload"]["gradient_clipping"] = false;
+  const Scenario plain = parse(doc);
+  const GpuProfile& gpu = clipped.cluster.gpu;
+  const TrainingCost a = training_cost(training_of(clipped), gpu);
+  const TrainingCost b = training_cost(training_of(plain), gpu);
+  EXPECT_DOUBLE_EQ(a.optimizer_time,
+                   a.parameters * 36.0 / gpu.achieved_memory_bandwidth() + gpu.kernel_launch_overhead.value);
+  EXPECT_NEAR(a.optimizer_time - b.optimizer_time, a.parameters * 2.0 / gpu.achieved_memory_bandwidth(), 1e-12);
+}
+
 TEST(Training, MixedPrecisionAdamKeepsSixteenBytesPerParameter) {
   // ZeRO (Rajbhandari et al. 2020): 2 (fp16 weights) + 2 (fp16 gradients) + 12 (fp32 master, momentum, variance).
   EXPECT_EQ(optimizer_bytes_per_parameter(Optimizer::Adam, "bf16"), 12.0);

@@ -421,6 +421,13 @@ void workload_fields(std::vector<F>& f) {
                   .label("Optimizer")
                   .doc("optimizer state: Adam two fp32 moments, SGD with momentum one; mixed precision adds an fp32 "
                        "master copy"));
+  f.push_back(F(w + "gradient_clipping", T::Boolean, "model_training")
+                  .kinds(training)
+                  .def(true)
+                  .label("Gradient clipping")
+                  .doc("clip the gradients by their global L2 norm before the optimizer step, as Megatron-LM "
+                       "(`--clip-grad`, default 1.0 in 2021, 2022 and 2024) and torchtitan (`max_norm` 1.0) do by "
+                       "default: the step first reads every gradient once for the norm ([training.md](training.md))"));
   f.push_back(F(w + "stack", T::Choice, "model_training")
                   .kinds(training)
                   .choices(enum_names<TrainingStack>())

@@ -56,6 +56,16 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
   return unit;
 }
 
+double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping) {
+  const double element = bytes_per_element(data_type); // weights and gradients
+  const bool master = element < 4.0;                   // optimizer_bytes_per_parameter keeps an fp32 copy
+  const double norm = clipping ? element : 0.0;
+  const double update = element + 2.0 * optimizer_bytes_per_parameter(optimizer, data_type);
+  const double weights = master ? 4.0 + element : 2.0 * element;
+  const double zero = element;
+  return norm + update + weights + zero;
+}
+
 TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
   TrainingCost cost;
   const std::string& type = training.data_type;
@@ -88,11 +98,10 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
     cost.model_flops_per_sample = model.training_flops(1).total();
     cost.hardware_flops_per_sample = cost.model_flops_per_sample;
   }
-  // The optimizer step is memory bound: it reads every gradient, reads and writes the weights, the master copy and
-  // the moments; about 10 flop per parameter (Adam) on the vector units.
-  const double element = bytes_per_element(type);
-  const double state = optimizer_bytes_per_parameter(training.optimizer, type);
-  const double bytes = cost.parameters * (element + 2.0 * element + 2.0 * state);
+  // The optimizer step is memory bound (optimizer_step_bytes_per_parameter); about 10 flop per parameter (Adam) on
+  // the vector units.
+  const double bytes =
+      cost.parameters * optimizer_step_bytes_per_parameter(training.optimizer, type, training.gradient_clipping);
   const double rate = gpu.peak_flops.contains("fp32") ? gpu.peak("fp32") : gpu.peak(type);
   cost.optimizer_time = kernel_time(gpu, 10.0 * cost.parameters, rate, bytes);
   return cost;

@@ -98,6 +98,9 @@ struct ModelTraining {
   std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
   Recomputation recomputation = Recomputation::None;
   Optimizer optimizer = Optimizer::Adam;
+  /** Clip gradients by their global L2 norm before the step (Megatron-LM's --clip-grad 1.0, torchtitan's max_norm
+   * 1.0): the step first reads every gradient once for the norm. */
+  bool gradient_clipping = true;
   std::int64_t iterations = 1;
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
