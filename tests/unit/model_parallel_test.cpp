@@ -403,6 +403,34 @@ TEST(ModelParallelPlan, ZeroThreeMovesOneAndAHalfTimesThePlainAllReduceVolume) {
   EXPECT_EQ(z3.all_gathers, 2 * z3.reduce_scatters); // forward and backward gathers per reduce-scatter
 }
 
+TEST(ModelParallelPlan, ZeroTwoReduceScattersEveryMicroBatchIntoItsShard) {
+  // 4 micro-batches per replica (data 2, global batch 8, micro-batch 1), with and without a pipeline: ZeRO-1
+  // reduce-scatters the accumulated gradients once, ZeRO-2 after every micro-batch's backward (4x the bytes), and
+  // keeps 1/D of the gradients in memory. The all-gathers after the step are the same.
+  for (int pipeline : {1, 2}) {
+    SCOPED_TRACE(pipeline);
+    auto plan_of = [&](int zero) {
+      return build_plan(
+          parse(mp_scenario({{"data", 2}, {"pipeline", pipeline}, {"zero", zero}}, 2 * pipeline, "gpt2-xl", 8)));
+    };
+    const Volume one = volume(plan_of(1), 0, CommKind::Data);
+    const Volume two = volume(plan_of(2), 0, CommKind::Data);
+    EXPECT_GT(one.reduce_scatters, 0);
+    EXPECT_EQ(two.reduce_scatters, 4 * one.reduce_scatters);
+    EXPECT_EQ(two.all_gathers, one.all_gathers);
+    EXPECT_EQ(two.all_reduces, one.all_reduces); // the tied embedding's sync between first and last stage
+    if (pipeline == 1) {
+      EXPECT_NEAR(two.bus, 2.5 * one.bus, one.bus * 1e-9); // 4 scatters + 1 gather against 1 + 1
+    }
+    const Scenario s =
+        parse(mp_scenario({{"data", 2}, {"pipeline", pipeline}, {"zero", 2}}, 2 * pipeline, "gpt2-xl", 8));
+    const auto& training = std::get<ModelTraining>(s.workload);
+    const auto& mp = std::get<ModelParallel>(s.strategy);
+    const MemoryBreakdown m = model_parallel_memory(training, mp, s.cluster.gpu, 0);
+    EXPECT_DOUBLE_EQ(m.gradients, m.parameters / 2.0);
+  }
+}
+
 TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {
   const Scenario gpipe = parse(mp_scenario({{"pipeline", 8}, {"schedule", "gpipe"}}, 8, "gpt3-13b", 32));
   const Scenario onef = parse(mp_scenario({{"pipeline", 8}, {"schedule", "1f1b"}}, 8, "gpt3-13b", 32));
@@ -474,7 +502,7 @@ TEST(ModelParallelErrors, EachInvalidCombinationNamesItsKey) {
   EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 8}, {"virtual_stages", 2}})), "/strategy/virtual_stages");
   EXPECT_EQ(error_pointer(mp_scenario({{"pipeline", 8}, {"schedule", "interleaved"}, {"virtual_stages", 1}})),
             "/strategy/virtual_stages");
-  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"pipeline", 2}, {"zero", 2}})), "/strategy/zero");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"pipeline", 2}, {"zero", 3}})), "/strategy/zero");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"zero", "zero-4"}})), "/strategy/zero");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"placement", {"tensor", "tensor", "data"}}})),
             "/strategy/placement/1");

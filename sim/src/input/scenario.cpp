@@ -463,9 +463,9 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     } else {
       mp.zero = static_cast<int>(zero->as_integer(0, 3));
     }
-    if (mp.zero >= 2 && mp.pipeline > 1)
-      throw zero->error("ZeRO-2 and ZeRO-3 shard the gradients that a pipeline accumulates over micro-batches "
-                        "(DeepSpeed refuses the combination); expected 0 or 1 with /strategy/pipeline > 1");
+    if (mp.zero >= 3 && mp.pipeline > 1)
+      throw zero->error("ZeRO-3 gathers a stage's parameters for every micro-batch's forward and backward pass "
+                        "(2m all-gathers per iteration); expected 0, 1 or 2 with /strategy/pipeline > 1");
   }
   if (auto tensor = reader.optional_child("tensor_collectives")) {
     mp.tensor_collectives = parse_collective_choice(*tensor);

@@ -665,10 +665,11 @@ void strategy_fields(std::vector<F>& f) {
                   .kinds(mp)
                   .def(0)
                   .type_doc("integer or string")
-                  .allowed("`0`, `1`, `2`, `3`, `\"fsdp\"` (= 3); 2 and 3 only with `pipeline` 1")
+                  .allowed("`0`, `1`, `2`, `3`, `\"fsdp\"` (= 3); 3 only with `pipeline` 1")
                   .label("ZeRO stage")
-                  .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients, 3 also the "
-                       "parameters (FSDP)"));
+                  .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients (reduce-"
+                       "scattered after every micro-batch's backward; FSDP without resharding after the forward), 3 "
+                       "also the parameters (FSDP)"));
   f.push_back(F(s + "tensor_collectives", T::Object, "model_parallel")
                   .kinds(mp)
                   .def_doc("all defaults")

@@ -289,15 +289,19 @@ class Planner {
     return static_cast<std::uint64_t>(std::llround(unit.parameters * element_));
   }
 
-  /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. */
-  void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred, const ParallelCoordinates& at,
-            const PipelineOp& op, int vs) {
+  /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. `deferred`: data-parallel collectives that
+   * wait for the pipeline to drain; `final_sync`: every gradient collective of the last micro-batch (ZeRO-1/2 gather
+   * their bytes back after the optimizer step). */
+  void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred,
+            std::vector<CollectiveStep>& final_sync, const ParallelCoordinates& at, const PipelineOp& op, int vs) {
     const auto& units = units_[static_cast<std::size_t>(vs)];
     const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({at.data, at.pipeline}) : -1;
     const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
     const bool forward = op.pass == Pass::Forward;
     const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
-    const bool sync_now = !forward && last_micro_batch && data_group >= 0;
+    // ZeRO-2 keeps only its shard of the gradients: every micro-batch's backward reduce-scatters them into it (as
+    // DeepSpeed's stage 2 and FSDP without no_sync do); otherwise they accumulate whole until the last micro-batch.
+    const bool sync_now = !forward && (last_micro_batch || mp_.zero == 2) && data_group >= 0;
     const bool zero3 = zero3_sharded();
     const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
     const std::uint64_t samples =
@@ -315,6 +319,7 @@ class Planner {
     auto flush = [&] {
       if (bucket <= 0.0) return;
       const CollectiveStep step = gradient_collective(static_cast<std::uint64_t>(std::llround(bucket)), data_group);
+      if (last_micro_batch) final_sync.push_back(step);
       if (step.stream == 1)
         steps.emplace_back(step);
       else
@@ -379,17 +384,18 @@ class Planner {
   void program(Plan& plan, int rank) {
     const ParallelCoordinates at = coordinates_of(mp_, rank);
     std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
-    std::vector<CollectiveStep> deferred; // data-parallel collectives after the pipeline (no overlap)
+    std::vector<CollectiveStep> deferred;   // data-parallel collectives after the pipeline (no overlap)
+    std::vector<CollectiveStep> final_sync; // the last micro-batch's gradient collectives
     auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
     for (const PipelineOp& op : schedules_[static_cast<std::size_t>(at.pipeline)]) {
       const int vs = op.chunk * mp_.pipeline + at.pipeline;
       if (op.pass == Pass::Forward) {
         if (vs > 0) steps.emplace_back(RecvStep{stage_rank(vs - 1), 0, CommKind::Pipeline});
-        pass(plan, steps, deferred, at, op, vs);
+        pass(plan, steps, deferred, final_sync, at, op, vs);
         if (vs < chunks_ - 1) steps.emplace_back(SendStep{stage_rank(vs + 1), transfer_bytes_, 0, CommKind::Pipeline});
       } else {
         if (vs < chunks_ - 1) steps.emplace_back(RecvStep{stage_rank(vs + 1), 1, CommKind::Pipeline});
-        pass(plan, steps, deferred, at, op, vs);
+        pass(plan, steps, deferred, final_sync, at, op, vs);
         if (vs > 0) steps.emplace_back(SendStep{stage_rank(vs - 1), transfer_bytes_, 1, CommKind::Pipeline});
       }
     }
@@ -410,19 +416,14 @@ class Planner {
       for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) parameters += u.parameters;
     const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
-    // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter).
-    if (synced && (mp_.zero == 1 || mp_.zero == 2)) {
-      std::vector<CollectiveStep> gathers;
-      for (const Step& step : steps)
-        if (const auto* c = std::get_if<CollectiveStep>(&step);
-            c != nullptr && c->kind == CommKind::Data && c->op == CollectiveOp::ReduceScatter) {
-          CollectiveStep g = *c;
-          g.op = CollectiveOp::AllGather;
-          g.stream = 0;
-          gathers.push_back(g);
-        }
-      for (const CollectiveStep& g : gathers) steps.emplace_back(g);
-    }
+    // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
+    // micro-batch's gradients).
+    if (synced && (mp_.zero == 1 || mp_.zero == 2))
+      for (CollectiveStep g : final_sync) {
+        g.op = CollectiveOp::AllGather;
+        g.stream = 0;
+        steps.emplace_back(g);
+      }
   }
 
   void fill_figures(Plan& plan) {
