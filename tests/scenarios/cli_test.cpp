@@ -211,8 +211,9 @@ TEST(Cli, SweepPointsThatFailAtRunTimeAreErrorEventsWithTheirPointer) {
   // Valid when planned, stopped at run time: a periodic speed profile outlasts /run/max_events.
   const CliResult r =
       run_cli({"sweep", scenario_path("allreduce-ring-vs-hierarchical"), "--set", "/strategy/fidelity=analytic",
-               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--vary",
-               "/run/max_events=100000,100001", "--error-format=json", "--out", (temp_dir() / "s").string()});
+               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--set",
+               "/workload/bytes=8GiB", "--vary", "/run/max_events=100000,100001", "--error-format=json", "--out",
+               (temp_dir() / "s").string()});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   std::istringstream lines(r.err);
   int errors = 0;
@@ -228,8 +229,8 @@ TEST(Cli, SweepPointsThatFailAtRunTimeAreErrorEventsWithTheirPointer) {
   EXPECT_EQ(errors, 2) << r.err;
   const CliResult text =
       run_cli({"sweep", scenario_path("allreduce-ring-vs-hierarchical"), "--set", "/strategy/fidelity=analytic",
-               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--vary",
-               "/run/max_events=100000", "--out", (temp_dir() / "t").string()});
+               "--set", R"(/cluster/speed_changes=[{"node":0,"points":[[0,1],[1e-6,0.5]],"period":2e-6}])", "--set",
+               "/workload/bytes=8GiB", "--vary", "/run/max_events=100000", "--out", (temp_dir() / "t").string()});
   EXPECT_EQ(text.exit_code, 1);
   EXPECT_NE(text.err.find("partsim: error: sweep point 0 (100000) failed with exit code 2: "), std::string::npos)
       << text.err;

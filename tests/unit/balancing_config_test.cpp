@@ -200,7 +200,7 @@ TEST(LinkProfileInScenario, NamedProfilesGiveBandwidthAndLatency) {
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.efficiency, 0.8) << "NVLink's 128-byte payloads (the profile's figure)";
   EXPECT_DOUBLE_EQ(s.cluster.intra_node.bandwidth, 360e9);
   EXPECT_DOUBLE_EQ(s.cluster.network.nic.line_rate, 50e9);
-  EXPECT_DOUBLE_EQ(s.cluster.network.nic.bandwidth, 47e9) << "NDR's efficiency 0.94";
+  EXPECT_DOUBLE_EQ(s.cluster.network.nic.bandwidth, 48.5e9) << "NDR's efficiency 0.97";
   EXPECT_DOUBLE_EQ(s.cluster.network.nic.latency, 3e-6) << "explicit keys override the profile";
 }
 

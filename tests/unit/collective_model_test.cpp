@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -203,6 +204,29 @@ TEST(CollectiveModel, AutoFidelityByMessageBudget) {
   EXPECT_EQ(choose_fidelity(523'264, 512), Fidelity::Steps);     // ring all-reduce, 512 ranks
   EXPECT_EQ(choose_fidelity(33'529'856, 4096), Fidelity::Flows); // 4096 ranks
   EXPECT_EQ(choose_fidelity(kMaxStepMessages + 1, kMaxFlowMessages + 1), Fidelity::Analytic);
+}
+
+TEST(CollectiveModel, RingChannelsSpreadARingOverTheNodesNics) {
+  // One ring per NIC a node's members use, when the group spans nodes with several members on each.
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 2, 8), 8);
+  EXPECT_EQ(ring_channels(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 8, 4, 2), 2);
+  EXPECT_EQ(ring_channels(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 4, 4, 8), 4);  // at most one per member
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 1, 8), 1);  // inside one node
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1, 64, 8), 1); // one member per node
+  EXPECT_EQ(ring_channels(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, 8, 2, 8), 1);
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 8, 2, 8), 1);
+  // The closed form: the network hop of a ring step carries c / C per NIC.
+  const TwoLevelCost eight{kNvlink, kNet, 8};
+  const double c = 1e9 / 16;
+  const double step = std::max(kNvlink.latency + c / kNvlink.bandwidth, kNet.latency + c / (8 * kNet.bandwidth));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, eight),
+                   2 * 15 * step);
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 1e9, 8, 2, eight), 15 * step);
+  CollectiveStep ring;
+  ring.bytes = 1'000'000'000;
+  EXPECT_EQ(planned_messages(ring, 16, 2, kNet, 8), 2u * 15 * 16 * 8);
+  ring.fidelity = Fidelity::Flows;
+  EXPECT_EQ(planned_messages(ring, 16, 2, kNet, 8), 16u * 8);
 }
 
 TEST(CollectiveModel, PlannedMessages) {

@@ -72,7 +72,7 @@ TEST(NetworkSpec, TwoLevelFatTree) {
         {{"levels", 2}, {"nodes_per_leaf", 3}, {"leaf_oversubscription", 2.5}, {"switch_latency", "0.3us"}}}}));
   EXPECT_EQ(n.topology, "fat_tree");
   EXPECT_DOUBLE_EQ(n.nic.line_rate, 50e9); // 400 Gb/s
-  EXPECT_DOUBLE_EQ(n.nic.bandwidth, 47e9); // what NCCL reaches per NDR port (the profile's efficiency 0.94)
+  EXPECT_DOUBLE_EQ(n.nic.bandwidth, 48.5e9); // what NCCL reaches per NDR port (the profile's efficiency 0.97)
   EXPECT_EQ(n.nics_per_node, 8);
   EXPECT_EQ(n.fat_tree.levels, 2);
   EXPECT_EQ(n.fat_tree.nodes_per_leaf, 3);

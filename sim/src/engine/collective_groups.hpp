@@ -51,7 +51,16 @@ struct RunContext::CollectiveGroups {
     bool even = true;                            ///< every node has per_node members
     std::vector<std::uint64_t> a2a_begun;        ///< by position: all-to-alls begun (mailbox parity)
     std::vector<std::uint64_t> rendezvous_begun; ///< by position
-    std::vector<simgrid::s4u::Mailbox*> ring_in; ///< by position: from its left neighbour (ring, broadcast chain)
+    /** By channel x size + position: from its left neighbour in that channel's ring (channel 0: also the broadcast
+     * chain). */
+    std::vector<simgrid::s4u::Mailbox*> ring_in;
+    /** Rings of a ring reduce-scatter, all-gather or all-reduce (ring_channels): with one, the ring is the position
+     * order; with C > 1, channel c visits node k's members from local index c g / C - k on (mod g), so that it
+     * leaves node k and enters node k+1 through members of the same local index (the same rail), and each
+     * node-to-node edge of the C rings starts at a different member. */
+    int channels = 1;
+    std::vector<std::vector<int>> ring_at;    ///< by channel and ring index: the position (C > 1 only)
+    std::vector<std::vector<int>> ring_index; ///< by channel and position: its ring index (C > 1 only)
     std::array<std::vector<simgrid::s4u::Mailbox*>, 2> tree_up;   ///< by tree and child position: child to parent
     std::array<std::vector<simgrid::s4u::Mailbox*>, 2> tree_down; ///< by tree and child position: parent to child
     std::vector<simgrid::s4u::Mailbox*> intra_in;                 ///< hierarchical: from the left neighbour in the node
@@ -90,6 +99,18 @@ using CollectiveGroup = RunContext::CollectiveGroups::Group;
 
 inline int mod(int a, int n) {
   return ((a % n) + n) % n;
+}
+
+/** Member `pos`'s index in channel `c`'s ring of group `g`. */
+inline int ring_index(const CollectiveGroup& g, int c, int pos) {
+  return g.channels == 1 ? pos : g.ring_index[static_cast<std::size_t>(c)][static_cast<std::size_t>(pos)];
+}
+
+/** The member after `pos` in channel `c`'s ring of group `g`. */
+inline int ring_next(const CollectiveGroup& g, int c, int pos) {
+  if (g.channels == 1) return (pos + 1) % g.size;
+  const auto& at = g.ring_at[static_cast<std::size_t>(c)];
+  return at[static_cast<std::size_t>((ring_index(g, c, pos) + 1) % g.size)];
 }
 
 /** Chunk i of `bytes` cut into n near-equal integer pieces that add up to `bytes`. */

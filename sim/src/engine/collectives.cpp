@@ -119,6 +119,23 @@ double all_to_all_uplink(const Group& g, const std::vector<int>& gpus, const Pla
   return worst;
 }
 
+/** The rings of the group's channels (collective_groups.hpp, `channels`). */
+void make_rings(Group& g) {
+  const auto channels = static_cast<std::size_t>(g.channels);
+  g.ring_at.assign(channels, {});
+  g.ring_index.assign(channels, std::vector<int>(static_cast<std::size_t>(g.size), 0));
+  for (std::size_t c = 0; c < channels; ++c) {
+    auto& at = g.ring_at[c];
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+      const auto& mine = g.members[k];
+      const auto size = static_cast<int>(mine.size());
+      const int first = static_cast<int>(c) * size / g.channels - static_cast<int>(k);
+      for (int j = 0; j < size; ++j) at.push_back(mine[static_cast<std::size_t>(mod(first + j, size))]);
+    }
+    for (std::size_t i = 0; i < at.size(); ++i) g.ring_index[c][static_cast<std::size_t>(at[i])] = static_cast<int>(i);
+  }
+}
+
 std::vector<sg4::Mailbox*> mailboxes(std::size_t group, const char* kind, int n) {
   std::vector<sg4::Mailbox*> boxes;
   boxes.reserve(static_cast<std::size_t>(n));
@@ -133,7 +150,7 @@ void prepare_collectives(RunContext& ctx) {
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
-    bool analytic_a2a = false;
+    bool analytic_a2a = false, channels = false;
   };
   std::vector<Needs> needs(count);
   for (const RankProgram& program : ctx.plan.ranks)
@@ -150,6 +167,7 @@ void prepare_collectives(RunContext& ctx) {
       n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
       n.flows |= step->fidelity == Fidelity::Flows;
       n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
+      n.channels |= step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast;
       if (step->fidelity == Fidelity::Steps) {
         n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
         n.a2a |= step->algorithm == CollectiveAlgorithm::Direct;
@@ -185,10 +203,15 @@ void prepare_collectives(RunContext& ctx) {
     // The planners refuse a hierarchical all-reduce on groups that straddle nodes unevenly, naming the key.
     PARTSIM_CHECK(!needs[gi].hierarchical || g.even) << "hierarchical all-reduce on uneven group " << gi;
     measure_paths(g);
+    if (needs[gi].channels) {
+      g.channels = ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, g.per_node,
+                                 static_cast<int>(g.members.size()), g.links.ports_per_node);
+      if (g.channels > 1) make_rings(g);
+    }
     if (needs[gi].analytic_a2a) g.all_to_all_uplink = all_to_all_uplink(g, gpus, ctx.platform);
     if (needs[gi].tree) g.tree = double_binary_tree(g.size);
     const auto steps_needed = [&](bool flag) { return flag && g.size > 1; };
-    if (steps_needed(needs[gi].ring)) g.ring_in = mailboxes(gi, "ring", g.size);
+    if (steps_needed(needs[gi].ring)) g.ring_in = mailboxes(gi, "ring", g.channels * g.size);
     if (steps_needed(needs[gi].tree))
       for (std::size_t t = 0; t < 2; ++t) {
         g.tree_up[t] = mailboxes(gi, t == 0 ? "up0" : "up1", g.size);
@@ -234,8 +257,9 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
     return x.latency == y.latency && x.bandwidth == y.bandwidth;
   };
   return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
-         ga.even == gb.even && same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
-         ga.links.ports_per_node == gb.links.ports_per_node && ga.all_to_all_uplink == gb.all_to_all_uplink;
+         ga.channels == gb.channels && ga.even == gb.even && same(ga.links.intra, gb.links.intra) &&
+         same(ga.links.inter, gb.links.inter) && ga.links.ports_per_node == gb.links.ports_per_node &&
+         ga.all_to_all_uplink == gb.all_to_all_uplink;
 }
 
 } // namespace partsim::engine

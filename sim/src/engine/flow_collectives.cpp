@@ -66,7 +66,8 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring:
     if (step.op != CollectiveOp::Broadcast)
-      flows.push_back({(pos + 1) % n, ring_edge_bytes(step.op, step.bytes, n)});
+      for (int c = 0; c < g.channels; ++c)
+        flows.push_back({ring_next(g, c, pos), ring_edge_bytes(step.op, chunk(step.bytes, g.channels, c), n)});
     else if (mod(pos - step.root, n) < n - 1)
       flows.push_back({(pos + 1) % n, step.bytes});
     break;
@@ -132,7 +133,8 @@ double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
 int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring:
-    return step.op != CollectiveOp::Broadcast || mod(pos - step.root, g.size) > 0 ? 1 : 0;
+    if (step.op != CollectiveOp::Broadcast) return g.channels;
+    return mod(pos - step.root, g.size) > 0 ? 1 : 0;
   case CollectiveAlgorithm::Tree:
     return static_cast<int>(member_flows(g, step, phase, pos).size()); // every tree edge runs both ways
   case CollectiveAlgorithm::Hierarchical:
@@ -289,8 +291,8 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
  * none still pays its latency, so such collectives go member by member, see rendezvous()). */
 bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
   switch (step.algorithm) {
-  case CollectiveAlgorithm::Ring:
-    return step.bytes >= 1; // an edge carries bytes - bytes/n, or the whole message for a broadcast
+  case CollectiveAlgorithm::Ring: // an edge carries a channel's bytes - bytes/n, or the whole message for a broadcast
+    return step.bytes >= static_cast<std::uint64_t>(step.op == CollectiveOp::Broadcast ? 1 : g.channels);
   case CollectiveAlgorithm::Tree:
     return step.bytes >= 2; // each tree carries half
   case CollectiveAlgorithm::Hierarchical:
@@ -303,7 +305,8 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
 }
 
 int members_per_driver(const Group& g, const CollectiveStep& step) {
-  int flows = 1;                                              // ring, hierarchical: one edge leaves each member
+  int flows = 1; // hierarchical, broadcast: one edge leaves each member
+  if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
   if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
   if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
   return std::max(1, kFlowsPerDriver / flows);

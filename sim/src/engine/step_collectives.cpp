@@ -85,30 +85,51 @@ class StepTransfers {
 
 // ---- Steps: every message of the algorithm ----
 
-/** `steps` ring steps over a ring of n: in step s the rank at ring index `pos` sends chunk (pos + shift - s) of
- * `bytes` cut in n to `out` and receives its left neighbour's from `in`. Reduce-scatter: shift 0; the all-gather
- * that follows it: shift 1 (the rank then owns chunk pos + 1); a lone all-gather: shift 0. */
-void ring_phase(StepTransfers& x, sg4::Mailbox* out, sg4::Mailbox* in, int pos, int n, std::uint64_t bytes, int shift,
-                int steps) {
+/** One ring a rank takes part in: where it sends, where it receives, its index in the ring and the bytes the ring
+ * carries. */
+struct RingLane {
+  sg4::Mailbox* out = nullptr;
+  sg4::Mailbox* in = nullptr;
+  int index = 0;
+  std::uint64_t bytes = 0;
+};
+
+/** `steps` ring steps over rings of n, all at once: in step s the rank at ring index `i` of each lane sends chunk
+ * (i + shift - s) of the lane's bytes cut in n to `out` and receives its left neighbour's from `in`. Reduce-scatter:
+ * shift 0; the all-gather that follows it: shift 1 (the rank then owns chunk i + 1); a lone all-gather: shift 0. */
+void ring_phase(StepTransfers& x, const std::vector<RingLane>& lanes, int n, int shift, int steps) {
   for (int s = 0; s < steps; ++s) {
-    x.send(out, chunk(bytes, n, mod(pos + shift - s, n)));
-    x.receive(in);
+    for (const RingLane& lane : lanes) {
+      x.send(lane.out, chunk(lane.bytes, n, mod(lane.index + shift - s, n)));
+      x.receive(lane.in);
+    }
     x.wait();
   }
 }
 
+void ring_phase(StepTransfers& x, sg4::Mailbox* out, sg4::Mailbox* in, int pos, int n, std::uint64_t bytes, int shift,
+                int steps) {
+  ring_phase(x, {RingLane{out, in, pos, bytes}}, n, shift, steps);
+}
+
+/** The group's channels (collective_groups.hpp), each on its share of the bytes. */
 void ring_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
   const int n = g.size;
-  sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
-  sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
+  std::vector<RingLane> lanes;
+  for (int c = 0; c < g.channels; ++c) {
+    const auto base = static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
+    lanes.push_back({g.ring_in[base + static_cast<std::size_t>(ring_next(g, c, pos))],
+                     g.ring_in[base + static_cast<std::size_t>(pos)], ring_index(g, c, pos),
+                     chunk(step.bytes, g.channels, c)});
+  }
   switch (step.op) {
   case CollectiveOp::AllReduce:
-    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
-    ring_phase(x, out, in, pos, n, step.bytes, 1, n - 1);
+    ring_phase(x, lanes, n, 0, n - 1);
+    ring_phase(x, lanes, n, 1, n - 1);
     break;
   case CollectiveOp::ReduceScatter:
   case CollectiveOp::AllGather:
-    ring_phase(x, out, in, pos, n, step.bytes, 0, n - 1);
+    ring_phase(x, lanes, n, 0, n - 1);
     break;
   default:
     PARTSIM_CHECK(false) << to_string(step.op) << " has no ring steps";

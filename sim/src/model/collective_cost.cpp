@@ -26,6 +26,12 @@ bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
   return false;
 }
 
+int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports) {
+  if (algorithm != CollectiveAlgorithm::Ring || op == CollectiveOp::Broadcast || op == CollectiveOp::AllToAll) return 1;
+  if (nodes < 2 || per_node < 2) return 1;
+  return std::clamp(ports, 1, per_node);
+}
+
 namespace {
 
 /** NCCL's ncclGetBtree: rank 0 is the root with one child; odd ranks are leaves. */
@@ -56,10 +62,11 @@ int depth_of(const std::vector<int>& parent, int rank) {
   return d;
 }
 
-double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links) {
+/** One ring step of `chunk` bytes per member, spread over `channels` rings that cross nodes on their own ports. */
+double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links, int channels = 1) {
   double step = 0.0;
   if (g > 1) step = std::max(step, links.intra.latency + chunk / links.intra.bandwidth);
-  if (m > 1) step = std::max(step, links.inter.latency + chunk / links.inter.bandwidth);
+  if (m > 1) step = std::max(step, links.inter.latency + chunk / (channels * links.inter.bandwidth));
   return step;
 }
 
@@ -81,14 +88,16 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
   if (n < 2) return 0.0;
   const double nd = n;
   switch (algorithm) {
-  case CollectiveAlgorithm::Ring:
-    if (op == CollectiveOp::AllReduce) return 2.0 * (nd - 1) * ring_chunk_step(bytes / nd, g, m, links);
+  case CollectiveAlgorithm::Ring: {
     if (op == CollectiveOp::Broadcast) {
       const LinkCost slow = slowest_link(links, g, m);
       const auto k = static_cast<double>(pipeline_chunks(op, algorithm, n, bytes, slow));
       return (nd + k - 2.0) * ring_chunk_step(bytes / k, g, m, links);
     }
-    return (nd - 1) * ring_chunk_step(bytes / nd, g, m, links);
+    const int channels = ring_channels(op, algorithm, g, m, links.ports_per_node);
+    const double steps = op == CollectiveOp::AllReduce ? 2.0 * (nd - 1) : nd - 1;
+    return steps * ring_chunk_step(bytes / nd, g, m, links, channels);
+  }
   case CollectiveAlgorithm::Tree:
     return tree_time(bytes, n, slowest_link(links, g, m));
   case CollectiveAlgorithm::Hierarchical: {
@@ -224,17 +233,19 @@ double bus_bandwidth(CollectiveOp op, int n, double algbw) {
   return 0.0;
 }
 
-std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link) {
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels) {
   if (n < 2 || step.fidelity == Fidelity::Analytic) return 0;
   const auto un = static_cast<std::uint64_t>(n);
   const bool steps = step.fidelity == Fidelity::Steps;
   const std::uint64_t k =
       steps ? pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), link) : 1;
   switch (step.algorithm) {
-  case CollectiveAlgorithm::Ring:
-    if (step.op == CollectiveOp::AllReduce) return steps ? 2 * (un - 1) * un : un;
+  case CollectiveAlgorithm::Ring: {
     if (step.op == CollectiveOp::Broadcast) return (un - 1) * k;
-    return steps ? (un - 1) * un : un;
+    const auto c = static_cast<std::uint64_t>(std::max(channels, 1));
+    if (step.op == CollectiveOp::AllReduce) return (steps ? 2 * (un - 1) * un : un) * c;
+    return (steps ? (un - 1) * un : un) * c;
+  }
   case CollectiveAlgorithm::Tree:
     return 4 * (un - 1) * k;
   case CollectiveAlgorithm::Hierarchical: {

@@ -1,6 +1,7 @@
 // Group shapes, `auto` algorithms and fidelity, and event counts of a plan's collectives.
 #include "partsim/plan/plan_collectives.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace partsim {
@@ -17,6 +18,11 @@ void PlanCollectives::set_groups(const std::vector<std::vector<int>>& groups) {
     s.nodes = static_cast<int>(per_node.size());
     s.per_node = (s.members + s.nodes - 1) / s.nodes;
     for (const auto& [node, count] : per_node) s.even = s.even && count == per_node.begin()->second;
+    std::set<int> nics;
+    for (int rank : group)
+      if (rank / cluster_.gpus_per_node == per_node.begin()->first)
+        nics.insert(cluster_.network.nic_of(rank % cluster_.gpus_per_node, cluster_.gpus_per_node));
+    s.ports = std::max<int>(1, static_cast<int>(nics.size()));
     s.slowest = slowest_link(links_, s.per_node, s.nodes);
     shapes_.push_back(s);
   }
@@ -44,7 +50,8 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
 
 std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
   const GroupShape& s = shape(step.group);
-  return planned_messages(step, s.members, s.nodes, s.slowest);
+  return planned_messages(step, s.members, s.nodes, s.slowest,
+                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports));
 }
 
 Fidelity PlanCollectives::resolve_auto_fidelity(Plan& plan,

@@ -96,6 +96,14 @@ struct TwoLevelCost {
  * their number per node (at least 1). */
 TwoLevelCost two_level_cost(const ClusterSpec& cluster);
 
+/** Channels of a ring reduce-scatter, all-gather or all-reduce over a group of `per_node` members on each of `nodes`
+ * nodes whose members on one node reach the network through `ports` distinct NICs: NCCL runs one ring per channel,
+ * each entering and leaving a node through its own NIC (rail-aligned), so that every NIC carries 1/C of the data.
+ * C = min(per_node, ports) when the group spans several nodes with several members on each, else 1 (inside a node
+ * every channel shares the GPU's one NVLink port, so more rings move the data no faster). Other operations and
+ * algorithms: 1. */
+int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports);
+
 /** NCCL's double binary tree over n ranks (ncclGetDtree): tree 0 is a binary tree in which odd ranks are leaves and
  * rank 0 the root; tree 1 mirrors it (n even) or shifts it by one (n odd), so every rank is an inner node of at
  * most one tree. Each tree carries half of the data. */
@@ -138,7 +146,8 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
 
 /** The same on a two-level cluster: `nodes` nodes of `gpus_per_node` members each (the group in node-major order):
  * - ring (every op): each step is paced by the slower of an intra-node hop (alpha1 + c/B1) and a network hop
- *   (alpha2 + c/B2); the ring enters and leaves every node once, so a port carries one flow;
+ *   (alpha2 + c/(C B2)) with C = ring_channels: each channel's ring enters and leaves every node once, on its own
+ *   port, carrying c/C (a broadcast chain is one channel);
  * - hierarchical all-reduce: intra-node ring reduce-scatter (g-1)(alpha1 + bytes/(g B1)), then g inter-node ring
  *   all-reduces of bytes/g sharing the node's ports, 2(m-1)(alpha2 + bytes/(m P B2)) with P = min(ports, g), then
  *   the intra-node all-gather (g-1)(alpha1 + bytes/(g B1));
@@ -165,11 +174,11 @@ double algorithm_bandwidth(CollectiveOp op, double bytes, double time);
 double bus_bandwidth(CollectiveOp op, int n, double algbw);
 
 /** Messages the engine simulates for one collective `step` over n ranks on `nodes` nodes (n/nodes per node), with
- * `link` the slowest hop (it sets the pipeline chunks): steps: every point-to-point message (ring all-reduce
- * 2(n-1)n, ring reduce-scatter / all-gather (n-1)n, broadcast (n-1)k, tree 4(n-1)k, hierarchical 2m g(g-1) +
- * 2g m(m-1), all-to-all n(n-1)); flows: one per edge (ring n, broadcast n-1, tree 4(n-1), hierarchical 2n + n when
- * both levels exist, all-to-all n(n-1)); analytic: 0. */
-std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link);
+ * `link` the slowest hop (it sets the pipeline chunks) and `channels` its rings (ring_channels): steps: every
+ * point-to-point message (ring all-reduce 2(n-1)n C, ring reduce-scatter / all-gather (n-1)n C, broadcast (n-1)k,
+ * tree 4(n-1)k, hierarchical 2m g(g-1) + 2g m(m-1), all-to-all n(n-1)); flows: one per edge (ring n C, broadcast
+ * n-1, tree 4(n-1), hierarchical 2n + n when both levels exist, all-to-all n(n-1)); analytic: 0. */
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels = 1);
 
 /** `auto` algorithm, NCCL-like: the supported algorithm with the smallest two-level closed form. Hierarchical only when
  * the group spans several nodes with the same number of members on each (n divisible by nodes) and more than one per

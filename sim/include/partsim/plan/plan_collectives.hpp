@@ -21,6 +21,7 @@ struct GroupShape {
   int nodes = 1;    ///< nodes its members span
   int per_node = 1; ///< members per node, rounded up
   bool even = true; ///< the same number of members on every node it spans (what a hierarchical all-reduce needs)
+  int ports = 1;    ///< distinct NICs its members on its first node send through (ring_channels)
   LinkCost slowest; ///< the slowest hop between its members
 };
 
