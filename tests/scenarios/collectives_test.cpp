@@ -173,6 +173,40 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
     [](const auto& info) { return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)); });
 
+// ---- NVLink SHARP: the switch reduces and multicasts ----
+
+/** One node of 8 GPUs whose switch has NVLS (efficiency 0.85, latency 25 us): every fidelity level against
+ * nvls_time, and the bytes each member's port carries (bytes (1 + 1/n) each way). */
+class Nvls : public ::testing::TestWithParam<Fidelity> {};
+
+TEST_P(Nvls, MatchesItsClosedFormAtEveryFidelity) {
+  const Fidelity fidelity = GetParam();
+  auto doc = base_scenario(1, 8);
+  doc["cluster"]["intra_node_link"]["nvls_efficiency"] = 0.85;
+  doc["cluster"]["intra_node_link"]["nvls_latency"] = "25us";
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(8, {iota(0, 8)});
+  const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, fidelity);
+  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  TwoLevelCost links{kNvlink, kNet, 1};
+  links.nvls_efficiency = 0.85;
+  links.nvls_latency = 25e-6;
+  const double expected = nvls_time(1e9, 8, links);
+  std::printf("nvls %s 8 GPUs: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(fidelity).c_str(),
+              result.makespan, expected, 100 * (result.makespan / expected - 1));
+  EXPECT_NEAR(result.makespan, expected, 1e-3 * expected);
+  EXPECT_EQ(result.messages, planned_messages(step, 8, 1, kNvlink));
+  for (const RankTimeline& t : result.ranks) {
+    EXPECT_NEAR(static_cast<double>(t.bytes_sent), 1e9 * 9.0 / 8.0, 8.0);
+    EXPECT_NEAR(static_cast<double>(t.bytes_received), 1e9 * 9.0 / 8.0, 8.0);
+  }
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneNode, Nvls, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
+                         [](const auto& info) { return to_string(info.param); });
+
 // ---- Fidelity levels against each other, uncontended: three disjoint groups, one per fidelity, at once ----
 
 class Fidelities : public ::testing::TestWithParam<std::tuple<Algo, int>> {};

@@ -200,6 +200,39 @@ TEST(CollectiveModel, AutoAlgorithmTakesTheFastestClosedForm) {
   EXPECT_EQ(choose_algorithm(CollectiveOp::Broadcast, 32, 4, 1e9, links), CollectiveAlgorithm::Ring);
 }
 
+TEST(CollectiveModel, NvlsReducesInTheSwitch) {
+  // 8 H100s: 360 GB/s effective NVLink, NVLS efficiency 0.85 and latency 25 us (nvlink4's figures).
+  TwoLevelCost h100{{1e-6, 360e9}, kNet, 1};
+  h100.nvls_efficiency = 0.85;
+  h100.nvls_latency = 25e-6;
+  const double bytes = 8e9;
+  // Each port carries bytes (1 + 1/n) each way at 0.85 of its rate.
+  const double t = nvls_time(bytes, 8, h100);
+  EXPECT_DOUBLE_EQ(t, 25e-6 + bytes * 9.0 / 8.0 / (0.85 * 360e9));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, bytes, 8, 1, h100), t);
+  // Bus bandwidth 0.85 B 2(n-1)/(n+1): 476 GB/s against the ring's 360.
+  EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, 8, algorithm_bandwidth(CollectiveOp::AllReduce, bytes, t)),
+              0.85 * 360e9 * 14.0 / 9.0, 0.5e9); // less the 25 us latency
+  EXPECT_EQ(nvls_time(bytes, 1, h100), 0.0);
+  // `auto`: NVLS for large all-reduces inside an H100 node; not for small ones (NVLS's 25 us against the ring's 14
+  // latencies of 1 us, the tree's fewer), nor on A100 nodes (no NVLink SHARP), nor across nodes.
+  EXPECT_TRUE(nvls_available(1, h100));
+  EXPECT_FALSE(nvls_available(2, h100));
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 8, 1, 1e9, h100), CollectiveAlgorithm::Nvls);
+  EXPECT_NE(choose_algorithm(CollectiveOp::AllReduce, 8, 1, 1e5, h100), CollectiveAlgorithm::Nvls);
+  TwoLevelCost a100 = h100;
+  a100.nvls_efficiency = 0.0;
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 8, 1, 1e9, a100), CollectiveAlgorithm::Ring);
+  EXPECT_NE(choose_algorithm(CollectiveOp::AllReduce, 16, 2, 1e9, h100), CollectiveAlgorithm::Nvls);
+  EXPECT_EQ(choose_algorithm(CollectiveOp::ReduceScatter, 8, 1, 1e9, h100), CollectiveAlgorithm::Ring);
+  EXPECT_FALSE(is_supported(CollectiveOp::AllGather, CollectiveAlgorithm::Nvls));
+  CollectiveStep step;
+  step.algorithm = CollectiveAlgorithm::Nvls;
+  EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 2u * 8 * 7);
+  step.fidelity = Fidelity::Flows;
+  EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 8u * 7);
+}
+
 TEST(CollectiveModel, AutoFidelityByMessageBudget) {
   EXPECT_EQ(choose_fidelity(523'264, 512), Fidelity::Steps);     // ring all-reduce, 512 ranks
   EXPECT_EQ(choose_fidelity(33'529'856, 4096), Fidelity::Flows); // 4096 ranks

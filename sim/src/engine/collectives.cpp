@@ -150,7 +150,7 @@ void prepare_collectives(RunContext& ctx) {
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
-    bool analytic_a2a = false, channels = false;
+    bool analytic_a2a = false, channels = false, nvls = false;
   };
   std::vector<Needs> needs(count);
   for (const RankProgram& program : ctx.plan.ranks)
@@ -170,8 +170,9 @@ void prepare_collectives(RunContext& ctx) {
       n.channels |= step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast;
       if (step->fidelity == Fidelity::Steps) {
         n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
-        n.a2a |= step->algorithm == CollectiveAlgorithm::Direct;
+        n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
       }
+      n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
     }
 
   state->groups.resize(count);
@@ -203,6 +204,11 @@ void prepare_collectives(RunContext& ctx) {
     // The planners refuse a hierarchical all-reduce on groups that straddle nodes unevenly, naming the key.
     PARTSIM_CHECK(!needs[gi].hierarchical || g.even) << "hierarchical all-reduce on uneven group " << gi;
     measure_paths(g);
+    g.links.nvls_efficiency = ctx.cluster.intra_node.nvls_efficiency;
+    g.links.nvls_latency = ctx.cluster.intra_node.nvls_latency;
+    // The planners refuse NVLS on groups that span nodes or on switches without it, naming the key.
+    PARTSIM_CHECK(!needs[gi].nvls || nvls_available(static_cast<int>(g.members.size()), g.links))
+        << "nvls on group " << gi << " over " << g.members.size() << " nodes";
     if (needs[gi].channels) {
       g.channels = ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, g.per_node,
                                  static_cast<int>(g.members.size()), g.links.ports_per_node);

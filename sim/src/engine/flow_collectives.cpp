@@ -31,7 +31,9 @@ using Group = CollectiveGroup;
 /** One flow of a flows collective: from the member that starts it to `to` (positions). */
 struct Flow {
   int to = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0; ///< what it carries (the report's bytes)
+  double wire = -1.0;      ///< bytes it occupies the links for, when not `bytes` (NVLS: bytes / nvls_efficiency)
+  double on_wire() const { return wire < 0 ? static_cast<double>(bytes) : wire; }
 };
 
 /** Bytes a ring edge carries over a whole ring collective: 2(n-1)/n S for all-reduce, (n-1)/n S otherwise. */
@@ -95,6 +97,14 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
   case CollectiveAlgorithm::Direct:
     for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
     break;
+  case CollectiveAlgorithm::Nvls: { // see nvls_steps (step_collectives.cpp): bytes (n+1)/n over the n-1 peers
+    const std::uint64_t total = step.bytes + step.bytes / static_cast<std::uint64_t>(n);
+    for (int i = 1; i < n; ++i) {
+      const std::uint64_t bytes = chunk(total, n - 1, i - 1);
+      flows.push_back({(pos + i) % n, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency});
+    }
+    break;
+  }
   }
   return flows;
 }
@@ -125,6 +135,8 @@ double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     return (2 * (static_cast<double>(g.members.size()) - 1) - 1) * g.links.inter.latency;
   case CollectiveAlgorithm::Direct:
     return 0.0;
+  case CollectiveAlgorithm::Nvls:
+    return std::max(0.0, g.links.nvls_latency - alpha); // the flows pay one traversal
   }
   return 0.0;
 }
@@ -140,6 +152,7 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
   case CollectiveAlgorithm::Hierarchical:
     return 1;
   case CollectiveAlgorithm::Direct:
+  case CollectiveAlgorithm::Nvls:
     return g.size - 1;
   }
   return 0;
@@ -180,7 +193,7 @@ void drive_flows(RunContext& ctx, const Group& g, const CollectiveStep& step, Fl
   for (int pos = first; pos < last; ++pos)
     for (const Flow& f : member_flows(g, step, phase, pos))
       pending.push_back({sg4::Exec::init(), g.hosts[static_cast<std::size_t>(pos)],
-                         g.hosts[static_cast<std::size_t>(f.to)], static_cast<double>(f.bytes)});
+                         g.hosts[static_cast<std::size_t>(f.to)], f.on_wire()});
   simgrid::kernel::actor::simcall_answered([&pending] {
     for (Pending& p : pending)
       p.exec->set_hosts({p.from, p.to})
@@ -237,7 +250,7 @@ void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::Collect
     // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
     for (const Flow& f : member_flows(g, step, phase, pos))
       comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
-          std::make_unique<std::uint64_t>(f.bytes).release(), f.bytes));
+          std::make_unique<std::uint64_t>(f.bytes).release(), f.on_wire()));
     for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
       received.push_back(nullptr);
       comms.push_back(g.flow_in[static_cast<std::size_t>(pos)]->get_async<std::uint64_t>(&received.back()));
@@ -300,6 +313,8 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
     return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
   case CollectiveAlgorithm::Direct:
     return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
+  case CollectiveAlgorithm::Nvls:
+    return step.bytes + step.bytes / static_cast<std::uint64_t>(g.size) >= static_cast<std::uint64_t>(g.size - 1);
   }
   return false;
 }
@@ -308,7 +323,7 @@ int members_per_driver(const Group& g, const CollectiveStep& step) {
   int flows = 1; // hierarchical, broadcast: one edge leaves each member
   if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
   if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
-  if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
+  if (step.algorithm == CollectiveAlgorithm::Direct || step.algorithm == CollectiveAlgorithm::Nvls) flows = g.size - 1;
   return std::max(1, kFlowsPerDriver / flows);
 }
 

@@ -4,6 +4,7 @@
 
 #include "partsim/common/error.hpp"
 
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -31,13 +32,23 @@ class StepTransfers {
 
   /** Not detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of
    * all of them, quadratic in the messages in flight (30% slower at 1024 ranks). */
-  void send(sg4::Mailbox* to, std::uint64_t bytes) {
+  /** Sends `bytes` (what the receiver counts) as a transfer of `wire` bytes on the links (default: the same). */
+  void send(sg4::Mailbox* to, std::uint64_t bytes, double wire = -1.0) {
     mark_posted();
-    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(), bytes));
+    comms_.push_back(
+        to->put_async(std::make_unique<std::uint64_t>(bytes).release(), wire < 0 ? static_cast<double>(bytes) : wire));
     timeline_.bytes_sent += bytes;
     ++timeline_.messages_sent;
     ++ctx_.result.messages;
     ctx_.event_done();
+  }
+
+  /** Holds the rank in the collective for `seconds` more (latency the messages do not pay), as communication. */
+  void hold(double seconds) {
+    if (seconds <= 0) return;
+    const double from = sg4::Engine::get_clock();
+    sg4::this_actor::sleep_for(seconds);
+    timeline_.record(IntervalKind::Communication, from, sg4::Engine::get_clock());
   }
 
   void receive(sg4::Mailbox* from) {
@@ -214,6 +225,28 @@ void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, in
   x.wait();
 }
 
+/** NVLink SHARP as the traffic of each GPU's switch port: pipelined, the multimem load-reduce and the multicast
+ * store put bytes (1 + 1/n) on each port each way (nvls_time), which on a crossbar is what every member sending
+ * bytes (n+1) / (n (n-1)) to every other member puts there. Two rounds of half of it (the reduce and the multicast,
+ * each paying a traversal), every transfer occupying the links for 1 / nvls_efficiency of its bytes (the switch's
+ * reductions run below the link rate), then the rest of the NVLS latency the messages have not paid. */
+void nvls_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const std::uint64_t total = step.bytes + step.bytes / static_cast<std::uint64_t>(g.size);
+  for (int round = 0; round < 2; ++round) {
+    const std::size_t parity = g.a2a_begun[p]++ & 1;
+    for (int i = 1; i < g.size; ++i) {
+      const int q = (pos + i) % g.size;
+      const std::uint64_t bytes = chunk(chunk(total, g.size - 1, i - 1), 2, round);
+      x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], bytes,
+             static_cast<double>(bytes) / g.links.nvls_efficiency);
+      x.receive(g.a2a_in[parity][p]);
+    }
+    x.wait();
+  }
+  x.hold(g.links.nvls_latency - 2 * g.links.intra.latency);
+}
+
 } // namespace
 
 void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, CollectiveGroup& g, int pos) {
@@ -230,6 +263,9 @@ void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& st
     break;
   case CollectiveAlgorithm::Direct:
     all_to_all_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::Nvls:
+    nvls_steps(x, g, step, pos);
     break;
   }
 }

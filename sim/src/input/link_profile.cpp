@@ -24,6 +24,14 @@ LinkProfile parse_link_profile(JsonReader& reader) {
   link.latency = parse_figure(reader.child("latency"), Dimension::Time, Bounds::closed(0.0, 10.0));
   if (reader.has("efficiency"))
     link.efficiency = parse_fraction_figure(reader.child("efficiency"), Bounds::closed(0.01, 1.0));
+  if (reader.has("nvls")) {
+    JsonReader nvls = reader.child("nvls");
+    if (link.scope != "intra_node")
+      throw nvls.error("NVLink SHARP is a feature of an intra-node switch; expected it only with scope \"intra_node\"");
+    link.nvls = LinkProfile::Nvls{parse_fraction_figure(nvls.child("efficiency"), Bounds::closed(0.01, 1.0)),
+                                  parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3))};
+    nvls.finish();
+  }
   reader.finish();
   return link;
 }
@@ -51,6 +59,8 @@ nlohmann::json to_json(const LinkProfile& link) {
                         {"bandwidth", to_json(link.bandwidth)},
                         {"latency", to_json(link.latency)}};
   if (link.efficiency) out["efficiency"] = to_json(*link.efficiency);
+  if (link.nvls)
+    out["nvls"] = {{"efficiency", to_json(link.nvls->efficiency)}, {"latency", to_json(link.nvls->latency)}};
   return out;
 }
 

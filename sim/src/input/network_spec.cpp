@@ -74,10 +74,18 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
     link.line_rate = reader.quantity_or("bandwidth", profile.bandwidth.value);
     link.latency = reader.quantity_or("latency", profile.latency.value);
     link.efficiency = reader.number_or("efficiency", profile.efficiency ? profile.efficiency->value : 1.0);
+    if (profile.nvls) {
+      link.nvls_efficiency = profile.nvls->efficiency.value;
+      link.nvls_latency = profile.nvls->latency.value;
+    }
   } else {
     link.line_rate = reader.quantity("bandwidth");
     link.latency = reader.quantity("latency");
     link.efficiency = reader.number_or("efficiency", 1.0);
+  }
+  if (scope == "intra_node") {
+    link.nvls_efficiency = reader.number_or("nvls_efficiency", link.nvls_efficiency);
+    link.nvls_latency = reader.quantity_or("nvls_latency", link.nvls_latency);
   }
   link.bandwidth = link.line_rate * link.efficiency;
   return link;

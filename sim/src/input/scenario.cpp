@@ -256,15 +256,30 @@ CollectiveChoice parse_collective_choice(JsonReader& reader) {
 }
 
 /** Which algorithms can compute `op` (checked at parse time so that the error names the key). */
-void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice) {
+/** The algorithm of `choice` against the operation and the cluster: NVLS needs a switch with NVLink SHARP, and a
+ * group inside one node (`whole_cluster`: the group is every GPU of the cluster; the model-parallel planner checks its
+ * own groups). */
+void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice,
+                     const ClusterSpec& cluster, bool whole_cluster) {
   if (!choice.algorithm) return;
   const CollectiveAlgorithm a = *choice.algorithm;
   if (!is_supported(op, a)) // the engine's own list (a broadcast has no tree algorithm)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
                      fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
-                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical"
+                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical, nvls"
                                  : op == CollectiveOp::AllToAll ? "auto, direct"
                                                                 : "auto, ring"));
+  if (a != CollectiveAlgorithm::Nvls) return;
+  if (cluster.intra_node.nvls_efficiency <= 0.0)
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     "nvls needs an NVSwitch with NVLink SHARP (Hopper or later: an intra-node link profile with "
+                     "`nvls`, such as nvlink4, or /cluster/intra_node_link/nvls_efficiency); expected ring, tree, "
+                     "hierarchical or auto");
+  if (whole_cluster && cluster.nodes > 1)
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     fmt::format("nvls reduces in one node's NVSwitch, but the group spans {} nodes (NVLS-tree across "
+                                 "nodes is not modelled); expected ring, tree, hierarchical or auto",
+                                 cluster.nodes));
 }
 
 std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {
@@ -328,7 +343,8 @@ Balancing parse_balancing(JsonReader& reader) {
 
 /** `/strategy/gradient_sync`: "none", "ring_allreduce" (the step-by-step ring), "all_reduce" (automatic choices) or
  * an object {algorithm, fidelity, bucket_size, overlap}. */
-void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParallel& dp) {
+void parse_gradient_sync(JsonReader& reader, const Workload& workload, const ClusterSpec& cluster, bool whole_cluster,
+                         DataParallel& dp) {
   const auto* job = std::get_if<DataJob>(&workload);
   const bool has_gradients = job ? job->gradient_bytes > 0 : true;
   const std::string pointer = reader.pointer() + "/gradient_sync";
@@ -353,7 +369,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, DataParal
                                    text));
   } else if (sync.value().is_object()) {
     dp.gradient_sync.collective = parse_collective_choice(sync);
-    check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective);
+    check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective, cluster, whole_cluster);
     if (job && (sync.has("bucket_size") || sync.has("overlap")))
       throw InputError(sync.source(), pointer + (sync.has("bucket_size") ? "/bucket_size" : "/overlap"),
                        "gradient buckets and overlap need a model's backward pass; expected them only with "
@@ -469,7 +485,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   }
   if (auto tensor = reader.optional_child("tensor_collectives")) {
     mp.tensor_collectives = parse_collective_choice(*tensor);
-    check_algorithm(*tensor, CollectiveOp::AllReduce, mp.tensor_collectives);
+    check_algorithm(*tensor, CollectiveOp::AllReduce, mp.tensor_collectives, cluster, false);
     if (mp.sequence_parallel && mp.tensor_collectives.algorithm &&
         *mp.tensor_collectives.algorithm != CollectiveAlgorithm::Ring)
       throw InputError(tensor->source(), tensor->pointer() + "/algorithm",
@@ -478,7 +494,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     tensor->finish();
   }
   DataParallel sync;
-  parse_gradient_sync(reader, workload, sync);
+  parse_gradient_sync(reader, workload, cluster, false, sync);
   mp.sync = sync.sync;
   mp.gradient_sync = sync.gradient_sync;
   if (mp.zero > 0 && mp.gradient_sync.collective.algorithm &&
@@ -510,7 +526,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
                                    : "strategy kind \"collective\" needs /workload/kind \"collective\"");
   if (is_collective) {
     CollectiveStrategy strategy{parse_collective_choice(reader)};
-    check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice);
+    check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice, cluster, true);
     reader.finish();
     return strategy;
   }
@@ -526,7 +542,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
   else
     dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
 
-  parse_gradient_sync(reader, workload, dp);
+  parse_gradient_sync(reader, workload, cluster, true, dp);
   if (const auto* training = std::get_if<ModelTraining>(&workload)) {
     for (const char* key : {"balancing", "coordination", "class_split"})
       if (reader.has(key))

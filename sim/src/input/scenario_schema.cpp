@@ -151,6 +151,19 @@ void cluster_fields(std::vector<F>& f) {
                   .doc("the fraction of the line rate that data moves at when the GPU's SMs drive the transfers "
                        "(NCCL's kernels: NVLink carries 128-byte payloads in packets with headers); the simulation "
                        "uses bandwidth x efficiency"));
+  f.push_back(F("/cluster/intra_node_link/nvls_efficiency", T::Number, "cluster")
+                  .closed(0.0, 1.0)
+                  .def_doc("the profile's `nvls`, else 0")
+                  .label("NVLS efficiency")
+                  .doc("NVLink SHARP: the fraction of the effective bandwidth that an all-reduce reduced and "
+                       "multicast by the NVSwitch reaches (NCCL's `nvlsEfficiency`); 0: the switch has none, and "
+                       "the `nvls` algorithm is refused"));
+  f.push_back(F("/cluster/intra_node_link/nvls_latency", T::Quantity, "cluster")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e-3)
+                  .def_doc("the profile's `nvls`, else 0")
+                  .label("NVLS latency")
+                  .doc("the latency of one NVLS all-reduce (NCCL's tuner charges 25 us on Hopper)"));
   f.push_back(F("/cluster/network", T::Object, "cluster")
                   .def_doc("required when `nodes > 1`")
                   .doc("the network between nodes; see [`cluster/network`](#clusternetwork)"));

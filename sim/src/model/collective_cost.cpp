@@ -15,7 +15,7 @@ bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
   switch (op) {
   case CollectiveOp::AllReduce:
     return algorithm == CollectiveAlgorithm::Ring || algorithm == CollectiveAlgorithm::Tree ||
-           algorithm == CollectiveAlgorithm::Hierarchical;
+           algorithm == CollectiveAlgorithm::Hierarchical || algorithm == CollectiveAlgorithm::Nvls;
   case CollectiveOp::ReduceScatter:
   case CollectiveOp::AllGather:
   case CollectiveOp::Broadcast:
@@ -107,6 +107,10 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
     if (m > 1) t += 2.0 * (m - 1) * (links.inter.latency + bytes / (m * ports * links.inter.bandwidth));
     return t;
   }
+  case CollectiveAlgorithm::Nvls:
+    PARTSIM_CHECK(m == 1 && links.nvls_efficiency > 0.0)
+        << "nvls on " << m << " nodes, NVLS efficiency " << links.nvls_efficiency;
+    return nvls_time(bytes, n, links);
   case CollectiveAlgorithm::Direct: {
     const double c = bytes / nd;
     double t = 0.0;
@@ -120,6 +124,16 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
 }
 
 } // namespace
+
+double nvls_time(double bytes, int n, const TwoLevelCost& links) {
+  if (n < 2) return 0.0;
+  const double nd = n;
+  return links.nvls_latency + bytes * (nd + 1.0) / nd / (links.nvls_efficiency * links.intra.bandwidth);
+}
+
+bool nvls_available(int nodes, const TwoLevelCost& links) {
+  return nodes <= 1 && links.nvls_efficiency > 0.0;
+}
 
 DoubleBinaryTree double_binary_tree(int n) {
   PARTSIM_CHECK(n >= 1) << "a tree needs at least one rank, got " << n;
@@ -204,6 +218,8 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
   links.intra = {cluster.intra_node.latency, cluster.intra_node.bandwidth};
   links.inter = {cluster.network.nic.latency, cluster.network.nic.bandwidth};
   links.ports_per_node = std::max(1, cluster.network.nics_per_node);
+  links.nvls_efficiency = cluster.intra_node.nvls_efficiency;
+  links.nvls_latency = cluster.intra_node.nvls_latency;
   return links;
 }
 
@@ -256,6 +272,8 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
   }
   case CollectiveAlgorithm::Direct:
     return un * (un - 1);
+  case CollectiveAlgorithm::Nvls:
+    return (steps ? 2 : 1) * un * (un - 1);
   }
   return 0;
 }
@@ -267,9 +285,10 @@ CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double b
   CollectiveAlgorithm best = op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring;
   double best_time = std::numeric_limits<double>::infinity();
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
-                                CollectiveAlgorithm::Direct}) {
+                                CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls}) {
     if (!is_supported(op, a)) continue;
     if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
+    if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
     const double t = two_level_time(op, a, bytes, n, g, nodes, links);
     if (t < best_time) {
       best = a;

@@ -252,6 +252,14 @@ class Planner {
                       "{} groups of {} GPUs straddle nodes of {} GPUs unevenly; expected ring, tree or "
                       "auto",
                       kind == CommKind::Tensor ? "tensor" : "data", shape.members, cluster_.gpus_per_node));
+    if (choice.algorithm == CollectiveAlgorithm::Nvls && shape.nodes > 1)
+      throw InputError(
+          source_,
+          kind == CommKind::Tensor ? "/strategy/tensor_collectives/algorithm" : "/strategy/gradient_sync/algorithm",
+          fmt::format("nvls reduces in one node's NVSwitch, but {} groups of {} GPUs span {} nodes of {} GPUs "
+                      "(NVLS-tree across nodes is not modelled); expected ring, tree, hierarchical or auto",
+                      kind == CommKind::Tensor ? "tensor" : "data", shape.members, shape.nodes,
+                      cluster_.gpus_per_node));
     return collectives_.step(op, bytes, group, choice, kind, stream); // `auto` fidelity: settled in plan()
   }
 

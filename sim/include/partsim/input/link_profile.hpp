@@ -26,6 +26,13 @@ struct LinkProfile {
   /** The fraction of `bandwidth` that transfers driven by the GPU's SMs (NCCL's kernels) carry as data: NVLink moves
    * 128-byte payloads in packets with headers, so it carries less than its line rate. Absent: 1. */
   std::optional<Figure> efficiency;
+  /** NVLink SHARP (intra-node links to an NVSwitch that reduces and multicasts, Hopper and later): the fraction of the
+   * effective bandwidth its all-reduce reaches, and the latency of one. Absent: the switch has none. */
+  struct Nvls {
+    Figure efficiency;
+    Figure latency;
+  };
+  std::optional<Nvls> nvls;
 };
 
 /** Current version of the link profile format. */

@@ -16,6 +16,10 @@ struct LinkSpec {
   double line_rate = 0.0;  ///< bytes/s, each direction: the link's signalling rate (the profile's or the scenario's)
   double efficiency = 1.0; ///< fraction of the line rate that carries data (the profile's, or the scenario's)
   double latency = 0.0;    ///< s, one way, GPU to GPU
+  /** Intra-node only: NVLink SHARP's fraction of `bandwidth` (0: the switch has none) and the latency of one NVLS
+   * all-reduce (the profile's `nvls`, or the scenario's). */
+  double nvls_efficiency = 0.0;
+  double nvls_latency = 0.0;
 };
 
 /** A two- or three-level fat-tree: nodes on leaf switches, leaves joined by a spine (2 levels), or leaves grouped in

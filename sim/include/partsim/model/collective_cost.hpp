@@ -20,8 +20,9 @@ enum class CollectiveOp { AllReduce, ReduceScatter, AllGather, AllToAll, Broadca
 
 /** How it is computed. `Ring`: n-1 (or 2(n-1)) neighbour steps; `Tree`: NCCL's double binary tree, pipelined;
  * `Hierarchical`: intra-node reduce-scatter, inter-node all-reduce on 1/g of the data, intra-node all-gather;
- * `Direct`: every rank sends to every other rank at once (all-to-all). */
-enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct };
+ * `Direct`: every rank sends to every other rank at once (all-to-all); `Nvls`: NVLink SHARP, the NVSwitch reduces
+ * and multicasts (all-reduce inside one node whose switch has it). */
+enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct, Nvls };
 
 /** How faithfully the engine simulates it. `Steps`: every message of the algorithm; `Flows`: one flow per edge of the
  * algorithm for its whole duration plus the latency terms; `Analytic`: alpha-beta time, no network simulation. */
@@ -40,11 +41,12 @@ struct EnumNames<CollectiveOp> {
 };
 template <>
 struct EnumNames<CollectiveAlgorithm> {
-  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 4> entries{
+  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 5> entries{
       {{CollectiveAlgorithm::Ring, "ring"},
        {CollectiveAlgorithm::Tree, "tree"},
        {CollectiveAlgorithm::Hierarchical, "hierarchical"},
-       {CollectiveAlgorithm::Direct, "direct"}}};
+       {CollectiveAlgorithm::Direct, "direct"},
+       {CollectiveAlgorithm::Nvls, "nvls"}}};
 };
 template <>
 struct EnumNames<Fidelity> {
@@ -72,8 +74,8 @@ inline std::string to_string(CommKind kind) {
   return std::string(enum_name(kind));
 }
 
-/** Which algorithms compute which operation: all-reduce {ring, tree, hierarchical}, reduce-scatter and all-gather
- * {ring}, all-to-all {direct}, broadcast {ring: a pipelined chain from the root}. */
+/** Which algorithms compute which operation: all-reduce {ring, tree, hierarchical, nvls}, reduce-scatter and
+ * all-gather {ring}, all-to-all {direct}, broadcast {ring: a pipelined chain from the root}. */
 bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm);
 
 /** One hop: alpha (s, one way) and beta's inverse (bytes/s, each direction). */
@@ -90,7 +92,17 @@ struct TwoLevelCost {
   LinkCost intra;
   LinkCost inter;
   int ports_per_node = 1;
+  /** NVLink SHARP of the intra-node switch: the fraction of `intra.bandwidth` its reductions and multicasts reach,
+   * 0 where the switch has none; and the latency of one NVLS all-reduce. */
+  double nvls_efficiency = 0.0;
+  double nvls_latency = 0.0;
 };
+
+/** Time of an NVLS all-reduce of `bytes` over n members of one node: each member sends its whole buffer into the
+ * switch, which reduces it, and gets back the reduced 1/n it owns (multimem load-reduce); it then writes that 1/n
+ * once and the switch multicasts it to every member (multimem store). Pipelined, each GPU port carries
+ * bytes (1 + 1/n) each way: nvls_latency + bytes (n+1)/n / (nvls_efficiency B1). 0 when n < 2. */
+double nvls_time(double bytes, int n, const TwoLevelCost& links);
 
 /** The cluster's two levels of links as the collectives' closed forms see them: its intra-node links, its NICs and
  * their number per node (at least 1). */
@@ -140,7 +152,8 @@ double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& lin
  * - all-reduce tree (k chunks per tree, depth D, degree L of double_binary_tree): both trees reduce up and broadcast
  *   down at once, one chunk of bytes/(2k) per tree edge and step: (k+2D-1)(alpha + L bytes/(2k B)), which tends to
  *   2 bytes/B (L = 4) as k grows;
- * - all-reduce hierarchical: the ring (one GPU per node).
+ * - all-reduce hierarchical: the ring (one GPU per node);
+ * - all-reduce nvls: not on a uniform link (0 for n < 2, else an error).
  * 0 when n < 2. */
 double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int n, const LinkCost& link);
 
@@ -153,7 +166,8 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
  *   the intra-node all-gather (g-1)(alpha1 + bytes/(g B1));
  * - all-to-all direct: the later of the intra-node part alpha1 + (g-1) c/B1 and the network part
  *   alpha2 + g (N-g) c/(P B2), c = bytes/N;
- * - tree: the uniform form on the slower level (an approximation: which tree edges cross nodes depends on N).
+ * - tree: the uniform form on the slower level (an approximation: which tree edges cross nodes depends on N);
+ * - nvls (one node, a switch with NVLink SHARP): nvls_time.
  * Requires gpus_per_node >= 1, nodes >= 1. */
 double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int gpus_per_node, int nodes,
                        const TwoLevelCost& links);
@@ -176,14 +190,18 @@ double bus_bandwidth(CollectiveOp op, int n, double algbw);
 /** Messages the engine simulates for one collective `step` over n ranks on `nodes` nodes (n/nodes per node), with
  * `link` the slowest hop (it sets the pipeline chunks) and `channels` its rings (ring_channels): steps: every
  * point-to-point message (ring all-reduce 2(n-1)n C, ring reduce-scatter / all-gather (n-1)n C, broadcast (n-1)k,
- * tree 4(n-1)k, hierarchical 2m g(g-1) + 2g m(m-1), all-to-all n(n-1)); flows: one per edge (ring n C, broadcast
- * n-1, tree 4(n-1), hierarchical 2n + n when both levels exist, all-to-all n(n-1)); analytic: 0. */
+ * tree 4(n-1)k, hierarchical 2m g(g-1) + 2g m(m-1), all-to-all n(n-1), nvls 2n(n-1)); flows: one per edge (ring
+ * n C, broadcast n-1, tree 4(n-1), hierarchical 2n + n when both levels exist, all-to-all and nvls n(n-1));
+ * analytic: 0. */
 std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels = 1);
 
 /** `auto` algorithm, NCCL-like: the supported algorithm with the smallest two-level closed form. Hierarchical only when
  * the group spans several nodes with the same number of members on each (n divisible by nodes) and more than one per
- * node. */
+ * node; nvls only inside one node whose switch has NVLink SHARP (nvls_available). */
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links);
+
+/** Whether an NVLS all-reduce can run over a group on `nodes` nodes: one node, whose switch has NVLink SHARP. */
+bool nvls_available(int nodes, const TwoLevelCost& links);
 
 /** Message budgets of `auto` fidelity (see docs/collectives.md for the measurements behind them). */
 inline constexpr std::uint64_t kMaxStepMessages = 1'000'000; ///< ~3 us each: a few seconds of wall time
