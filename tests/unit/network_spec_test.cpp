@@ -71,7 +71,7 @@ TEST(NetworkSpec, TwoLevelFatTree) {
        {"fat_tree",
         {{"levels", 2}, {"nodes_per_leaf", 3}, {"leaf_oversubscription", 2.5}, {"switch_latency", "0.3us"}}}}));
   EXPECT_EQ(n.topology, "fat_tree");
-  EXPECT_DOUBLE_EQ(n.nic.line_rate, 50e9); // 400 Gb/s
+  EXPECT_DOUBLE_EQ(n.nic.line_rate, 50e9);   // 400 Gb/s
   EXPECT_DOUBLE_EQ(n.nic.bandwidth, 48.5e9); // what NCCL reaches per NDR port (the profile's efficiency 0.97)
   EXPECT_EQ(n.nics_per_node, 8);
   EXPECT_EQ(n.fat_tree.levels, 2);
@@ -82,6 +82,31 @@ TEST(NetworkSpec, TwoLevelFatTree) {
   EXPECT_EQ(n.leaf_of(0), 0);
   EXPECT_EQ(n.leaf_of(5), 1);
   EXPECT_EQ(n.leaf_of(7), 2);
+}
+
+TEST(NetworkSpec, SwitchLatencyComesFromTheNicProfilesSwitch) {
+  // Without switch_latency or switch_profile, a fat-tree or rail network of profiled NICs adds the latency of the
+  // profile's switch per switch crossed: Quantum HDR's published sub-130 ns, the assumed 0.2 us of Quantum-2, the
+  // 300 ns of a Spectrum-2 Ethernet switch.
+  const json tree = {{"levels", 2}, {"nodes_per_leaf", 2}, {"leaf_oversubscription", 1}};
+  const auto latency_of = [&](const char* profile) {
+    return network_of(with_network({{"topology", "fat_tree"}, {"profile", profile}, {"fat_tree", tree}}))
+        .fat_tree.switch_latency;
+  };
+  EXPECT_DOUBLE_EQ(latency_of("ib-hdr"), 0.13e-6);
+  EXPECT_DOUBLE_EQ(latency_of("ib-ndr"), 0.2e-6);
+  EXPECT_DOUBLE_EQ(latency_of("ib-xdr"), 0.2e-6);
+  EXPECT_DOUBLE_EQ(latency_of("roce-400g"), 0.3e-6);
+  const NetworkSpec rail = network_of(with_network({{"topology", "rail"}, {"profile", "ib-hdr"}}));
+  EXPECT_DOUBLE_EQ(rail.rail.switch_latency, 0.13e-6);
+  // An explicit figure or switch profile wins; links given by hand have no switch.
+  json own = tree;
+  own["switch_profile"] = "ib-ndr-switch";
+  EXPECT_DOUBLE_EQ(network_of(with_network({{"topology", "fat_tree"}, {"profile", "ib-hdr"}, {"fat_tree", own}}))
+                       .fat_tree.switch_latency,
+                   0.2e-6);
+  EXPECT_DOUBLE_EQ(network_of(with_network({{"topology", "fat_tree"}, {"fat_tree", tree}})).fat_tree.switch_latency,
+                   0.0);
 }
 
 TEST(NetworkSpec, ThreeLevelFatTreeGroupsLeavesInPods) {

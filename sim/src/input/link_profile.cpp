@@ -32,6 +32,10 @@ LinkProfile parse_link_profile(JsonReader& reader) {
                                   parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3))};
     nvls.finish();
   }
+  link.switch_profile = reader.string_or("switch", "");
+  if (!link.switch_profile.empty() && (link.scope != "inter_node" || link.bandwidth_per == "switch"))
+    throw reader.child("switch").error(
+        "names the switch a NIC's network uses; expected it only on an inter_node link with bandwidth per port");
   reader.finish();
   return link;
 }
@@ -59,6 +63,7 @@ nlohmann::json to_json(const LinkProfile& link) {
                         {"bandwidth", to_json(link.bandwidth)},
                         {"latency", to_json(link.latency)}};
   if (link.efficiency) out["efficiency"] = to_json(*link.efficiency);
+  if (!link.switch_profile.empty()) out["switch"] = link.switch_profile;
   if (link.nvls)
     out["nvls"] = {{"efficiency", to_json(link.nvls->efficiency)}, {"latency", to_json(link.nvls->latency)}};
   return out;

@@ -13,24 +13,29 @@ namespace partsim {
 
 namespace {
 
-/** A switch's extra one-way latency: `switch_latency`, or the latency of a switch profile (`switch_profile`, a file
- * in models/links with bandwidth per switch), which an explicit `switch_latency` overrides. 0 when neither is given:
- * the NIC latency already covers the path through one switch. */
-double parse_switch_latency(JsonReader& reader, const std::filesystem::path& data_dir) {
-  double latency = 0.0;
+/** The latency of switch profile `name` (a file in models/links with bandwidth per switch). */
+double switch_profile_latency(const std::filesystem::path& data_dir, const std::string& name, const JsonReader& at) {
+  const LinkProfile profile = load_link_profile(data_dir, name, at.source(), at.pointer());
+  if (profile.scope != "inter_node" || profile.bandwidth_per != "switch")
+    throw at.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected an inter_node switch profile "
+                               "(bandwidth per switch)",
+                               profile.name, profile.scope, profile.bandwidth_per));
+  return profile.latency.value;
+}
+
+/** A switch's extra one-way latency: `switch_latency`, or the latency of a switch profile (`switch_profile`), which
+ * an explicit `switch_latency` overrides; without either, `fallback` (the NIC profile's switch, else 0: the NIC
+ * latency already covers the path through one switch). */
+double parse_switch_latency(JsonReader& reader, const std::filesystem::path& data_dir, double fallback) {
+  double latency = fallback;
   if (reader.has("switch_profile")) {
     const JsonReader name = reader.child("switch_profile");
-    const LinkProfile profile = load_link_profile(data_dir, name.as_string(), name.source(), name.pointer());
-    if (profile.scope != "inter_node" || profile.bandwidth_per != "switch")
-      throw name.error(fmt::format("\"{}\" is a {} link with bandwidth per {}; expected an inter_node switch profile "
-                                   "(bandwidth per switch)",
-                                   profile.name, profile.scope, profile.bandwidth_per));
-    latency = profile.latency.value;
+    latency = switch_profile_latency(data_dir, name.as_string(), name);
   }
   return reader.quantity_or("switch_latency", latency);
 }
 
-FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_dir) {
+FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_dir, double default_switch) {
   FatTreeSpec tree;
   tree.levels = static_cast<int>(reader.integer("levels"));
   tree.nodes_per_leaf = static_cast<int>(reader.integer("nodes_per_leaf"));
@@ -44,15 +49,15 @@ FatTreeSpec parse_fat_tree(JsonReader reader, const std::filesystem::path& data_
         throw InputError(reader.source(), reader.pointer() + "/" + key,
                          "only a 3-level fat-tree has pods; expected \"levels\": 3, or no pods");
   }
-  tree.switch_latency = parse_switch_latency(reader, data_dir);
+  tree.switch_latency = parse_switch_latency(reader, data_dir, default_switch);
   reader.finish();
   return tree;
 }
 
-RailSpec parse_rail(JsonReader reader, const std::filesystem::path& data_dir) {
+RailSpec parse_rail(JsonReader reader, const std::filesystem::path& data_dir, double default_switch) {
   RailSpec rail;
   rail.spine_oversubscription = reader.number("spine_oversubscription");
-  rail.switch_latency = parse_switch_latency(reader, data_dir);
+  rail.switch_latency = parse_switch_latency(reader, data_dir, default_switch);
   reader.finish();
   return rail;
 }
@@ -74,6 +79,7 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
     link.line_rate = reader.quantity_or("bandwidth", profile.bandwidth.value);
     link.latency = reader.quantity_or("latency", profile.latency.value);
     link.efficiency = reader.number_or("efficiency", profile.efficiency ? profile.efficiency->value : 1.0);
+    link.switch_profile = profile.switch_profile;
     if (profile.nvls) {
       link.nvls_efficiency = profile.nvls->efficiency.value;
       link.nvls_latency = profile.nvls->latency.value;
@@ -114,9 +120,17 @@ NetworkSpec parse_network(JsonReader& reader, const std::filesystem::path& data_
     network.nics_per_node = rail ? gpus_per_node : 1;
   }
 
+  // The NIC profile's switch: the latency each switch past the first adds, unless the topology's object gives one.
+  double default_switch = 0.0;
+  if (!network.nic.switch_profile.empty() && (network.topology == "fat_tree" || network.topology == "rail"))
+    default_switch = switch_profile_latency(data_dir, network.nic.switch_profile, reader.child("profile"));
+  network.rail.switch_latency = default_switch;
+
   // Each topology's own object: required with fat_tree, optional with rail, refused with the others.
-  if (network.topology == "fat_tree") network.fat_tree = parse_fat_tree(reader.child("fat_tree"), data_dir);
-  if (network.topology == "rail" && reader.has("rail")) network.rail = parse_rail(reader.child("rail"), data_dir);
+  if (network.topology == "fat_tree")
+    network.fat_tree = parse_fat_tree(reader.child("fat_tree"), data_dir, default_switch);
+  if (network.topology == "rail" && reader.has("rail"))
+    network.rail = parse_rail(reader.child("rail"), data_dir, default_switch);
   for (const char* key : {"fat_tree", "rail"}) {
     if (network.topology != key && reader.value().contains(key)) {
       throw InputError(

@@ -273,7 +273,7 @@ void network_fields(std::vector<F>& f) {
     f.push_back(F(base + "switch_latency", T::Quantity, section)
                     .dim(Dimension::Time)
                     .closed(0.0, 1.0)
-                    .def_doc("0, or the profile's")
+                    .def_doc("`switch_profile`'s, else the NIC profile's `switch`'s, else 0")
                     .doc(section == "fat_tree" ? "one-way latency added by each uplink a route crosses (each switch "
                                                  "past the first): across leaves +2, across pods +4"
                                                : "one-way latency added by each rail uplink crossed: cross-rail "

@@ -33,6 +33,9 @@ struct LinkProfile {
     Figure latency;
   };
   std::optional<Nvls> nvls;
+  /** A NIC's switch: the switch profile (bandwidth per switch) whose latency a fat-tree or rail network of these
+   * NICs adds per switch crossed, unless the scenario gives its own. Empty: none. */
+  std::string switch_profile;
 };
 
 /** Current version of the link profile format. */

@@ -20,6 +20,8 @@ struct LinkSpec {
    * all-reduce (the profile's `nvls`, or the scenario's). */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** Inter-node only: the profile's switch (LinkProfile::switch_profile), empty when none or no profile. */
+  std::string switch_profile;
 };
 
 /** A two- or three-level fat-tree: nodes on leaf switches, leaves joined by a spine (2 levels), or leaves grouped in
