@@ -167,6 +167,24 @@ TEST_P(Channels, RingOverEightRailNicsIsEightTimesFasterThanOverOne) {
   expect_bytes_balance(result);
 }
 
+TEST(Channels, RingsStayOnTheirRailsOfARailNetwork) {
+  // 2 nodes x 8 GPUs on a rail network whose spine is 1000x oversubscribed: a ring edge between nodes that changed
+  // rails would cross the spine and crawl. Every channel's ring leaves and enters each node on one rail, so the
+  // all-reduce takes the closed form of 8 NICs (each rail's switch adds its uplinks nothing).
+  auto doc = base_scenario(2, 8);
+  doc["cluster"]["network"]["topology"] = "rail";
+  doc["cluster"]["network"]["rail"] = {{"spine_oversubscription", 1000}};
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(16, {iota(0, 16)});
+  for (auto& rank : plan.ranks)
+    rank.steps.emplace_back(collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps));
+  const RunResult result = simulate(scenario, plan);
+  const double eight =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, TwoLevelCost{kNvlink, kNet, 8});
+  std::printf("rail network 2 x 8: simulated %.6f s, closed form %.6f s\n", result.makespan, eight);
+  EXPECT_NEAR(result.makespan, eight, 0.05 * eight);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     RailNics, Channels,
     ::testing::Combine(::testing::Values(CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather),

@@ -55,9 +55,10 @@ struct RunContext::CollectiveGroups {
      * chain). */
     std::vector<simgrid::s4u::Mailbox*> ring_in;
     /** Rings of a ring reduce-scatter, all-gather or all-reduce (ring_channels): with one, the ring is the position
-     * order; with C > 1, channel c visits node k's members from local index c g / C - k on (mod g), so that it
-     * leaves node k and enters node k+1 through members of the same local index (the same rail), and each
-     * node-to-node edge of the C rings starts at a different member. */
+     * order; with C > 1, channel c enters even nodes at local index e = c g / C and visits them upwards (leaving at
+     * e - 1), odd nodes downwards from e - 1 (leaving at e), so that it leaves node k and enters node k+1 through
+     * members of the same local index (the same rail), back to the first node too when the node count is even,
+     * and each node-to-node edge of the C rings starts at a different member. */
     int channels = 1;
     std::vector<std::vector<int>> ring_at;    ///< by channel and ring index: the position (C > 1 only)
     std::vector<std::vector<int>> ring_index; ///< by channel and position: its ring index (C > 1 only)

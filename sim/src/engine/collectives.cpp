@@ -129,8 +129,10 @@ void make_rings(Group& g) {
     for (std::size_t k = 0; k < g.members.size(); ++k) {
       const auto& mine = g.members[k];
       const auto size = static_cast<int>(mine.size());
-      const int first = static_cast<int>(c) * size / g.channels - static_cast<int>(k);
-      for (int j = 0; j < size; ++j) at.push_back(mine[static_cast<std::size_t>(mod(first + j, size))]);
+      const int entry = static_cast<int>(c) * size / g.channels;
+      // Even nodes from `entry` up (leaving at entry - 1), odd nodes from entry - 1 down (leaving at entry).
+      for (int j = 0; j < size; ++j)
+        at.push_back(mine[static_cast<std::size_t>(k % 2 == 0 ? mod(entry + j, size) : mod(entry - 1 - j, size))]);
     }
     for (std::size_t i = 0; i < at.size(); ++i) g.ring_index[c][static_cast<std::size_t>(at[i])] = static_cast<int>(i);
   }
