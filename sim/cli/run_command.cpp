@@ -1,6 +1,7 @@
 // partsim run / validate / list: load a scenario, simulate it, write the report.
 #include "commands.hpp"
 
+#include "partsim/batch/expectations.hpp"
 #include "partsim/common/error.hpp"
 #include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
@@ -14,6 +15,7 @@
 #include "partsim/report/report_writers.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <chrono>
@@ -66,7 +68,26 @@ struct RunOptions {
   bool no_files = false;
   std::string progress; ///< "": when stderr is a terminal; "text" or "json": always
   bool no_progress = false;
+  bool no_expect = false; ///< skip the scenario's `/expect` (sweep and validation children)
 };
+
+/** Checks the scenario's expectations against its report: one line per failed one on stderr; `code` when all hold
+ * (or there are none, or --no-expect), else kExitExpectationFailed. */
+int check_expectations(const RunOptions& options, const Scenario& scenario, const nlohmann::json& report, int code) {
+  if (options.no_expect || scenario.expectations.empty()) return code;
+  const std::vector<ExpectationResult> results = check_expectations(scenario, report);
+  int failed = 0;
+  for (const ExpectationResult& r : results)
+    if (!r.holds) {
+      ++failed;
+      std::cerr << fmt::format("partsim: expectation failed: {}: /expect: {}\n", scenario.source, describe_failure(r));
+    }
+  if (failed == 0) {
+    std::cerr << fmt::format("partsim: {} expectation(s) hold\n", results.size());
+    return code;
+  }
+  return kExitExpectationFailed;
+}
 
 std::filesystem::path output_dir(const RunOptions& options, const Scenario& scenario) {
   return options.out_dir.empty() ? std::filesystem::path("partsim-out") / safe_name(scenario.name)
@@ -76,7 +97,8 @@ std::filesystem::path output_dir(const RunOptions& options, const Scenario& scen
 /** A plan that does not fit in GPU memory is reported, not simulated as if it fit: exit code 3. */
 int report_out_of_memory(const RunOptions& options, const Scenario& scenario, const Plan& plan) {
   const Report report = make_out_of_memory_report(scenario, plan);
-  const std::string text = report_to_json(report, scenario).dump(2) + '\n';
+  const nlohmann::json document = report_to_json(report, scenario);
+  const std::string text = document.dump(2) + '\n';
   write_stdout(options.json ? text : format_table(report));
   if (!options.no_files && scenario.run.outputs.report_json) {
     const std::filesystem::path dir = output_dir(options, scenario);
@@ -86,7 +108,7 @@ int report_out_of_memory(const RunOptions& options, const Scenario& scenario, co
   const double gib = 1024.0 * 1024.0 * 1024.0;
   std::cerr << fmt::format("partsim: {}: out of memory: needs {:.2f} GiB per GPU, the GPU has {:.1f} GiB\n",
                            scenario.name, plan.memory->total() / gib, plan.memory->capacity / gib);
-  return kExitOutOfMemory;
+  return check_expectations(options, scenario, document, kExitOutOfMemory);
 }
 
 int run(const RunOptions& options) {
@@ -156,7 +178,8 @@ int run(const RunOptions& options) {
                            result.folded()
                                ? fmt::format(" ({} ranks simulated for {})", result.simulated_ranks, plan.ranks.size())
                                : std::string());
-  return 0;
+  if (options.no_expect || scenario.expectations.empty()) return 0;
+  return check_expectations(options, scenario, nlohmann::json::parse(report_json()), 0);
 }
 
 } // namespace
@@ -173,6 +196,7 @@ Action add_run_command(CLI::App& app) {
                  "Show progress on stderr even when it is not a terminal; --progress=json: one JSON line per update")
       ->check(CLI::IsMember({"text", "json"}));
   command->add_flag("--no-progress", options->no_progress, "Never show progress");
+  command->add_flag("--no-expect", options->no_expect, "Do not check the scenario's /expect bounds");
   return [options] { return run(*options); };
 }
 

@@ -56,8 +56,8 @@ int sweep(const SweepOptions& options) {
   const std::string self = self_executable();
   std::vector<std::vector<std::string>> commands;
   for (const SweepPoint& point : points) {
-    std::vector<std::string> argv{self,         "run",           options.scenario,     "--json",
-                                  "--no-files", "--no-progress", "--error-format=json"};
+    std::vector<std::string> argv{self,         "run",           options.scenario,      "--json",
+                                  "--no-files", "--no-progress", "--error-format=json", "--no-expect"};
     for (const std::string& text : options.sets) argv.insert(argv.end(), {"--set", text});
     for (const Override& o : point.overrides) argv.insert(argv.end(), {"--set", o.pointer + "=" + o.value.dump()});
     commands.push_back(std::move(argv));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "partsim/common/event_stream.hpp"
+#include "partsim/common/exit_codes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -205,6 +206,29 @@ TEST(Cli, MachineReadableProgressAndErrors) {
                                    "--out", (temp_dir() / "s").string()});
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_NE(sweep.err.find(sweep_progress_line(2, 2)), std::string::npos) << sweep.err;
+}
+
+TEST(Cli, ExpectationsThatFailExitWithFiveAndNameTheFigure) {
+  const std::string scenario = scenario_path("default");
+  const CliResult held = run_cli({"run", scenario, "--no-files", "--set", R"(/expect={"/verdict":"simulated"})"});
+  EXPECT_EQ(held.exit_code, 0) << held.err;
+  EXPECT_NE(held.err.find("partsim: 1 expectation(s) hold"), std::string::npos) << held.err;
+  const CliResult broken =
+      run_cli({"run", scenario, "--no-files", "--set", R"(/expect={"/summary/makespan_s":{"max":1e-9}})"});
+  EXPECT_EQ(broken.exit_code, kExitExpectationFailed) << broken.err;
+  EXPECT_NE(broken.err.find("partsim: expectation failed: " + scenario +
+                            ": /expect: /summary/makespan_s: expected at most 1e-09, got "),
+            std::string::npos)
+      << broken.err;
+  // --no-expect (what sweeps, validation and the GUI pass) skips them; a sweep's points do not fail on them.
+  EXPECT_EQ(run_cli({"run", scenario, "--no-files", "--no-expect", "--set",
+                     R"(/expect={"/summary/makespan_s":{"max":1e-9}})"})
+                .exit_code,
+            0);
+  EXPECT_EQ(run_cli({"sweep", scenario, "--set", R"(/expect={"/summary/makespan_s":{"max":1e-9}})", "--vary",
+                     "/run/seed=1,2", "--out", (temp_dir() / "e").string()})
+                .exit_code,
+            0);
 }
 
 TEST(Cli, SweepPointsThatFailAtRunTimeAreErrorEventsWithTheirPointer) {

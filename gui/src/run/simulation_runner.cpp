@@ -64,7 +64,7 @@ void SimulationRunner::start(const RunRequest& request) {
   }
   QStringList args{QStringLiteral("run")};
   args << request.scenario_args << QStringLiteral("--json") << QStringLiteral("--progress=json")
-       << QStringLiteral("--error-format=json");
+       << QStringLiteral("--error-format=json") << QStringLiteral("--no-expect"); // what-ifs move figures on purpose
   stream_ = StreamReader();
   if (request.with_trace) {
     trace_dir_ = std::make_unique<QTemporaryDir>();

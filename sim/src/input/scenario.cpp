@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 namespace partsim {
 
@@ -256,6 +257,75 @@ CollectiveChoice parse_collective_choice(JsonReader& reader) {
 }
 
 /** Which algorithms can compute `op` (checked at parse time so that the error names the key). */
+/** `/expect`: an object whose keys are JSON pointers into report.json and whose values are a string, boolean or
+ * number the figure must equal, or an object of `min`, `max`, `value` with `tolerance` (relative), or `equals`. */
+std::vector<Expectation> parse_expectations(const JsonReader& reader) {
+  if (!reader.value().is_object())
+    throw reader.error("expected an object of report figures by JSON pointer ({\"/summary/makespan_s\": {\"max\": "
+                       "40}}), got " +
+                       reader.type_name());
+  std::vector<Expectation> out;
+  for (const auto& [key, bound] : reader.value().items()) {
+    std::string escaped;
+    for (char c : key) escaped += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    const std::string at = reader.pointer() + "/" + escaped;
+    Expectation e;
+    e.figure = key;
+    try {
+      if (key.empty() || key[0] != '/') throw std::invalid_argument("no leading slash");
+      (void)nlohmann::json::json_pointer(key);
+    } catch (const std::exception&) {
+      throw InputError(reader.source(), at,
+                       fmt::format("expected a JSON pointer into report.json as the key (\"/summary/mfu\"), got "
+                                   "\"{}\"",
+                                   key));
+    }
+    if (bound.is_string() || bound.is_boolean()) {
+      e.equals = bound;
+    } else if (bound.is_number()) {
+      e.value = bound.get<double>();
+    } else if (bound.is_object()) {
+      for (const auto& [name, v] : bound.items()) {
+        const std::string here = at + "/" + name;
+        if (name == "equals") {
+          if (!v.is_primitive() || v.is_null())
+            throw InputError(reader.source(), here, "expected a string, number or boolean");
+          e.equals = v;
+          continue;
+        }
+        if (name != "min" && name != "max" && name != "value" && name != "tolerance")
+          throw InputError(reader.source(), here,
+                           fmt::format("unknown key \"{}\"; expected min, max, value, tolerance or equals", name));
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+          throw InputError(reader.source(), here, "expected a finite number, got " + std::string(v.type_name()));
+        const double x = v.get<double>();
+        if (name == "min") e.min = x;
+        if (name == "max") e.max = x;
+        if (name == "value") e.value = x;
+        if (name == "tolerance") {
+          if (x < 0.0 || x > 1e6) throw InputError(reader.source(), here, "expected a relative tolerance >= 0");
+          e.tolerance = x;
+        }
+      }
+      if (!e.equals && !e.min && !e.max && !e.value)
+        throw InputError(reader.source(), at, "expected at least one of min, max, value or equals");
+      if (e.equals && (e.min || e.max || e.value))
+        throw InputError(reader.source(), at, "expected either equals or bounds (min, max, value), not both");
+      if (bound.contains("tolerance") && !e.value)
+        throw InputError(reader.source(), at + "/tolerance", "a tolerance needs a value to be relative to");
+      if (e.min && e.max && *e.min > *e.max)
+        throw InputError(reader.source(), at + "/min", fmt::format("expected min <= max ({})", *e.max));
+    } else {
+      throw InputError(reader.source(), at,
+                       "expected a value to equal (string, number, boolean) or an object of min, max, value, "
+                       "tolerance, equals; got " +
+                           std::string(bound.type_name()));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 /** The algorithm of `choice` against the operation and the cluster: NVLS needs a switch with NVLink SHARP, and a
  * group inside one node (`whole_cluster`: the group is every GPU of the cluster; the model-parallel planner checks its
  * own groups). */
@@ -727,6 +797,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
     published->finish();
     s.published = std::move(f);
   }
+  if (auto expect = root.optional_child("expect")) s.expectations = parse_expectations(*expect);
   root.finish();
   return s;
 }

@@ -911,6 +911,14 @@ std::vector<FieldSpec> all_fields() {
   f.push_back(F("/published/note", T::String, "published")
                   .def("")
                   .doc("how the set-up was read from the source, and what the source leaves open"));
+  f.push_back(F("/expect", T::Object, "top")
+                  .opaque()
+                  .def_doc("none")
+                  .allowed("keys: JSON pointers into report.json")
+                  .doc("bounds checked after `partsim run` (exit 5 when one fails): a figure's pointer to a value it "
+                       "must equal (`\"/verdict\": \"simulated\"`), or to `{\"min\", \"max\", \"value\", "
+                       "\"tolerance\"}` (relative to `value`) or `{\"equals\"}`: `{\"/summary/makespan_s\": "
+                       "{\"max\": 40}, \"/summary/mfu\": {\"value\": 0.5, \"tolerance\": 0.05}}`"));
   cluster_fields(f);
   network_fields(f);
   workload_fields(f);

@@ -264,6 +264,17 @@ struct PublishedFigure {
   std::string note; ///< how the set-up was read from the source, what it leaves open
 };
 
+/** One expectation on a report figure (`/expect`): the figure equals `equals`, or is a number within [min, max] and
+ * within `tolerance` (relative) of `value`, each bound given or not. Checked after a run (batch/expectations.hpp). */
+struct Expectation {
+  std::string figure; ///< a JSON pointer into report.json
+  std::optional<nlohmann::json> equals;
+  std::optional<double> min;
+  std::optional<double> max;
+  std::optional<double> value;
+  double tolerance = 0.0; ///< relative, with `value`
+};
+
 struct Scenario {
   std::string source; ///< file path or "<built-in default>", for messages
   std::string name;
@@ -273,6 +284,7 @@ struct Scenario {
   Strategy strategy;
   RunSpec run;
   std::optional<PublishedFigure> published; ///< a validation case's published figure
+  std::vector<Expectation> expectations;    ///< `/expect`, by figure pointer (sorted)
   nlohmann::json document;                  ///< the validated input, with overrides applied (echoed in report.json)
 };
 
