@@ -167,6 +167,26 @@ TEST_P(Channels, RingOverEightRailNicsIsEightTimesFasterThanOverOne) {
   expect_bytes_balance(result);
 }
 
+TEST(Channels, FewerChannelsThanNicsLeaveNicsIdle) {
+  // The scenario's `channels` (NCCL_MAX_NCHANNELS = 2) on 2 x 8 GPUs with 8 NICs each: two rings, each on 1/2 of
+  // the data, through 2 of each node's 8 NICs: the closed form with C = 2, 4x slower on the network than 8.
+  auto doc = base_scenario(2, 8);
+  doc["cluster"]["network"]["nics_per_node"] = 8;
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(16, {iota(0, 16)});
+  CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps);
+  step.channels = 2;
+  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  TwoLevelCost links{kNvlink, kNet, 8};
+  links.channels = 2;
+  const double two = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, links);
+  std::printf("2 channels over 8 NICs: simulated %.6f s, closed form %.6f s\n", result.makespan, two);
+  EXPECT_NEAR(result.makespan, two, 0.05 * two);
+  EXPECT_EQ(result.messages, planned_messages(step, 16, 2, kNet, 2));
+  expect_bytes_balance(result);
+}
+
 TEST(Channels, RingsStayOnTheirRailsOfARailNetwork) {
   // 2 nodes x 8 GPUs on a rail network whose spine is 1000x oversubscribed: a ring edge between nodes that changed
   // rails would cross the spine and crawl. Every channel's ring leaves and enters each node on one rail, so the

@@ -255,6 +255,20 @@ TEST(CollectiveModel, RingChannelsSpreadARingOverTheNodesNics) {
   EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, eight),
                    2 * 15 * step);
   EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 1e9, 8, 2, eight), 15 * step);
+  // Fewer channels than NICs (NCCL_MAX_NCHANNELS): the network hop carries c / C on each of C NICs; more than
+  // NICs share them (no faster); never more than the members per node.
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 2, 8, 2), 2);
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 2, 2, 16), 8);
+  EXPECT_EQ(ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 1, 8, 4), 1);
+  TwoLevelCost two = eight;
+  two.channels = 2;
+  const double two_step = std::max(kNvlink.latency + c / kNvlink.bandwidth, kNet.latency + c / (2 * kNet.bandwidth));
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, two),
+                   2 * 15 * two_step);
+  TwoLevelCost shared{kNvlink, kNet, 2};
+  shared.channels = 8;
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, shared),
+                   collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, {kNvlink, kNet, 2}));
   CollectiveStep ring;
   ring.bytes = 1'000'000'000;
   EXPECT_EQ(planned_messages(ring, 16, 2, kNet, 8), 2u * 15 * 16 * 8);

@@ -153,6 +153,7 @@ void prepare_collectives(RunContext& ctx) {
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
     bool analytic_a2a = false, channels = false, nvls = false;
+    int requested_channels = -1; ///< of its ring steps (-1: none yet)
   };
   std::vector<Needs> needs(count);
   for (const RankProgram& program : ctx.plan.ranks)
@@ -169,7 +170,14 @@ void prepare_collectives(RunContext& ctx) {
       n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
       n.flows |= step->fidelity == Fidelity::Flows;
       n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
-      n.channels |= step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast;
+      if (step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast) {
+        n.channels = true;
+        // The rings are the group's: every ring collective on it asks for the same number (one choice per group).
+        PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == step->channels)
+            << "ring collectives on group " << step->group << " ask for " << n.requested_channels << " and "
+            << step->channels << " channels";
+        n.requested_channels = step->channels;
+      }
       if (step->fidelity == Fidelity::Steps) {
         n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
         n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
@@ -212,8 +220,9 @@ void prepare_collectives(RunContext& ctx) {
     PARTSIM_CHECK(!needs[gi].nvls || nvls_available(static_cast<int>(g.members.size()), g.links))
         << "nvls on group " << gi << " over " << g.members.size() << " nodes";
     if (needs[gi].channels) {
+      g.links.channels = needs[gi].requested_channels;
       g.channels = ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, g.per_node,
-                                 static_cast<int>(g.members.size()), g.links.ports_per_node);
+                                 static_cast<int>(g.members.size()), g.links.ports_per_node, g.links.channels);
       if (g.channels > 1) make_rings(g);
     }
     if (needs[gi].analytic_a2a) g.all_to_all_uplink = all_to_all_uplink(g, gpus, ctx.platform);
@@ -265,9 +274,9 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
     return x.latency == y.latency && x.bandwidth == y.bandwidth;
   };
   return ga.size == gb.size && ga.per_node == gb.per_node && ga.members.size() == gb.members.size() &&
-         ga.channels == gb.channels && ga.even == gb.even && same(ga.links.intra, gb.links.intra) &&
-         same(ga.links.inter, gb.links.inter) && ga.links.ports_per_node == gb.links.ports_per_node &&
-         ga.all_to_all_uplink == gb.all_to_all_uplink;
+         ga.channels == gb.channels && ga.links.channels == gb.links.channels && ga.even == gb.even &&
+         same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
+         ga.links.ports_per_node == gb.links.ports_per_node && ga.all_to_all_uplink == gb.all_to_all_uplink;
 }
 
 } // namespace partsim::engine

@@ -253,10 +253,10 @@ CollectiveChoice parse_collective_choice(JsonReader& reader) {
   CollectiveChoice choice;
   choice.algorithm = reader.auto_or_enum_choice<CollectiveAlgorithm>("algorithm");
   choice.fidelity = reader.auto_or_enum_choice<Fidelity>("fidelity");
+  if (reader.has("channels")) choice.channels = static_cast<int>(reader.integer("channels"));
   return choice;
 }
 
-/** Which algorithms can compute `op` (checked at parse time so that the error names the key). */
 /** `/expect`: an object whose keys are JSON pointers into report.json and whose values are a string, boolean or
  * number the figure must equal, or an object of `min`, `max`, `value` with `tolerance` (relative), or `equals`. */
 std::vector<Expectation> parse_expectations(const JsonReader& reader) {
@@ -421,7 +421,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   if (!reader.has("gradient_sync")) {
     dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
     // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
-    if (job) dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+    if (job) dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt};
     return;
   }
   JsonReader sync = reader.child("gradient_sync");
@@ -432,7 +432,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
       return;
     }
     if (text == "ring_allreduce")
-      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps};
+      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt};
     else if (text != "all_reduce")
       throw sync.error(fmt::format("expected \"none\", \"ring_allreduce\", \"all_reduce\" or an object "
                                    "{{\"algorithm\", \"fidelity\", \"bucket_size\", \"overlap\"}}, got \"{}\"",

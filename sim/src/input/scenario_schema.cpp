@@ -529,6 +529,14 @@ void collective_choice_fields(std::vector<F>& f, const std::string& base, const 
                   .allowed("not every algorithm runs every collective")
                   .doc("the algorithm ([collectives.md](collectives.md)); `auto` picks the smallest alpha-beta closed "
                        "form on this cluster, as NCCL's tuner does"));
+  f.push_back(F(base + "channels", T::Integer, section)
+                  .kinds(kinds)
+                  .range(1, 64)
+                  .def_doc("one per NIC the members on a node use")
+                  .label("Channels")
+                  .doc("rings of a ring reduce-scatter, all-gather or all-reduce across nodes, each on its share of "
+                       "the data and its own NIC where there are enough (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS); at "
+                       "most the members per node; a group inside one node or with one member per node runs one"));
   f.push_back(F(base + "fidelity", T::Choice, section)
                   .kinds(kinds)
                   .choices(with_auto<Fidelity>())

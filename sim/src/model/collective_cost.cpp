@@ -26,10 +26,10 @@ bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
   return false;
 }
 
-int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports) {
+int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports, int requested) {
   if (algorithm != CollectiveAlgorithm::Ring || op == CollectiveOp::Broadcast || op == CollectiveOp::AllToAll) return 1;
   if (nodes < 2 || per_node < 2) return 1;
-  return std::clamp(ports, 1, per_node);
+  return std::clamp(requested > 0 ? requested : ports, 1, per_node);
 }
 
 namespace {
@@ -94,9 +94,9 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
       const auto k = static_cast<double>(pipeline_chunks(op, algorithm, n, bytes, slow));
       return (nd + k - 2.0) * ring_chunk_step(bytes / k, g, m, links);
     }
-    const int channels = ring_channels(op, algorithm, g, m, links.ports_per_node);
+    const int channels = ring_channels(op, algorithm, g, m, links.ports_per_node, links.channels);
     const double steps = op == CollectiveOp::AllReduce ? 2.0 * (nd - 1) : nd - 1;
-    return steps * ring_chunk_step(bytes / nd, g, m, links, channels);
+    return steps * ring_chunk_step(bytes / nd, g, m, links, std::min(channels, std::max(links.ports_per_node, 1)));
   }
   case CollectiveAlgorithm::Tree:
     return tree_time(bytes, n, slowest_link(links, g, m));

@@ -45,13 +45,14 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
     step.algorithm = it->second;
   }
   step.fidelity = choice.fidelity.value_or(Fidelity::Steps);
+  step.channels = choice.channels.value_or(0);
   return step;
 }
 
 std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
   const GroupShape& s = shape(step.group);
   return planned_messages(step, s.members, s.nodes, s.slowest,
-                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports));
+                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports, step.channels));
 }
 
 Fidelity PlanCollectives::resolve_auto_fidelity(Plan& plan,

@@ -130,6 +130,7 @@ std::int64_t workload_iterations(const Workload& workload);
 struct CollectiveChoice {
   std::optional<CollectiveAlgorithm> algorithm;
   std::optional<Fidelity> fidelity;
+  std::optional<int> channels; ///< rings of a ring across nodes (NCCL_MIN/MAX_NCHANNELS); empty: one per NIC
 };
 
 enum class GradientSync { None, AllReduce };

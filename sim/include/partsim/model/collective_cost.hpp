@@ -92,6 +92,7 @@ struct TwoLevelCost {
   LinkCost intra;
   LinkCost inter;
   int ports_per_node = 1;
+  int channels = 0; ///< rings a ring across nodes runs as the scenario asks (0: ring_channels' default)
   /** NVLink SHARP of the intra-node switch: the fraction of `intra.bandwidth` its reductions and multicasts reach,
    * 0 where the switch has none; and the latency of one NVLS all-reduce. */
   double nvls_efficiency = 0.0;
@@ -113,8 +114,9 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster);
  * each entering and leaving a node through its own NIC (rail-aligned), so that every NIC carries 1/C of the data.
  * C = min(per_node, ports) when the group spans several nodes with several members on each, else 1 (inside a node
  * every channel shares the GPU's one NVLink port, so more rings move the data no faster). Other operations and
- * algorithms: 1. */
-int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports);
+ * algorithms: 1. `requested` > 0 (the scenario's `channels`) replaces min(per_node, ports), at most per_node. */
+int ring_channels(CollectiveOp op, CollectiveAlgorithm algorithm, int per_node, int nodes, int ports,
+                  int requested = 0);
 
 /** NCCL's double binary tree over n ranks (ncclGetDtree): tree 0 is a binary tree in which odd ranks are leaves and
  * rank 0 the root; tree 1 mirrors it (n even) or shifts it by one (n odd), so every rank is an inner node of at
@@ -159,8 +161,8 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
 
 /** The same on a two-level cluster: `nodes` nodes of `gpus_per_node` members each (the group in node-major order):
  * - ring (every op): each step is paced by the slower of an intra-node hop (alpha1 + c/B1) and a network hop
- *   (alpha2 + c/(C B2)) with C = ring_channels: each channel's ring enters and leaves every node once, on its own
- *   port, carrying c/C (a broadcast chain is one channel);
+ *   (alpha2 + c/(min(C, P) B2)) with C = ring_channels: each channel's ring enters and leaves every node once,
+ *   carrying c/C, the C rings spread over the P ports (a broadcast chain is one channel);
  * - hierarchical all-reduce: intra-node ring reduce-scatter (g-1)(alpha1 + bytes/(g B1)), then g inter-node ring
  *   all-reduces of bytes/g sharing the node's ports, 2(m-1)(alpha2 + bytes/(m P B2)) with P = min(ports, g), then
  *   the intra-node all-gather (g-1)(alpha1 + bytes/(g B1));

@@ -33,6 +33,7 @@ struct CollectiveStep {
   int root = 0;   ///< broadcast: the root's position in the group
   int stream = 0; ///< 0: blocking; 1: the communication stream
   CommKind kind = CommKind::Data;
+  int channels = 0; ///< rings of a ring across nodes as the scenario asks (0: one per NIC, ring_channels)
 };
 
 /** Blocks until the rank's communication stream has finished every collective queued on it: the exposed part of the
