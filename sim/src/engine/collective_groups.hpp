@@ -120,6 +120,12 @@ inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
   return bytes / un + (static_cast<std::uint64_t>(i) < bytes % un ? 1 : 0);
 }
 
+/** NVLS as per-pair traffic (nvls_steps): what a member sends to its i-th peer (i = 1 .. n-1) of its bytes
+ * (1 + 1/n) per port, cut into n-1 near-equal pieces. */
+inline std::uint64_t nvls_peer_bytes(const CollectiveGroup& g, std::uint64_t bytes, int i) {
+  return chunk(bytes + bytes / static_cast<std::uint64_t>(g.size), g.size - 1, i - 1);
+}
+
 // ---- step_collectives.cpp ----
 
 /** Runs a `steps` collective for member `pos`: every message of the algorithm. */

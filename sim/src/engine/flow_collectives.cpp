@@ -97,14 +97,12 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
   case CollectiveAlgorithm::Direct:
     for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
     break;
-  case CollectiveAlgorithm::Nvls: { // see nvls_steps (step_collectives.cpp): bytes (n+1)/n over the n-1 peers
-    const std::uint64_t total = step.bytes + step.bytes / static_cast<std::uint64_t>(n);
+  case CollectiveAlgorithm::Nvls: // see nvls_steps (step_collectives.cpp)
     for (int i = 1; i < n; ++i) {
-      const std::uint64_t bytes = chunk(total, n - 1, i - 1);
+      const std::uint64_t bytes = nvls_peer_bytes(g, step.bytes, i);
       flows.push_back({(pos + i) % n, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency});
     }
     break;
-  }
   }
   return flows;
 }
@@ -314,7 +312,7 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
   case CollectiveAlgorithm::Direct:
     return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
   case CollectiveAlgorithm::Nvls:
-    return step.bytes + step.bytes / static_cast<std::uint64_t>(g.size) >= static_cast<std::uint64_t>(g.size - 1);
+    return nvls_peer_bytes(g, step.bytes, g.size - 1) >= 1; // the last peer's share is the smallest
   }
   return false;
 }

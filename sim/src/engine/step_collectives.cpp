@@ -30,9 +30,9 @@ class StepTransfers {
  public:
   StepTransfers(RunContext& ctx, RankTimeline& timeline) : ctx_(ctx), timeline_(timeline) {}
 
-  /** Not detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of
-   * all of them, quadratic in the messages in flight (30% slower at 1024 ranks). */
-  /** Sends `bytes` (what the receiver counts) as a transfer of `wire` bytes on the links (default: the same). */
+  /** Sends `bytes` (what the receiver counts) as a transfer of `wire` bytes on the links (default: the same). Not
+   * detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of all of
+   * them, quadratic in the messages in flight (30% slower at 1024 ranks). */
   void send(sg4::Mailbox* to, std::uint64_t bytes, double wire = -1.0) {
     mark_posted();
     comms_.push_back(
@@ -232,12 +232,11 @@ void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, in
  * reductions run below the link rate), then the rest of the NVLS latency the messages have not paid. */
 void nvls_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos) {
   const auto p = static_cast<std::size_t>(pos);
-  const std::uint64_t total = step.bytes + step.bytes / static_cast<std::uint64_t>(g.size);
   for (int round = 0; round < 2; ++round) {
     const std::size_t parity = g.a2a_begun[p]++ & 1;
     for (int i = 1; i < g.size; ++i) {
       const int q = (pos + i) % g.size;
-      const std::uint64_t bytes = chunk(chunk(total, g.size - 1, i - 1), 2, round);
+      const std::uint64_t bytes = chunk(nvls_peer_bytes(g, step.bytes, i), 2, round);
       x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], bytes,
              static_cast<double>(bytes) / g.links.nvls_efficiency);
       x.receive(g.a2a_in[parity][p]);
