@@ -33,5 +33,6 @@ Action add_validate_command(CLI::App& app);
 Action add_list_command(CLI::App& app);
 Action add_sweep_command(CLI::App& app);
 Action add_validation_command(CLI::App& app);
+Action add_batch_command(CLI::App& app);
 
 } // namespace partsim::cli
