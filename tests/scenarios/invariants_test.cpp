@@ -17,7 +17,7 @@ void expect_invariants(const Outcome& o) {
   for (std::size_t r = 0; r < o.result.ranks.size(); ++r) {
     const RankTimeline& t = o.result.ranks[r];
     double cursor = 0.0;
-    for (const Interval& i : t.intervals) {
+    for (const Interval& i : o.result.intervals_of(r)) {
       EXPECT_NEAR(i.begin, cursor, 1e-12 * makespan) << "rank " << r << ": gap or overlap in the timeline";
       EXPECT_GT(i.end, i.begin) << "rank " << r << ": empty interval kept";
       cursor = i.end;

@@ -120,6 +120,20 @@ TEST(ParallelFraction, OnlyComputeCounts) {
   EXPECT_DOUBLE_EQ(measured_parallel_fraction({a, computing(0, 3)}), 1.0 - 2.0 / 4.0);
 }
 
+TEST(ParallelFraction, AFoldedRunCountsEachRepresentativeOncePerRankItStandsFor) {
+  // Ranks 1 and 3 took the timelines of 0 and 2 (folded: no intervals of their own). Unfolded: [0,2) twice and
+  // [1,3) twice, so at least two ranks compute at every instant and f = 1.
+  const std::vector<RankTimeline> unfolded{computing(0, 2), computing(0, 2), computing(1, 3), computing(1, 3)};
+  std::vector<RankTimeline> folded{computing(0, 2), RankTimeline{}, computing(1, 3), RankTimeline{}};
+  EXPECT_DOUBLE_EQ(measured_parallel_fraction(unfolded), 1.0);
+  EXPECT_EQ(measured_parallel_fraction(folded, nullptr, {0, 0, 2, 2}), measured_parallel_fraction(unfolded));
+  // Rank 2 alone computes in [2,3): 1 s of 6 s of work is serial.
+  const std::vector<RankTimeline> three{computing(0, 2), computing(0, 2), computing(1, 3)};
+  EXPECT_EQ(measured_parallel_fraction({computing(0, 2), RankTimeline{}, computing(1, 3)}, nullptr, {0, 0, 2}),
+            measured_parallel_fraction(three));
+  EXPECT_DOUBLE_EQ(measured_parallel_fraction(three), 1.0 - 1.0 / 6.0);
+}
+
 // --- Amdahl and Karp-Flatt -------------------------------------------------------------------------------------
 
 TEST(Amdahl, ClosedForm) {

@@ -432,13 +432,20 @@ void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& re
       }
     return c;
   };
+  // Everything but the intervals, which stay with the representative (RunResult::intervals_of).
+  const auto copy_figures = [](RankTimeline& to, RankTimeline& from) {
+    std::vector<Interval> intervals = std::move(from.intervals);
+    to = from;
+    from.intervals = std::move(intervals);
+  };
+  result.representative = folding.representative;
   for (std::size_t r = 0; r < folding.representative.size(); ++r) {
     const int rep = folding.representative[r];
     if (rep == static_cast<int>(r)) continue;
     RankTimeline& main = result.ranks[r];
     RankTimeline& stream = result.streams[r];
-    main = result.ranks[static_cast<std::size_t>(rep)];
-    stream = result.streams[static_cast<std::size_t>(rep)];
+    copy_figures(main, result.ranks[static_cast<std::size_t>(rep)]);
+    copy_figures(stream, result.streams[static_cast<std::size_t>(rep)]);
     // The same times, but the programs (equal step for step, as fold_replicas checked) may count different samples,
     // and an analytic collective's bytes depend on the member's position in its group.
     const auto& steps = ctx.plan.ranks[r].steps;

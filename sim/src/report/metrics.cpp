@@ -17,21 +17,36 @@ double karp_flatt(double speedup, double processors) {
   return (1.0 / speedup - 1.0 / processors) / (1.0 - 1.0 / processors);
 }
 
-double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator) {
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator,
+                                  const std::vector<int>& representative) {
   if (ranks.size() < 2) return 0.0;
-  // Sweep over compute interval edges: work done while exactly one timeline computes is serial.
+  // Sweep over compute interval edges: work done while exactly one timeline computes is serial. A folded run's
+  // identical timelines are one timeline of weight w: w ranks start and stop at the same instants.
+  std::vector<int> weight(ranks.size(), representative.empty() ? 1 : 0);
+  for (const int rep : representative) ++weight[static_cast<std::size_t>(rep)];
   std::vector<std::pair<double, int>> edges;
   double total = 0.0;
-  auto add = [&](const RankTimeline& t) {
+  // The total is summed rank by rank, interval by interval, as if every rank had its own copy: the same bits as the
+  // unfolded run (w x d would round differently). Additions only: cheap next to the sort.
+  auto add_total = [&](const RankTimeline& t) {
+    for (const Interval& i : t.intervals)
+      if (i.kind == IntervalKind::Compute) total += i.end - i.begin;
+  };
+  auto add_edges = [&](const RankTimeline& t, int w) {
     for (const Interval& i : t.intervals)
       if (i.kind == IntervalKind::Compute) {
-        edges.emplace_back(i.begin, +1);
-        edges.emplace_back(i.end, -1);
-        total += i.end - i.begin;
+        edges.emplace_back(i.begin, +w);
+        edges.emplace_back(i.end, -w);
       }
   };
-  for (const RankTimeline& t : ranks) add(t);
-  if (coordinator != nullptr) add(*coordinator);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    add_total(representative.empty() ? ranks[r] : ranks[static_cast<std::size_t>(representative[r])]);
+    if (weight[r] > 0) add_edges(ranks[r], weight[r]);
+  }
+  if (coordinator != nullptr) {
+    add_total(*coordinator);
+    add_edges(*coordinator, 1);
+  }
   if (total <= 0.0) return 1.0;
   std::sort(edges.begin(), edges.end());
   double serial = 0.0;
@@ -182,8 +197,8 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.slowest_rank_excess = std::max(0.0, r.makespan - finish_sum / n); // never negative by rounding
 
   // The serial part runs on the coordinator: it belongs in the concurrency profile.
-  r.parallel_fraction =
-      measured_parallel_fraction(result.ranks, result.coordinator ? &result.coordinator->timeline : nullptr);
+  r.parallel_fraction = measured_parallel_fraction(
+      result.ranks, result.coordinator ? &result.coordinator->timeline : nullptr, result.representative);
   r.amdahl_speedup_bound = amdahl_speedup(r.parallel_fraction, n);
   r.amdahl_limit =
       r.parallel_fraction < 1.0 ? 1.0 / (1.0 - r.parallel_fraction) : std::numeric_limits<double>::infinity();

@@ -217,11 +217,11 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
     out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"node {}"}}}})", node,
                        node);
   }
-  auto track = [&](int pid, std::size_t tid, const std::string& name, const RankTimeline& timeline) {
+  auto track = [&](int pid, std::size_t tid, const std::string& name, const std::vector<Interval>& intervals) {
     sep();
     out << fmt::format(R"j({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})j", pid, tid,
                        json_string(name));
-    for (const Interval& i : timeline.intervals) {
+    for (const Interval& i : intervals) {
       sep();
       // Named compute (a pipeline pass, "F mb3") carries its name so the schedule reads off the trace.
       const std::string name =
@@ -232,20 +232,21 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
   };
   for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
     const int gpu = plan.ranks[rank].gpu;
-    track(gpu / per_node, rank, fmt::format("rank {} (gpu {})", rank, gpu), result.ranks[rank]);
+    track(gpu / per_node, rank, fmt::format("rank {} (gpu {})", rank, gpu), result.intervals_of(rank));
   }
   // Communication streams get their own tracks after the ranks, in the rank's node.
   for (std::size_t rank = 0; rank < result.streams.size(); ++rank) {
-    if (result.streams[rank].intervals.empty()) continue;
+    const std::vector<Interval>& intervals = result.intervals_of(rank, true);
+    if (intervals.empty()) continue;
     const int gpu = plan.ranks[rank].gpu;
-    track(gpu / per_node, result.ranks.size() + 1 + rank, fmt::format("rank {} stream", rank), result.streams[rank]);
+    track(gpu / per_node, result.ranks.size() + 1 + rank, fmt::format("rank {} stream", rank), intervals);
   }
   if (result.coordinator) {
     // The coordinator gets its own process after the nodes: its compute is the serial part.
     const int pid = scenario.cluster.nodes;
     sep();
     out << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"coordinator"}}}})", pid);
-    track(pid, result.ranks.size(), "coordinator", result.coordinator->timeline);
+    track(pid, result.ranks.size(), "coordinator", result.coordinator->timeline.intervals);
   }
   out << "\n]}\n";
 }

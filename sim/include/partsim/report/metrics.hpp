@@ -123,8 +123,10 @@ double amdahl_speedup(double parallel_fraction, double processors);
 double karp_flatt(double speedup, double processors);
 
 /** Fraction of compute time spent while at least two ranks compute (1 - serial work / total work); 0 with one rank.
- * A coordinator's compute (a serial part) joins the profile. */
-double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator = nullptr);
+ * A coordinator's compute (a serial part) joins the profile. With `representative` (a folded run: per rank, the rank
+ * whose intervals it has), each simulated rank's intervals count once per rank they stand for. */
+double measured_parallel_fraction(const std::vector<RankTimeline>& ranks, const RankTimeline* coordinator = nullptr,
+                                  const std::vector<int>& representative = {});
 
 Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result);
 

@@ -74,6 +74,15 @@ struct RunResult {
   std::string folding;                         ///< what folding did, or why it did not (report: engine)
   std::size_t simulated_ranks = 0;             ///< ranks with an actor; the others took a representative's figures
   bool folded() const { return simulated_ranks < ranks.size(); }
+  /** Per rank, when folded: the simulated rank whose timeline it took (itself when simulated); empty otherwise. A
+   * folded rank's timelines carry its own totals and counts but no intervals: they are its representative's (the
+   * same times), read through intervals_of, so that a 16,384-GPU run does not copy them 16,384 times. */
+  std::vector<int> representative;
+  /** The intervals of rank `rank`'s main timeline (`stream` false) or communication stream. */
+  const std::vector<Interval>& intervals_of(std::size_t rank, bool stream = false) const {
+    const std::size_t r = representative.empty() ? rank : static_cast<std::size_t>(representative[rank]);
+    return stream ? streams[r].intervals : ranks[r].intervals;
+  }
   std::size_t actors = 0;                 ///< SimGrid actors the run created (programs, streams, flow drivers)
   std::uint64_t executions_as_sleeps = 0; ///< of `executions`: alone on a GPU of constant speed (lean engine)
   std::uint64_t driven_flows = 0;         ///< of `messages`: flows started by driver actors (lean engine)
