@@ -195,6 +195,18 @@ TEST(SweepManifest, AFailedPointOrAMissingReportIsRefused) {
       << missing.what();
 }
 
+TEST(SweepManifest, AShardWhosePointsAreNotItsSliceOfTheAxesIsRefused) {
+  const auto dir = temp_dir();
+  SweepManifest short_of_one = shard_manifest(0, 2);
+  short_of_one.points = {0}; // the axes make points 0, 1, 2: shard 0 of 2 holds 0 and 2
+  const std::filesystem::path path = write_shard(dir / "a", short_of_one);
+  write_shard(dir / "b", shard_manifest(1, 2));
+  const InputError e = merge_error({dir / "a", dir / "b"});
+  EXPECT_EQ(e.source(), path.string());
+  EXPECT_EQ(e.pointer(), "/points");
+  EXPECT_NE(e.detail().find("expected the points 0, 2 of shard 0 of 2"), std::string::npos) << e.what();
+}
+
 TEST(SweepManifest, FoldersWithoutAShardAreRefused) {
   const auto dir = temp_dir();
   EXPECT_EQ(merge_error({dir / "nowhere"}).source(), (dir / "nowhere").string());
