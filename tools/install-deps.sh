@@ -15,6 +15,7 @@ packages=(
   libqt6opengl6-dev       # partsim-gui: Qt6Charts' CMake config needs Qt6OpenGL's
   qt6-svg-dev             # partsim-gui: SVG export of charts
   clang libclang-rt-14-dev  # the libFuzzer target of the scenario parser (the `fuzz` preset) and its sanitizers
+  slurm-wlm munge         # Slurm.ShardedSweepMergesToTheLocalSweep: a one-node Slurm cluster runs examples/slurm
 )
 
 sudo_cmd=()

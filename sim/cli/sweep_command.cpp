@@ -3,13 +3,16 @@
 #include "commands.hpp"
 
 #include "partsim/batch/sweep.hpp"
+#include "partsim/batch/sweep_manifest.hpp"
 #include "partsim/common/error.hpp"
 #include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
 #include "partsim/common/text.hpp"
 #include "partsim/input/data_dir.hpp"
+#include "partsim/input/json_file.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/plan/strategy.hpp"
+#include "partsim/report/report_writers.hpp"
 
 #include <fmt/format.h>
 
@@ -53,6 +56,17 @@ int sweep(const SweepOptions& options) {
     }
   }
 
+  // What identifies the sweep, for `partsim merge`: the scenario's content as read here (each point reads it again).
+  SweepManifest manifest;
+  manifest.partsim_version = partsim_version();
+  manifest.scenario_path = options.scenario;
+  manifest.scenario_document = read_json_file(options.scenario);
+  manifest.sets = options.sets;
+  manifest.varies = options.varies;
+  manifest.shard = shard;
+  manifest.shards = shards;
+  for (const SweepPoint& point : points) manifest.points.push_back(point.index);
+
   const std::string self = self_executable();
   std::vector<std::vector<std::string>> commands;
   for (const SweepPoint& point : points) {
@@ -76,6 +90,10 @@ int sweep(const SweepOptions& options) {
   const std::filesystem::path dir =
       options.out_dir.empty() ? std::filesystem::path("partsim-out") / "sweep" : std::filesystem::path(options.out_dir);
   create_output_dir(dir);
+  // A manifest left by an earlier sweep in this folder would vouch for reports being replaced now.
+  std::error_code ec;
+  std::filesystem::remove(dir / sweep_manifest_name(shard, shards), ec);
+  if (ec) throw OutputError(dir / sweep_manifest_name(shard, shards), ec.message());
   std::vector<SweepRow> rows;
   CommandFailed failed;
   for (std::size_t i = 0; i < points.size(); ++i) {
@@ -88,17 +106,24 @@ int sweep(const SweepOptions& options) {
       error.message = fmt::format("sweep point {} ({}) failed with exit code {}: {}", points[i].index,
                                   fmt::join(points[i].labels, ", "), r.exit_code, error.message);
       failed.errors.push_back(std::move(error));
+      manifest.failed.push_back(points[i].index);
       continue;
     }
-    const std::string name = fmt::format("point-{:04}.report.json", points[i].index);
+    const std::string name = sweep_point_report_name(points[i].index);
     write_file_atomically(dir / name, r.out);
     rows.push_back(
         sweep_row(points[i], report_document_from_json(nlohmann::json::parse(r.out), (dir / name).string())));
   }
-  const std::string csv_name = shards > 1 ? fmt::format("sweep-shard-{}-of-{}.csv", shard, shards) : "sweep.csv";
+  const std::string csv_name = sweep_file_name("sweep", "csv", shard, shards);
   write_file_atomically(dir / csv_name, [&](std::ostream& out) { write_sweep_csv(out, axes, rows); });
-  write_stdout(format_sweep_table(axes, rows));
-  write_stdout(fmt::format("\n  wrote {} and {} point reports in {}\n", csv_name, rows.size(), dir.string()));
+  const std::string table = format_sweep_table(axes, rows);
+  write_file_atomically(dir / sweep_summary_name(shard, shards), table);
+  // The manifest last: a folder that holds one holds the whole sweep (or shard).
+  write_file_atomically(dir / sweep_manifest_name(shard, shards), sweep_manifest_text(manifest));
+  write_stdout(table);
+  write_stdout(fmt::format("\n  wrote {}, {}, {} and {} point reports in {}\n", csv_name,
+                           sweep_summary_name(shard, shards), sweep_manifest_name(shard, shards), rows.size(),
+                           dir.string()));
   if (failed.errors.empty()) return kExitOk;
   throw failed;
 }
@@ -115,7 +140,9 @@ Action add_sweep_command(CLI::App& app) {
   command->add_option("--set", options->sets, "Override a field for every point: /json/pointer=value")
       ->type_name("PATH=VALUE");
   command->add_option("--jobs,-j", options->jobs, "Points simulated at once (default: one per core)");
-  command->add_option("--shard", options->shard, "Run only points with index mod N == I (for batch arrays)")
+  command
+      ->add_option("--shard", options->shard,
+                   "Run only points with index mod N == I (batch arrays; partsim merge joins the shards)")
       ->type_name("I/N");
   command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/sweep)");
   command

@@ -122,7 +122,7 @@ TEST(Cli, HelpAndVersion) {
   const CliResult version = run_cli({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("partsim 0."), std::string::npos);
-  for (const char* command : {"run", "sweep", "validate", "list"}) {
+  for (const char* command : {"run", "sweep", "merge", "validate", "list"}) {
     const CliResult help = run_cli({command, "--help"});
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.out.find("Usage"), std::string::npos) << command;
@@ -178,6 +178,59 @@ TEST(Cli, SweepShardsSplitThePoints) {
   ASSERT_TRUE(std::getline(csv, line));
   EXPECT_EQ(line.rfind("1,2,", 0), 0U) << "shard 1 of 2 holds point 1 only: " << line;
   EXPECT_FALSE(std::getline(csv, line));
+}
+
+/** `partsim sweep scenarios/default.json --vary /cluster/nodes=1,2,5` with `extra` arguments, into `out`. */
+CliResult sweep_default(const std::filesystem::path& out, const std::vector<std::string>& extra) {
+  std::vector<std::string> args{
+      "sweep", scenario_path("default"), "--vary", "/cluster/nodes=1,2,5", "--jobs", "2", "--out", out.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_cli(args);
+}
+
+TEST(Cli, MergedShardsAreByteForByteTheUnshardedSweep) {
+  const auto dir = temp_dir();
+  const CliResult whole = sweep_default(dir / "whole", {});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  for (const char* shard : {"0", "1"}) {
+    const CliResult r = sweep_default(dir / (std::string("shard-") + shard), {"--shard", std::string(shard) + "/2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "shard-1" / "sweep-shard-1-of-2.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "shard-1" / "summary-shard-1-of-2.txt"));
+  const CliResult merged =
+      run_cli({"merge", (dir / "shard-1").string(), (dir / "shard-0").string(), "--out", (dir / "merged").string()});
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  for (const char* name : {"sweep.csv", "summary.txt", "sweep.json", "point-0000.report.json", "point-0001.report.json",
+                           "point-0002.report.json"}) {
+    const std::string expected = read_file(dir / "whole" / name);
+    ASSERT_FALSE(expected.empty()) << name;
+    EXPECT_EQ(read_file(dir / "merged" / name), expected) << name;
+  }
+  // Both print the table that summary.txt holds.
+  const std::string table = read_file(dir / "whole" / "summary.txt");
+  EXPECT_EQ(whole.out.rfind(table, 0), 0U) << whole.out;
+  EXPECT_EQ(merged.out.rfind(table, 0), 0U) << merged.out;
+  EXPECT_NE(table.find("fastest (*): point 2 (/cluster/nodes=5)"), std::string::npos) << table;
+}
+
+TEST(Cli, MergeRefusesAnotherSweepsShardAMissingShardAndAMissingReport) {
+  const auto dir = temp_dir();
+  ASSERT_EQ(sweep_default(dir / "a", {"--shard", "0/2", "--set", "/run/seed=1"}).exit_code, 0);
+  ASSERT_EQ(sweep_default(dir / "b", {"--shard", "1/2", "--set", "/run/seed=2"}).exit_code, 0);
+  ASSERT_EQ(sweep_default(dir / "c", {"--shard", "1/2", "--set", "/run/seed=1"}).exit_code, 0);
+  const std::string out = (dir / "merged").string();
+  expect_input_error(run_cli({"merge", (dir / "a").string(), (dir / "b").string(), "--out", out}),
+                     (dir / "b" / "sweep-shard-1-of-2.json").string() + ": /set: expected --set [\"/run/seed=1\"]");
+  expect_input_error(run_cli({"merge", (dir / "a").string(), "--out", out}),
+                     (dir / "a" / "sweep-shard-0-of-2.json").string() +
+                         ": /shards: expected 2 shards, but no folder given holds sweep-shard-1-of-2.json");
+  expect_input_error(run_cli({"merge", (dir / "a").string(), (dir / "a").string(), "--out", out}), "given twice");
+  std::filesystem::remove(dir / "c" / "point-0001.report.json");
+  expect_input_error(run_cli({"merge", (dir / "a").string(), (dir / "c").string(), "--out", out}),
+                     (dir / "c" / "point-0001.report.json").string() +
+                         ": missing; expected the report of sweep point 1");
+  EXPECT_FALSE(std::filesystem::exists(dir / "merged")) << "a refused merge writes nothing";
 }
 
 TEST(Cli, MachineReadableProgressAndErrors) {
