@@ -16,20 +16,20 @@ struct CollectiveStep;
 
 /** What a collective computes. Sizes follow nccl-tests: `bytes` is the buffer each rank holds (all-reduce,
  * broadcast), the input of each rank (reduce-scatter, all-to-all) or the output of each rank (all-gather). */
-enum class CollectiveOp { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast };
+enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast };
 
 /** How it is computed. `Ring`: n-1 (or 2(n-1)) neighbour steps; `Tree`: NCCL's double binary tree, pipelined;
  * `Hierarchical`: intra-node reduce-scatter, inter-node all-reduce on 1/g of the data, intra-node all-gather;
  * `Direct`: every rank sends to every other rank at once (all-to-all); `Nvls`: NVLink SHARP, the NVSwitch reduces
  * and multicasts (all-reduce inside one node whose switch has it). */
-enum class CollectiveAlgorithm { Ring, Tree, Hierarchical, Direct, Nvls };
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls };
 
 /** How faithfully the engine simulates it. `Steps`: every message of the algorithm; `Flows`: one flow per edge of the
  * algorithm for its whole duration plus the latency terms; `Analytic`: alpha-beta time, no network simulation. */
-enum class Fidelity { Steps, Flows, Analytic };
+enum class Fidelity : std::uint8_t { Steps, Flows, Analytic };
 
 /** What a collective belongs to, for the report's exposed communication by kind. */
-enum class CommKind { Data, Tensor, Pipeline, Expert };
+enum class CommKind : std::uint8_t { Data, Tensor, Pipeline, Expert };
 
 template <>
 struct EnumNames<CollectiveOp> {

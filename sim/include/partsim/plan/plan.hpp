@@ -29,12 +29,15 @@ struct CollectiveStep {
   CollectiveOp op = CollectiveOp::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   Fidelity fidelity = Fidelity::Steps;
-  std::uint64_t bytes = 0;
-  int root = 0;   ///< broadcast: the root's position in the group
-  int stream = 0; ///< 0: blocking; 1: the communication stream
   CommKind kind = CommKind::Data;
-  int channels = 0; ///< rings of a ring across nodes as the scenario asks (0: one per NIC, ring_channels)
+  std::uint64_t bytes = 0;
+  int root = 0;            ///< broadcast: the root's position in the group
+  std::int16_t stream = 0; ///< 0: blocking; 1: the communication stream
+  /** Rings of a ring across nodes as the scenario asks (0: one per NIC, ring_channels); at most 64. */
+  std::int16_t channels = 0;
 };
+// A production run holds millions of steps (a 3072-GPU Megatron 1T plan: ~15,000 per rank): keep them small.
+static_assert(sizeof(CollectiveStep) <= 24);
 
 /** Blocks until the rank's communication stream has finished every collective queued on it: the exposed part of the
  * overlapped communication. */
