@@ -263,6 +263,47 @@ TEST(Folding, FatTreeReplicasCrossingLeavesOrSharingUplinks) {
   }
 }
 
+TEST(Folding, NonBlockingUplinksNeverLimitARateSoReplicasMayShareThem) {
+  // Stages on different leaves (or pods): both pipelines cross the same uplinks. A non-blocking uplink has as much
+  // bandwidth as the NICs below it and every flow through it crosses one of them, so it never limits a rate: the
+  // replicas fold, and the report is the full run's. Oversubscribed, it can: no fold.
+  const std::vector<std::string> sets{"/cluster/nodes=4", "/cluster/gpus_per_node=1",
+                                      "/strategy/data=2", "/workload/global_batch=8",
+                                      untied_gpt2(),      R"(/strategy/placement=["data","pipeline","tensor"])"};
+  const auto with = [&](const std::string& network) {
+    std::vector<std::string> all = sets;
+    all.push_back(R"(/cluster/network={"profile":"ib-ndr","nics_per_node":1,)" + network + "}");
+    return small_3d(all);
+  };
+  struct Case {
+    const char* name;
+    std::string network;
+    std::string folding; ///< the note, or its start
+  };
+  const Case cases[] = {
+      {"two levels, non-blocking leaves",
+       R"("topology":"fat_tree","fat_tree":{"levels":2,"nodes_per_leaf":2,"switch_latency":"1us"})",
+       "2 replicas in 1 class: simulated 2 of 4 ranks"},
+      {"three levels, non-blocking: both cross pod 0's uplink",
+       R"("topology":"fat_tree","fat_tree":{"levels":3,"nodes_per_leaf":1,"leaves_per_pod":2,"switch_latency":"1us"})",
+       "2 replicas in 1 class: simulated 2 of 4 ranks"},
+      {"three levels, oversubscribed pods",
+       R"("topology":"fat_tree","fat_tree":{"levels":3,"nodes_per_leaf":1,"leaves_per_pod":2,)"
+       R"("pod_oversubscription":2,"switch_latency":"1us"})",
+       "not folded: replicas 0 and 1 share link pod-0-up"},
+      {"two levels, oversubscribed leaves",
+       R"("topology":"fat_tree","fat_tree":{"levels":2,"nodes_per_leaf":2,"leaf_oversubscription":1.5,)"
+       R"("switch_latency":"1us"})",
+       "not folded: replicas 0 and 1 share link leaf-0-up"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Runs r = both("llama3-70b-3d-64xh100.json", with(c.network));
+    EXPECT_TRUE(note(r).starts_with(c.folding)) << note(r);
+    expect_same_report(r.folded, r.full);
+  }
+}
+
 TEST(Folding, AnalyticGroupsWaitForEveryMemberTheyGather) {
   // Tensor 2 x data 2 on 4 one-GPU nodes, all collectives analytic: each rank is a replica. Ranks 0 and 3 are fast,
   // 1 and 2 slow: data group {0, 2} holds the fast class's representative (rank 0) and a folded slow rank whose

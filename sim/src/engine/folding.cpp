@@ -79,6 +79,9 @@ class Folder {
   }
 
   const std::vector<Step>& steps(int rank) const { return plan_.ranks[static_cast<std::size_t>(rank)].steps; }
+  /** Whether traffic can saturate `link` (Platform::never_saturated). */
+  bool saturable(const sg4::Link* link) const { return ctx_.platform.never_saturated.count(link) == 0; }
+
   sg4::Host* host(int rank) const {
     return ctx_.platform.gpus.at(static_cast<std::size_t>(plan_.ranks[static_cast<std::size_t>(rank)].gpu));
   }
@@ -246,6 +249,9 @@ class Folder {
         if (a->get_bandwidth() != b->get_bandwidth() || a->get_latency() != b->get_latency() ||
             a->get_sharing_policy() != b->get_sharing_policy())
           return false;
+        // A link that never limits a rate need not stand for one link only: who else crosses it does not matter.
+        if (saturable(a) != saturable(b)) return false;
+        if (!saturable(a)) continue;
         if (image.emplace(a, b).first->second != b || preimage.emplace(b, a).first->second != a) return false;
       }
     }
@@ -339,6 +345,7 @@ class Folder {
           double latency = 0.0;
           host(from)->route_to(host(to), links, &latency);
           for (const sg4::Link* link : links) {
+            if (!saturable(link)) continue; // replicas may share it: it never slows one down
             auto [it, fresh] = link_owner.emplace(link, static_cast<int>(c));
             if (!fresh && it->second != static_cast<int>(c))
               return refuse(fmt::format("replicas {} and {} share link {}", it->second, c, link->get_name()));

@@ -155,6 +155,7 @@ simgrid::kernel::profile::Profile* make_speed_profile(const std::string& name, c
 struct Uplinks {
   int levels = 0;
   std::array<std::vector<Duplex>, kMaxUplinkLevels> links;
+  std::array<bool, kMaxUplinkLevels> non_blocking{}; ///< per level: as much uplink as NIC bandwidth below it
 };
 
 Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {
@@ -169,6 +170,7 @@ Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {
       up.links[0].push_back(
           make_duplex(zone, "leaf-" + std::to_string(leaf) + "-up", leaf_bandwidth, tree.switch_latency));
     up.levels = 1;
+    up.non_blocking[0] = tree.leaf_oversubscription <= 1.0;
     if (tree.levels == 3) {
       const int pods = (leaves + tree.leaves_per_pod - 1) / tree.leaves_per_pod;
       const double pod_bandwidth = tree.leaves_per_pod * leaf_bandwidth / tree.pod_oversubscription;
@@ -176,6 +178,7 @@ Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {
         up.links[1].push_back(
             make_duplex(zone, "pod-" + std::to_string(pod) + "-up", pod_bandwidth, tree.switch_latency));
       up.levels = 2;
+      up.non_blocking[1] = tree.leaf_oversubscription * tree.pod_oversubscription <= 1.0;
     }
   } else if (net.topology == "rail") {
     // Rail k joins NIC k of every node; its uplink to the spine carries its downlink bandwidth / the ratio.
@@ -184,6 +187,7 @@ Uplinks make_uplinks(sg4::NetZone* zone, const ClusterSpec& cluster) {
       up.links[0].push_back(
           make_duplex(zone, "rail-" + std::to_string(rail) + "-up", rail_bandwidth, net.rail.switch_latency));
     up.levels = 1;
+    up.non_blocking[0] = net.rail.spine_oversubscription <= 1.0;
   }
   return up;
 }
@@ -226,6 +230,9 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
   // Nodes need NICs when there is more than one node, or a coordinator to talk to.
   const bool nics = cluster.nodes > 1 || with_coordinator;
   const Uplinks uplinks = nics ? make_uplinks(zone, cluster) : Uplinks{};
+  for (std::size_t level = 0; level < static_cast<std::size_t>(uplinks.levels); ++level)
+    if (uplinks.non_blocking[level])
+      for (const Duplex& link : uplinks.links[level]) platform.never_saturated.insert({link.up, link.down});
 
   platform.speed_change.assign(static_cast<std::size_t>(cluster.nodes), nullptr);
   for (const SpeedChange& c : cluster.speed_changes) platform.speed_change.at(static_cast<std::size_t>(c.node)) = &c;

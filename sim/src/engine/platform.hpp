@@ -5,11 +5,13 @@
 #include "partsim/input/scenario.hpp"
 
 #include <array>
+#include <unordered_set>
 #include <vector>
 
 namespace simgrid::s4u {
 class Host;
-}
+class Link;
+} // namespace simgrid::s4u
 
 namespace partsim::engine {
 
@@ -32,6 +34,11 @@ struct Platform {
   simgrid::s4u::Host* coordinator = nullptr;    ///< dispatcher host (run-time balancing only)
   int gpus_per_node = 1;
   int nics_per_node = 1;
+  /** Links no traffic can saturate: a non-blocking uplink (leaf, pod or rail, each direction), whose bandwidth is at
+   * least the sum of the NIC links below it. Every flow through it also crosses one of those NIC links, in the same
+   * direction and with the same share, so the flows' rates fit in it whatever they are: it adds latency but never
+   * limits a rate (max-min sharing gives the same rates with or without it). Folding lets replicas share them. */
+  std::unordered_set<const simgrid::s4u::Link*> never_saturated;
 
   /** The node of global GPU `gpu`. */
   int node_of(int gpu) const { return gpu / gpus_per_node; }
