@@ -165,6 +165,7 @@ ReportDocument minimal_report() {
   ReportSummary& s = doc.summary.emplace();
   s.gpus = 8;
   s.makespan = 2.5;
+  s.throughput = 400.0;
   s.single_gpu_time = 16.0;
   s.speedup = 6.4;
   s.parallel_efficiency = 0.8;
@@ -200,8 +201,8 @@ TEST(Sweep, CsvHeaderAndRows) {
   const std::string expected =
       "point,/cluster/nodes,/strategy/shares,gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,"
       "karp_flatt_serial_fraction,parallel_fraction,amdahl_speedup_bound,communication_overhead,"
-      "load_imbalance_max_over_mean,verdict\n"
-      "0,8,\"[0.5,0.5]\",8,2.5,16,6.4,0.8,0.03,0.97,6.9,0.05,1.25,simulated\n";
+      "load_imbalance_max_over_mean,throughput_samples_per_s,verdict\n"
+      "0,8,\"[0.5,0.5]\",8,2.5,16,6.4,0.8,0.03,0.97,6.9,0.05,1.25,400,simulated\n";
   EXPECT_EQ(out.str(), expected);
 }
 
@@ -230,7 +231,7 @@ TEST(Sweep, CsvWithoutRowsIsAHeader) {
   write_sweep_csv(out, {}, {});
   EXPECT_EQ(out.str(), "point,gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,"
                        "karp_flatt_serial_fraction,parallel_fraction,amdahl_speedup_bound,communication_overhead,"
-                       "load_imbalance_max_over_mean,verdict\n");
+                       "load_imbalance_max_over_mean,throughput_samples_per_s,verdict\n");
 }
 
 TEST(Sweep, OutOfMemoryPointIsARowWithItsVerdict) {
@@ -242,15 +243,42 @@ TEST(Sweep, OutOfMemoryPointIsARowWithItsVerdict) {
   const std::vector<SweepRow> rows{sweep_row(points[0], out_of_memory), sweep_row(points[1], minimal_report())};
   EXPECT_TRUE(rows[0].out_of_memory);
   EXPECT_EQ(rows[0].gpus, 4);
-  EXPECT_EQ(fastest_row(rows), 1U) << "a point that does not fit is never the fastest";
-  EXPECT_EQ(fastest_row({rows[0]}), 1U) << "no simulated point: none is the fastest";
+  EXPECT_EQ(best_row(rows), 1U) << "a point that does not fit is never the fastest";
+  EXPECT_EQ(best_row({rows[0]}), 1U) << "no simulated point: none is the fastest";
   std::ostringstream csv;
   write_sweep_csv(csv, axes, rows);
-  EXPECT_NE(csv.str().find("\n0,1,4,,,,,,,,,,out_of_memory\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find("\n0,1,4,,,,,,,,,,,out_of_memory\n"), std::string::npos) << csv.str();
   const std::string table = format_sweep_table(axes, rows);
   EXPECT_NE(table.find("out of memory"), std::string::npos) << table;
   EXPECT_NE(table.find("1 of 2 points do not fit"), std::string::npos) << table;
   EXPECT_NE(table.find("fastest (*): point 1"), std::string::npos) << table;
+}
+
+TEST(Sweep, PointsDoingDifferentWorkAreRankedByThroughputAndTheTableSaysSo) {
+  const std::vector<SweepAxis> axes{axis("/workload/global_batch", {"64", "512"})};
+  const std::vector<SweepPoint> points = expand_sweep(axes);
+  // Batch 64 finishes first (1 s) but does 1/8 of the work: 64 samples/s against 512 / 4 s = 128.
+  SweepRow small = sweep_row(points[0], minimal_report());
+  small.makespan = 1.0;
+  small.throughput = 64.0;
+  small.samples = 64.0;
+  SweepRow large = sweep_row(points[1], minimal_report());
+  large.makespan = 4.0;
+  large.throughput = 128.0;
+  large.samples = 512.0;
+  EXPECT_EQ(sweep_ranking({small, large}), SweepRanking::Throughput);
+  EXPECT_EQ(best_row({small, large}), 1U);
+  const std::string table = format_sweep_table(axes, {small, large});
+  EXPECT_NE(table.find("best (*): point 1 (/workload/global_batch=512): 128 samples/s, makespan 4 s"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("ranked by throughput (samples/s): the points do different amounts of work"), std::string::npos);
+  // The same work: the smallest makespan, and the table says that is the metric.
+  large.samples = 64.0 * (1 + 1e-12); // equal up to rounding
+  EXPECT_EQ(sweep_ranking({small, large}), SweepRanking::Makespan);
+  EXPECT_EQ(best_row({small, large}), 0U);
+  EXPECT_NE(format_sweep_table(axes, {small, large}).find("ranked by makespan: every point does the same work"),
+            std::string::npos);
 }
 
 TEST(Sweep, ProductIsCountedBeforeItIsExpanded) {

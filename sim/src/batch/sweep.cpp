@@ -5,6 +5,7 @@
 #include "partsim/common/text.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -135,6 +136,8 @@ SweepRow sweep_row(const SweepPoint& point, const ReportDocument& report) {
   row.amdahl_bound = s.amdahl_speedup_bound;
   row.communication_overhead = s.communication_overhead;
   row.imbalance = s.imbalance_max_over_mean;
+  row.throughput = s.throughput;
+  row.samples = s.throughput * s.makespan;
   return row;
 }
 
@@ -151,34 +154,52 @@ void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, cons
   out << "point";
   for (const SweepAxis& a : axes) out << ',' << csv_field(a.pointer);
   out << ",gpus,makespan_s,single_gpu_time_s,speedup,parallel_efficiency,karp_flatt_serial_fraction,"
-         "parallel_fraction,amdahl_speedup_bound,communication_overhead,load_imbalance_max_over_mean,verdict\n";
+         "parallel_fraction,amdahl_speedup_bound,communication_overhead,load_imbalance_max_over_mean,"
+         "throughput_samples_per_s,verdict\n";
   for (const SweepRow& r : rows) {
     out << r.point.index;
     for (const std::string& label : r.point.labels) out << ',' << csv_field(label);
     if (r.out_of_memory) { // no figures: the point was not simulated
-      out << fmt::format(",{},,,,,,,,,,out_of_memory\n", r.gpus);
+      out << fmt::format(",{},,,,,,,,,,,out_of_memory\n", r.gpus);
       continue;
     }
-    out << fmt::format(",{},{},{},{},{},{},{},{},{},{},simulated\n", r.gpus, r.makespan, r.single_gpu_time, r.speedup,
-                       r.efficiency, r.karp_flatt, r.parallel_fraction, r.amdahl_bound, r.communication_overhead,
-                       r.imbalance);
+    out << fmt::format(",{},{},{},{},{},{},{},{},{},{},{},simulated\n", r.gpus, r.makespan, r.single_gpu_time,
+                       r.speedup, r.efficiency, r.karp_flatt, r.parallel_fraction, r.amdahl_bound,
+                       r.communication_overhead, r.imbalance, r.throughput);
   }
 }
 
-std::size_t fastest_row(const std::vector<SweepRow>& rows) {
+SweepRanking sweep_ranking(const std::vector<SweepRow>& rows) {
+  const SweepRow* first = nullptr;
+  for (const SweepRow& r : rows) {
+    if (r.out_of_memory) continue;
+    if (first == nullptr) first = &r;
+    // The same work up to rounding (throughput x makespan is not exact).
+    if (std::abs(r.samples - first->samples) > 1e-9 * std::max(std::abs(first->samples), 1.0))
+      return SweepRanking::Throughput;
+  }
+  return SweepRanking::Makespan;
+}
+
+std::size_t best_row(const std::vector<SweepRow>& rows) {
+  const bool by_throughput = sweep_ranking(rows) == SweepRanking::Throughput;
   std::size_t best = rows.size();
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (!rows[i].out_of_memory && (best == rows.size() || rows[i].makespan < rows[best].makespan)) best = i;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].out_of_memory) continue;
+    const bool better = best == rows.size() || (by_throughput ? rows[i].throughput > rows[best].throughput
+                                                              : rows[i].makespan < rows[best].makespan);
+    if (better) best = i;
+  }
   return best;
 }
 
 std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows) {
   std::string out = fmt::format("  {:>5}", "point");
   for (const SweepAxis& a : axes) out += fmt::format(" {:>18}", a.pointer);
-  out += fmt::format(" {:>6} {:>12} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}\n", "gpus", "makespan_s", "speedup", "effic.",
-                     "karp-flatt", "par.frac", "amdahl", "comm");
+  out += fmt::format(" {:>6} {:>12} {:>12} {:>9} {:>8} {:>11} {:>9} {:>9} {:>9}\n", "gpus", "makespan_s", "samples/s",
+                     "speedup", "effic.", "karp-flatt", "par.frac", "amdahl", "comm");
   if (rows.empty()) return out;
-  const std::size_t best = fastest_row(rows);
+  const std::size_t best = best_row(rows);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SweepRow& r = rows[i];
     out += fmt::format("{} {:>5}", i == best ? "*" : " ", r.point.index);
@@ -187,9 +208,9 @@ std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::ve
       out += fmt::format(" {:>6} {:>12}\n", r.gpus, "out of memory");
       continue;
     }
-    out += fmt::format(" {:>6} {:>12.6g} {:>9.3f} {:>7.1f}% {:>11.4f} {:>9.4f} {:>9.3f} {:>8.1f}%\n", r.gpus,
-                       r.makespan, r.speedup, r.efficiency * 100, r.karp_flatt, r.parallel_fraction, r.amdahl_bound,
-                       r.communication_overhead * 100);
+    out += fmt::format(" {:>6} {:>12.6g} {:>12.6g} {:>9.3f} {:>7.1f}% {:>11.4f} {:>9.4f} {:>9.3f} {:>8.1f}%\n", r.gpus,
+                       r.makespan, r.throughput, r.speedup, r.efficiency * 100, r.karp_flatt, r.parallel_fraction,
+                       r.amdahl_bound, r.communication_overhead * 100);
   }
   const auto does_not_fit = std::count_if(rows.begin(), rows.end(), [](const SweepRow& r) { return r.out_of_memory; });
   if (does_not_fit > 0)
@@ -200,8 +221,16 @@ std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::ve
   std::vector<std::string> settings;
   for (std::size_t a = 0; a < axes.size() && a < b.point.labels.size(); ++a)
     settings.push_back(axes[a].pointer + "=" + b.point.labels[a]);
-  out += fmt::format("\n  fastest (*): point {} ({}): makespan {:.6g} s, speedup {:.3f} on {} GPUs\n", b.point.index,
-                     fmt::join(settings, ", "), b.makespan, b.speedup, b.gpus);
+  if (sweep_ranking(rows) == SweepRanking::Makespan) {
+    out += fmt::format("\n  fastest (*): point {} ({}): makespan {:.6g} s, speedup {:.3f} on {} GPUs\n", b.point.index,
+                       fmt::join(settings, ", "), b.makespan, b.speedup, b.gpus);
+    out += fmt::format("  ranked by makespan: every point does the same work ({:.6g} samples)\n", b.samples);
+    return out;
+  }
+  out += fmt::format("\n  best (*): point {} ({}): {:.6g} samples/s, makespan {:.6g} s on {} GPUs\n", b.point.index,
+                     fmt::join(settings, ", "), b.throughput, b.makespan, b.gpus);
+  out += "  ranked by throughput (samples/s): the points do different amounts of work, so the shortest makespan is "
+         "not the best\n";
   return out;
 }
 

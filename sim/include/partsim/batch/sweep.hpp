@@ -60,14 +60,22 @@ struct SweepRow {
   double amdahl_bound = 0.0;
   double communication_overhead = 0.0;
   double imbalance = 0.0;
+  double throughput = 0.0; ///< samples of all iterations per second
+  double samples = 0.0;    ///< samples of all iterations: the work the point does (throughput x makespan)
 };
 
 /** The row of a point from its report (read with report_document_from_json). */
 SweepRow sweep_row(const SweepPoint& point, const ReportDocument& report);
 
-/** Index in `rows` of the simulated point with the smallest makespan (the first one on ties), or rows.size() when
- * no point was simulated (all out of memory). */
-std::size_t fastest_row(const std::vector<SweepRow>& rows);
+/** How a sweep picks its best point: the smallest makespan when every simulated point does the same work, else the
+ * highest throughput (a sweep over the global batch: a smaller batch is not "faster" for finishing sooner). */
+enum class SweepRanking { Makespan, Throughput };
+
+SweepRanking sweep_ranking(const std::vector<SweepRow>& rows);
+
+/** Index in `rows` of the best simulated point by sweep_ranking (the first one on ties), or rows.size() when no point
+ * was simulated (all out of memory). */
+std::size_t best_row(const std::vector<SweepRow>& rows);
 
 void write_sweep_csv(std::ostream& out, const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
 std::string format_sweep_table(const std::vector<SweepAxis>& axes, const std::vector<SweepRow>& rows);
