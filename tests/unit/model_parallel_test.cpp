@@ -109,6 +109,27 @@ void expect_matched_transfers(const Plan& plan) {
   EXPECT_EQ(sent, received);
 }
 
+TEST(ModelParallelPlacement, DataIsDerivedFromTheGpuCountWhenNotGiven) {
+  // 8 GPUs, tensor 2 x pipeline 2: data 2 without being asked (what a sweep over tensor and pipeline needs).
+  EXPECT_EQ(
+      std::get<ModelParallel>(parse(mp_scenario({{"tensor", 2}, {"pipeline", 2}}, 8, "gpt2-small", 2)).strategy).data,
+      2);
+  EXPECT_EQ(std::get<ModelParallel>(parse(mp_scenario({{"tensor", 4}}, 8, "gpt2-small", 2)).strategy).data, 2);
+  // Given, it must still make the GPU count.
+  const InputError given = test::input_error([] {
+    parse(mp_scenario({{"data", 3}, {"tensor", 2}}, 8, "gpt2-small", 2));
+  });
+  EXPECT_EQ(given.pointer(), "/strategy");
+  // Derived, tensor x pipeline must divide the GPU count.
+  const InputError derived = test::input_error([] { parse(mp_scenario({{"tensor", 3}}, 8, "gpt2-small", 2)); });
+  EXPECT_EQ(derived.pointer(), "/strategy");
+  EXPECT_NE(std::string(derived.what())
+                .find("expected tensor x pipeline to divide the GPU count (8) so that data "
+                      "can be derived, got 3 x 1 = 3"),
+            std::string::npos)
+      << derived.what();
+}
+
 TEST(ModelParallelPlan, EveryTransferHasAReceiverInEverySchedule) {
   for (const char* schedule : {"gpipe", "1f1b", "interleaved"}) {
     nlohmann::json strategy = {{"data", 2}, {"tensor", 1}, {"pipeline", 4}, {"schedule", schedule}};

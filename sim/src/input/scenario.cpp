@@ -472,9 +472,17 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                      "model parallelism splits transformer layers; expected /workload/kind \"model_training\" with a "
                      "transformer model");
   ModelParallel mp;
-  mp.data = static_cast<int>(reader.integer("data"));
   mp.tensor = static_cast<int>(reader.integer("tensor"));
   mp.pipeline = static_cast<int>(reader.integer("pipeline"));
+  // Without `data`, the replicas fill the cluster: GPUs / (tensor x pipeline), so that a sweep over tensor and
+  // pipeline needs no third axis.
+  const std::int64_t split = static_cast<std::int64_t>(mp.tensor) * mp.pipeline;
+  if (!reader.has("data") && cluster.gpu_count() % split != 0)
+    throw InputError(reader.source(), at,
+                     fmt::format("expected tensor x pipeline to divide the GPU count ({}) so that data can be "
+                                 "derived, got {} x {} = {}; or give data",
+                                 cluster.gpu_count(), mp.tensor, mp.pipeline, split));
+  mp.data = static_cast<int>(reader.has("data") ? reader.integer("data") : cluster.gpu_count() / split);
   if (static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline != cluster.gpu_count())
     throw InputError(reader.source(), at,
                      fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",

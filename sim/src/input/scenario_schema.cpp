@@ -622,10 +622,12 @@ void strategy_fields(std::vector<F>& f) {
   // model_parallel
   for (const char* axis : {"data", "tensor", "pipeline"}) {
     const std::string name = axis;
-    f.push_back(F(s + name, T::Integer, "model_parallel")
-                    .kinds(mp)
-                    .range(1, kMaxGpus)
-                    .def(1)
+    F spec = F(s + name, T::Integer, "model_parallel").kinds(mp).range(1, kMaxGpus);
+    if (name == "data")
+      spec.def_doc("the GPU count / (tensor x pipeline)");
+    else
+      spec.def(1);
+    f.push_back(spec
                     .allowed(name == "tensor"     ? "divides `heads`, `kv_heads` and `ffn_size`"
                              : name == "pipeline" ? "pipeline x virtual_stages at most the layers"
                                                   : "")
