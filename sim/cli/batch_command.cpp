@@ -15,7 +15,6 @@
 
 #include <iostream>
 #include <memory>
-#include <thread>
 
 namespace partsim::cli {
 
@@ -54,7 +53,6 @@ int batch(const BatchOptions& options) {
   std::vector<Scenario> scenarios(files.size());
   std::vector<std::size_t> to_run;
   std::vector<std::vector<std::string>> commands;
-  const std::string self = self_executable();
   for (std::size_t i = 0; i < files.size(); ++i) {
     BatchCase& c = cases[i];
     c.name = files[i].stem().string();
@@ -68,13 +66,10 @@ int batch(const BatchOptions& options) {
       c.error = e.what();
       continue;
     }
-    std::vector<std::string> argv{
-        self, "run", c.path, "--json", "--no-files", "--no-progress", "--error-format=json", "--no-expect"};
-    for (const std::string& text : options.sets) argv.insert(argv.end(), {"--set", text});
-    commands.push_back(std::move(argv));
+    commands.push_back(child_run_command(c.path, options.sets));
     to_run.push_back(i);
   }
-  const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t jobs = job_count(options.jobs);
   std::size_t finished = 0;
   const auto results = run_children(commands, jobs, [&](std::size_t) {
     if (options.progress)

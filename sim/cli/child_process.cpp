@@ -9,12 +9,14 @@
 
 #include "partsim/common/event_stream.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -123,6 +125,17 @@ ChildError child_error(const ChildResult& result) {
       return {event->source, event->pointer, event->message};
   const std::string first = result.err.substr(0, result.err.find('\n'));
   return {"", "", first.empty() ? "exit code " + std::to_string(result.exit_code) : first};
+}
+
+std::vector<std::string> child_run_command(const std::string& scenario, const std::vector<std::string>& sets) {
+  std::vector<std::string> argv{self_executable(),     "run",        scenario, "--json", "--no-files", "--no-progress",
+                                "--error-format=json", "--no-expect"};
+  for (const std::string& text : sets) argv.insert(argv.end(), {"--set", text});
+  return argv;
+}
+
+std::size_t job_count(std::size_t requested) {
+  return requested > 0 ? requested : std::max(1U, std::thread::hardware_concurrency());
 }
 
 } // namespace partsim::cli

@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 namespace partsim::cli {
 
@@ -67,16 +66,13 @@ int sweep(const SweepOptions& options) {
   manifest.shards = shards;
   for (const SweepPoint& point : points) manifest.points.push_back(point.index);
 
-  const std::string self = self_executable();
   std::vector<std::vector<std::string>> commands;
   for (const SweepPoint& point : points) {
-    std::vector<std::string> argv{self,         "run",           options.scenario,      "--json",
-                                  "--no-files", "--no-progress", "--error-format=json", "--no-expect"};
-    for (const std::string& text : options.sets) argv.insert(argv.end(), {"--set", text});
-    for (const Override& o : point.overrides) argv.insert(argv.end(), {"--set", o.pointer + "=" + o.value.dump()});
-    commands.push_back(std::move(argv));
+    std::vector<std::string> sets = options.sets;
+    for (const Override& o : point.overrides) sets.push_back(o.pointer + "=" + o.value.dump());
+    commands.push_back(child_run_command(options.scenario, sets));
   }
-  const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t jobs = job_count(options.jobs);
   std::size_t finished = 0;
   const bool json_progress = options.progress == "json";
   const auto results = run_children(commands, jobs, [&](std::size_t) {

@@ -13,7 +13,6 @@
 
 #include <iostream>
 #include <memory>
-#include <thread>
 
 namespace partsim::cli {
 
@@ -31,17 +30,15 @@ int validation(const ValidationOptions& options) {
       options.dir.empty() ? data_dir() / "validation" : std::filesystem::path(options.dir);
   const std::vector<std::filesystem::path> cases = validation_cases(dir);
   std::vector<ValidationRow> rows;
-  const std::string self = self_executable();
   std::vector<std::vector<std::string>> commands;
   for (const std::filesystem::path& path : cases) {
     const Scenario scenario = load_scenario(path, {}, data_dir());
     if (!scenario.published)
       throw InputError(path.string(), "/published", "a validation case needs the published figure it reproduces");
     rows.push_back({scenario.name, *scenario.published, std::nullopt, ""});
-    commands.push_back(
-        {self, "run", path.string(), "--json", "--no-files", "--no-progress", "--error-format=json", "--no-expect"});
+    commands.push_back(child_run_command(path.string()));
   }
-  const std::size_t jobs = options.jobs > 0 ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t jobs = job_count(options.jobs);
   std::size_t finished = 0;
   const auto results = run_children(commands, jobs, [&](std::size_t) {
     std::cerr << fmt::format("\rpartsim: validation {} of {} cases done", ++finished, commands.size()) << std::flush;
