@@ -181,9 +181,13 @@ class Folder {
         } else if (const auto* xa = std::get_if<CollectiveStep>(&sa[k])) {
           const auto& xb = std::get<CollectiveStep>(sb[k]);
           if (xa->op != xb.op || xa->algorithm != xb.algorithm || xa->fidelity != xb.fidelity ||
-              xa->bytes != xb.bytes || xa->root != xb.root || xa->stream != xb.stream || xa->kind != xb.kind)
+              xa->bytes != xb.bytes || xa->root != xb.root || xa->stream != xb.stream || xa->kind != xb.kind ||
+              xa->channels != xb.channels)
             return false;
-          group_pairs.emplace_back(xa->group, xb.group);
+          // A program meets the same group many times in a row (a layer's tensor collectives): keep one of a run, or
+          // the pairs of a production plan fill gigabytes before the sort below removes them.
+          if (group_pairs.empty() || group_pairs.back() != std::pair{xa->group, xb.group})
+            group_pairs.emplace_back(xa->group, xb.group);
         } else if (const auto* pa = std::get_if<SendStep>(&sa[k])) {
           const auto& pb = std::get<SendStep>(sb[k]);
           if (phi(pa->peer) != pb.peer || pa->bytes != pb.bytes || pa->channel != pb.channel || pa->kind != pb.kind)
