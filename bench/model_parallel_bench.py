@@ -32,10 +32,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=int(os.environ.get("REPEATS", "3")))
     parser.add_argument("--no-fold", action="store_true", help="also time every point with run.fold_replicas = false")
     args = parser.parse_args()
-    partsim = os.path.abspath(args.partsim)
-    if not os.access(partsim, os.X_OK):
-        sys.exit(f"model_parallel_bench.py: no partsim binary at {partsim}; build it first or pass --partsim")
-    os.environ["PARTSIM_DATA_DIR"] = ROOT
+    partsim = partsim_run.binary(args.partsim, ROOT)
     print("| tensor collectives | data-parallel sync | folding | simulated ranks | messages | wall (s) "
           "| peak RSS (MiB) | iteration (s) |")
     print("|---|---|---|---:|---:|---:|---:|---:|")

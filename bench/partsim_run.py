@@ -5,6 +5,16 @@ import sys
 import time
 
 
+def binary(path, root):
+    """The partsim binary at `path` as an absolute path, with PARTSIM_DATA_DIR set to the source tree `root`. Exits
+    when there is none, naming the calling script."""
+    partsim = os.path.abspath(path)
+    if not os.access(partsim, os.X_OK):
+        sys.exit(f"{os.path.basename(sys.argv[0])}: no partsim binary at {partsim}; build it first or pass --partsim")
+    os.environ["PARTSIM_DATA_DIR"] = root
+    return partsim
+
+
 def run(partsim, args, cwd):
     """Runs partsim with `args` in `cwd`; returns (wall seconds, peak RSS in MiB, stdout). Exits on failure, naming
     the calling script in the message."""

@@ -28,10 +28,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=int(os.environ.get("REPEATS", "1")))
     parser.add_argument("--only", default="", help="run only scenarios whose file name contains this")
     args = parser.parse_args()
-    partsim = os.path.abspath(args.partsim)
-    if not os.access(partsim, os.X_OK):
-        sys.exit(f"production_bench.py: no partsim binary at {partsim}; build it first or pass --partsim")
-    os.environ["PARTSIM_DATA_DIR"] = ROOT
+    partsim = partsim_run.binary(args.partsim, ROOT)
     print("| scenario | network | GPUs | simulated ranks | messages | wall (s) | peak RSS (MiB) | iteration (s) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for path in sorted(glob.glob(os.path.join(HERE, "production", "*.json"))):

@@ -77,10 +77,7 @@ def main():
     parser.add_argument("--gpus", type=int, nargs="+", default=[64, 256, 1024, 4096])
     parser.add_argument("--svg", default="", help="also write the plot to this file")
     args = parser.parse_args()
-    partsim = os.path.abspath(args.partsim)
-    if not os.access(partsim, os.X_OK):
-        sys.exit(f"scaling_bench.py: no partsim binary at {partsim}; build it first or pass --partsim")
-    os.environ["PARTSIM_DATA_DIR"] = ROOT
+    partsim = partsim_run.binary(args.partsim, ROOT)
     print("| GPUs | data parallel | simulated ranks | wall (s) | peak RSS (MiB) | iteration (s) |")
     print("|---:|---:|---:|---:|---:|---:|")
     points = []

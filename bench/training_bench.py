@@ -31,10 +31,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=int(os.environ.get("REPEATS", "3")))
     parser.add_argument("--max-messages", type=float, default=30e6)
     args = parser.parse_args()
-    partsim = os.path.abspath(args.partsim)
-    if not os.access(partsim, os.X_OK):
-        sys.exit(f"training_bench.py: no partsim binary at {partsim}; build it first or pass --partsim")
-    os.environ["PARTSIM_DATA_DIR"] = ROOT
+    partsim = partsim_run.binary(args.partsim, ROOT)
     print(f"| GPUs | fidelity | algorithm | messages | wall (s) | peak RSS (MiB) | makespan (s) |")
     print(f"|---:|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as work:

@@ -105,7 +105,6 @@ int batch(const BatchOptions& options) {
       }
     }
   }
-  for (BatchCase& c : cases) settle(c);
   cases = failures_last(std::move(cases));
 
   write_file_atomically(dir / "junit.xml", format_junit(cases));
@@ -119,9 +118,9 @@ int batch(const BatchOptions& options) {
   if (code == kExitOk) return kExitOk;
   CommandFailed failed{code, {}};
   for (const BatchCase& c : cases) {
-    if (c.outcome == BatchCase::Outcome::Error) {
+    if (c.outcome() == BatchCase::Outcome::Error) {
       failed.errors.push_back({c.error_source, c.error_pointer, fmt::format("case {}: {}", c.name, c.error)});
-    } else if (c.outcome == BatchCase::Outcome::Failed) {
+    } else if (c.outcome() == BatchCase::Outcome::Failed) {
       const std::size_t broken = c.failed_expectations();
       failed.errors.push_back(
           {c.path, "",

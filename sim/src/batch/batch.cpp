@@ -133,18 +133,14 @@ std::size_t BatchCase::failed_expectations() const {
       std::count_if(expectations.begin(), expectations.end(), [](const ExpectationResult& r) { return !r.holds; }));
 }
 
-void settle(BatchCase& c) {
-  if (!c.error.empty())
-    c.outcome = BatchCase::Outcome::Error;
-  else if (c.failed_expectations() > 0 || !c.changes.empty())
-    c.outcome = BatchCase::Outcome::Failed;
-  else
-    c.outcome = BatchCase::Outcome::Passed;
+BatchCase::Outcome BatchCase::outcome() const {
+  if (!error.empty()) return Outcome::Error;
+  return failed_expectations() > 0 || !changes.empty() ? Outcome::Failed : Outcome::Passed;
 }
 
 std::vector<BatchCase> failures_last(std::vector<BatchCase> cases) {
   std::stable_sort(cases.begin(), cases.end(), [](const BatchCase& a, const BatchCase& b) {
-    if (a.outcome != b.outcome) return a.outcome < b.outcome;
+    if (a.outcome() != b.outcome()) return a.outcome() < b.outcome();
     return a.name < b.name;
   });
   return cases;
@@ -153,8 +149,8 @@ std::vector<BatchCase> failures_last(std::vector<BatchCase> cases) {
 int batch_exit_code(const std::vector<BatchCase>& cases) {
   int code = 0;
   for (const BatchCase& c : cases) {
-    if (c.outcome == BatchCase::Outcome::Error && c.exit_code == 2) return 2;
-    if (c.outcome != BatchCase::Outcome::Passed) code = 1;
+    if (c.outcome() == BatchCase::Outcome::Error && c.exit_code == 2) return 2;
+    if (c.outcome() != BatchCase::Outcome::Passed) code = 1;
   }
   return code;
 }
@@ -254,7 +250,7 @@ std::string expectations_text(const BatchCase& c) {
 
 std::size_t count(const std::vector<BatchCase>& cases, BatchCase::Outcome o) {
   return static_cast<std::size_t>(
-      std::count_if(cases.begin(), cases.end(), [o](const BatchCase& c) { return c.outcome == o; }));
+      std::count_if(cases.begin(), cases.end(), [o](const BatchCase& c) { return c.outcome() == o; }));
 }
 
 } // namespace
@@ -311,7 +307,7 @@ std::string format_batch_markdown(const std::vector<BatchCase>& cases) {
   out += "| Scenario | Result | Verdict | Makespan | Expectations | Baseline |\n";
   out += "|---|---|---|---|---|---|\n";
   for (const BatchCase& c : cases)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(c.name), outcome_name(c.outcome),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", cell(c.name), outcome_name(c.outcome()),
                        c.verdict.empty() ? "-" : cell(c.verdict), makespan_text(c), expectations_text(c),
                        !c.has_baseline     ? "-"
                        : c.changes.empty() ? "unchanged"
@@ -353,7 +349,7 @@ nlohmann::json batch_summary_json(const std::vector<BatchCase>& cases) {
     nlohmann::json j;
     j["name"] = c.name;
     j["scenario"] = c.path;
-    j["outcome"] = outcome_name(c.outcome);
+    j["outcome"] = outcome_name(c.outcome());
     j["exit_code"] = c.exit_code;
     if (!c.error.empty()) j["error"] = {{"source", c.error_source}, {"pointer", c.error_pointer}, {"message", c.error}};
     j["verdict"] = c.verdict.empty() ? nlohmann::json() : nlohmann::json(c.verdict);
@@ -381,15 +377,15 @@ std::string format_batch_table(const std::vector<BatchCase>& cases) {
   std::string out = fmt::format("  {:<{}}  {:<7}  {:<15}  {:>14}  {:<14}  {}\n", "scenario", width, "result", "verdict",
                                 "makespan", "expectations", "baseline");
   for (const BatchCase& c : cases)
-    out +=
-        fmt::format("  {:<{}}  {:<7}  {:<15}  {:>14}  {:<14}  {}\n", printable(c.name), width, outcome_name(c.outcome),
-                    c.verdict.empty() ? "-" : printable(c.verdict), makespan_text(c), expectations_text(c),
-                    !c.has_baseline     ? "-"
-                    : c.changes.empty() ? "unchanged"
-                                        : fmt::format("{} moved", c.changes.size()));
+    out += fmt::format("  {:<{}}  {:<7}  {:<15}  {:>14}  {:<14}  {}\n", printable(c.name), width,
+                       outcome_name(c.outcome()), c.verdict.empty() ? "-" : printable(c.verdict), makespan_text(c),
+                       expectations_text(c),
+                       !c.has_baseline     ? "-"
+                       : c.changes.empty() ? "unchanged"
+                                           : fmt::format("{} moved", c.changes.size()));
   for (const BatchCase& c : cases)
     for (const std::string& line : reasons(c))
-      out += fmt::format("  {} {}: {}\n", outcome_name(c.outcome), printable(c.name), printable(line));
+      out += fmt::format("  {} {}: {}\n", outcome_name(c.outcome()), printable(c.name), printable(line));
   out += fmt::format("\n  {} scenarios: {} passed, {} failed, {} errors\n", cases.size(),
                      count(cases, BatchCase::Outcome::Passed), count(cases, BatchCase::Outcome::Failed),
                      count(cases, BatchCase::Outcome::Error));

@@ -627,8 +627,7 @@ void strategy_fields(std::vector<F>& f) {
       spec.def_doc("the GPU count / (tensor x pipeline)");
     else
       spec.def(1);
-    f.push_back(spec
-                    .allowed(name == "tensor"     ? "divides `heads`, `kv_heads` and `ffn_size`"
+    f.push_back(spec.allowed(name == "tensor"     ? "divides `heads`, `kv_heads` and `ffn_size`"
                              : name == "pipeline" ? "pipeline x virtual_stages at most the layers"
                                                   : "")
                     .label(name == "data"     ? "Data-parallel degree"

@@ -51,7 +51,6 @@ struct BatchCase {
 
   std::string name; ///< the file's stem
   std::string path;
-  Outcome outcome = Outcome::Passed;
   int exit_code = 0;                              ///< the run's (3, out of memory, is a verdict and passes)
   std::string error_source, error_pointer, error; ///< Error: the run's one-line error
   std::string verdict;                            ///< from the report; empty without one
@@ -61,10 +60,9 @@ struct BatchCase {
   std::vector<FigureChange> changes; ///< past their tolerance (each fails the case)
 
   std::size_t failed_expectations() const;
+  /** Error with a run error; else Failed with a broken expectation or a figure moved past the baseline. */
+  Outcome outcome() const;
 };
-
-/** Sets `outcome` from the error, the expectations and the changes. */
-void settle(BatchCase& c);
 
 /** The cases passed first, then failed, then errors, each group in name order: the failures are read last. */
 std::vector<BatchCase> failures_last(std::vector<BatchCase> cases);
