@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 namespace partsim {
 
@@ -256,12 +258,41 @@ std::map<std::string, GemmEfficiencyGrid> build_grids(const std::vector<GemmEffi
   return grids;
 }
 
+/** The points of each data type in log space, for inverse-distance weighting; a shape may appear once per type. */
+std::map<std::string, GemmEfficiencyScatter> build_scatters(const std::vector<GemmEfficiencyPoint>& points,
+                                                            const JsonReader& reader) {
+  std::map<std::string, GemmEfficiencyScatter> scatters;
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t>, std::size_t> seen;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const GemmEfficiencyPoint& p = points[i];
+    const auto [at, fresh] = seen.try_emplace({p.data_type, p.m, p.n, p.k}, i);
+    if (!fresh)
+      throw InputError(reader.source(), fmt::format("{}/{}", reader.pointer(), i),
+                       fmt::format("duplicate point: m={} n={} k={} {} is also at {}/{}", p.m, p.n, p.k, p.data_type,
+                                   reader.pointer(), at->second));
+    GemmEfficiencyScatter& scatter = scatters[p.data_type];
+    const std::array<double, 3> x{std::log(static_cast<double>(p.m)), std::log(static_cast<double>(p.n)),
+                                  std::log(static_cast<double>(p.k))};
+    for (std::size_t a = 0; a < 3; ++a) {
+      scatter.log_min[a] = scatter.log_shape.empty() ? x[a] : std::min(scatter.log_min[a], x[a]);
+      scatter.log_max[a] = scatter.log_shape.empty() ? x[a] : std::max(scatter.log_max[a], x[a]);
+    }
+    scatter.log_shape.push_back(x);
+    scatter.efficiency.push_back(p.efficiency);
+  }
+  return scatters;
+}
+
 GemmEfficiencyTable parse_gemm_efficiency(JsonReader reader, const GpuProfile& gpu, bool inline_figure) {
   GemmEfficiencyTable table;
   table.provenance = inline_figure ? scenario_provenance(reader) : parse_provenance(reader.child("provenance"));
+  table.layout = reader.enum_choice_or("layout", GemmPointLayout::Grid);
   JsonReader points = reader.child("points");
   for (const JsonReader& point : points.elements(0, 1'000'000)) table.points.push_back(parse_point(point, gpu));
-  table.grids = build_grids(table.points, points);
+  if (table.layout == GemmPointLayout::Grid)
+    table.grids = build_grids(table.points, points);
+  else
+    table.scatters = build_scatters(table.points, points);
   if (auto curve = reader.optional_child("default_curve"))
     table.default_curve = parse_curve(*curve, gpu, table.provenance, inline_figure);
   else
@@ -358,8 +389,10 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
   if (auto power = reader.optional_child("power")) gpu.power = parse_power(*power, inline_figure);
   if (auto table = reader.optional_child("gemm_efficiency"))
     gpu.gemm_efficiency = parse_gemm_efficiency(*table, gpu, inline_figure);
-  else
-    gpu.gemm_efficiency = {builtin_curve_provenance(), {}, {}, builtin_curve(gpu)};
+  else {
+    gpu.gemm_efficiency.provenance = builtin_curve_provenance();
+    gpu.gemm_efficiency.default_curve = builtin_curve(gpu);
+  }
   if (auto table = reader.optional_child("attention_efficiency"))
     gpu.attention_efficiency = parse_attention_efficiency(*table, gpu, inline_figure);
   reader.finish();
@@ -396,6 +429,7 @@ nlohmann::json to_json(const GpuProfile& profile) {
                         {"kernel_launch_overhead", to_json(profile.kernel_launch_overhead)},
                         {"gemm_efficiency",
                          {{"provenance", to_json(table.provenance)},
+                          {"layout", enum_name(table.layout)},
                           {"default_curve",
                            {{"half_dimension", table.default_curve.half_dimension},
                             {"saturated_efficiency", table.default_curve.saturated_efficiency},

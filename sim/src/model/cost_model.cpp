@@ -4,6 +4,7 @@
 #include "partsim/common/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -59,6 +60,36 @@ double vector_rate(const GpuProfile& gpu, const std::string& data_type) {
   return fp32 != gpu.peak_flops.end() ? fp32->second.value : gpu.peak(data_type);
 }
 
+/** Points weighed for a shape between scattered measurements. */
+constexpr std::size_t kScatterNeighbours = 8;
+
+double inverse_distance_weighted(const GemmEfficiencyScatter& scatter, const std::array<double, 3>& x) {
+  // Squared distances in log space to every point; an exact match is its own value.
+  std::vector<std::pair<double, double>> nearest; // (d², efficiency)
+  nearest.reserve(scatter.efficiency.size());
+  for (std::size_t i = 0; i < scatter.efficiency.size(); ++i) {
+    double d2 = 0.0;
+    for (std::size_t a = 0; a < 3; ++a) d2 += (scatter.log_shape[i][a] - x[a]) * (scatter.log_shape[i][a] - x[a]);
+    if (d2 < 1e-18) return scatter.efficiency[i];
+    nearest.emplace_back(d2, scatter.efficiency[i]);
+  }
+  const std::size_t count = std::min(kScatterNeighbours, nearest.size());
+  std::partial_sort(nearest.begin(), nearest.begin() + static_cast<std::ptrdiff_t>(count), nearest.end());
+  double weights = 0.0;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    weights += 1.0 / nearest[i].first;
+    sum += nearest[i].second / nearest[i].first;
+  }
+  return sum / weights;
+}
+
+/** Below the smallest measured value of an axis, the factor x / (x + h) of the default curve relative to the edge:
+ * fewer tiles along that dimension keep fewer tensor cores busy; the measured edge sets the level. 1 inside. */
+double below_edge_factor(double half_dimension, double x, double edge) {
+  return x >= edge ? 1.0 : (x / (x + half_dimension)) / (edge / (edge + half_dimension));
+}
+
 } // namespace
 
 double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape, const std::string& data_type) {
@@ -74,10 +105,28 @@ double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape
 
 double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
   PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
-  const auto grid = gpu.gemm_efficiency.grids.find(data_type);
-  if (grid == gpu.gemm_efficiency.grids.end())
-    return curve_efficiency(gpu.gemm_efficiency.default_curve, shape, data_type);
-  return interpolate(grid->second, rows(shape), static_cast<double>(shape.n), static_cast<double>(shape.k));
+  const GemmEfficiencyTable& table = gpu.gemm_efficiency;
+  const std::array<double, 3> x{std::max(rows(shape), 1.0), std::max(static_cast<double>(shape.n), 1.0),
+                                std::max(static_cast<double>(shape.k), 1.0)};
+  const double h = table.default_curve.half_dimension;
+  if (const auto grid = table.grids.find(data_type); grid != table.grids.end()) {
+    const GemmEfficiencyGrid& g = grid->second;
+    double factor = 1.0;
+    const std::array<const std::vector<std::int64_t>*, 3> axes{&g.m, &g.n, &g.k};
+    for (std::size_t a = 0; a < 3; ++a) factor *= below_edge_factor(h, x[a], static_cast<double>(axes[a]->front()));
+    return factor * interpolate(g, x[0], x[1], x[2]);
+  }
+  if (const auto scatter = table.scatters.find(data_type); scatter != table.scatters.end()) {
+    const GemmEfficiencyScatter& s = scatter->second;
+    std::array<double, 3> log_x{};
+    double factor = 1.0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      factor *= below_edge_factor(h, x[a], std::exp(s.log_min[a]));
+      log_x[a] = std::clamp(std::log(x[a]), s.log_min[a], s.log_max[a]);
+    }
+    return factor * inverse_distance_weighted(s, log_x);
+  }
+  return curve_efficiency(table.default_curve, shape, data_type);
 }
 
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {

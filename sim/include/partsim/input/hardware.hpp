@@ -2,8 +2,10 @@
 // GEMM efficiency table), each with its provenance.
 #pragma once
 
+#include "partsim/common/enum_names.hpp"
 #include "partsim/input/units.hpp"
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -67,11 +69,34 @@ struct GemmEfficiencyCurve {
   Provenance provenance;
 };
 
-/** Achieved fraction of peak per GEMM shape: points (on a full grid per data type) and the default curve. */
+/** How a table's points are laid out ("layout" in the profile):
+ * - `grid`: every (m, n, k) of three axes has one point (a benchmark sweep); read by trilinear interpolation;
+ * - `scattered`: any shapes, such as the GEMMs timed inside real models; read by inverse-distance weighting of the
+ *   nearest points. */
+enum class GemmPointLayout : std::uint8_t { Grid, Scattered };
+
+template <>
+struct EnumNames<GemmPointLayout> {
+  static constexpr std::array<EnumEntry<GemmPointLayout>, 2> entries{
+      {{GemmPointLayout::Grid, "grid"}, {GemmPointLayout::Scattered, "scattered"}}};
+};
+
+/** The efficiency points of one data type at arbitrary shapes, in log space. */
+struct GemmEfficiencyScatter {
+  std::vector<std::array<double, 3>> log_shape; ///< (ln m, ln n, ln k) of each point
+  std::vector<double> efficiency;               ///< of each point
+  std::array<double, 3> log_min{};              ///< the smallest ln m, ln n, ln k of the points
+  std::array<double, 3> log_max{};              ///< the largest
+};
+
+/** Achieved fraction of peak per GEMM shape: points (a full grid or scattered shapes, per data type) and the default
+ * curve. */
 struct GemmEfficiencyTable {
-  Provenance provenance;                           ///< of the points
-  std::vector<GemmEfficiencyPoint> points;         ///< as given in the profile
-  std::map<std::string, GemmEfficiencyGrid> grids; ///< the same points per data type, built by the parser
+  Provenance provenance; ///< of the points
+  GemmPointLayout layout = GemmPointLayout::Grid;
+  std::vector<GemmEfficiencyPoint> points;               ///< as given in the profile
+  std::map<std::string, GemmEfficiencyGrid> grids;       ///< grid layout: the points per data type, built by the parser
+  std::map<std::string, GemmEfficiencyScatter> scatters; ///< scattered layout: the same
   GemmEfficiencyCurve default_curve;
 };
 

@@ -14,9 +14,17 @@ namespace partsim {
  * A batched product is looked up as one product of batch·m rows (the batch fills the GPU as more rows would; n and
  * k still set the width and depth of each tile).
  *
- * - The profile has points for `data_type`: trilinear interpolation in (ln m, ln n, ln k) between the 8 grid points
- *   around the shape. Each coordinate is first clamped to its axis (outside the table the edge value holds), so the
- *   result is exactly the table value at a grid point and always lies between the values of the surrounding points.
+ * - The profile has grid points for `data_type`: trilinear interpolation in (ln m, ln n, ln k) between the 8 grid
+ *   points around the shape. Each coordinate is first clamped to its axis, so the result is exactly the table value
+ *   at a grid point and always lies between the values of the surrounding points.
+ * - The profile has scattered points for `data_type` (GEMMs timed inside real models): the average of the 8 points
+ *   nearest in (ln m, ln n, ln k), each weighted by 1 / distance² (inverse-distance weighting, as OpenXLA's matmul
+ *   interpolator reads its measured table); exactly the point's value at a measured shape. Coordinates are clamped to
+ *   the range of the points first.
+ * - Either way, above the largest measured value of an axis the edge value holds (large GEMMs saturate); below the
+ *   smallest, the edge value is scaled by the default curve's factor x / (x + half_dimension) relative to the edge
+ *   (fewer tiles along that dimension, fewer busy tensor cores): a head dimension of 64 against a table that starts
+ *   at 256 is priced below the table's edge, not at it.
  * - Otherwise: the profile's default curve (see curve_efficiency), which for a profile without a table is partsim's
  *   built-in curve (kDefaultGemmSaturatedEfficiency, kDefaultGemmHalfDimension), never 1.
  *
