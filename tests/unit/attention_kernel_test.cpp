@@ -3,6 +3,7 @@
 // memory of a fused attention kernel, and the pricing of that kernel from a measured attention table.
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/json_reader.hpp"
+#include "partsim/input/scenario.hpp"
 #include "partsim/model/compute_op.hpp"
 #include "partsim/model/cost_model.hpp"
 #include "partsim/model/transformer.hpp"
@@ -112,6 +113,44 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   const double bias_gelu = 2 * (2 * T * f) + 2 * (3 * T * f);
   const double per_block = 2 * (2 * T * h) + 2 * (3 * T * h) + 2 * (2 * T * h) + 2 * (3 * T * h);
   EXPECT_DOUBLE_EQ(bytes(split.layer_ops(1)) - bytes(fused.layer_ops(1)), bias_gelu + 2 * per_block);
+}
+
+TEST(CrossEntropyKernel, BytesOfEachVariantByClosedForm) {
+  // b = 1: T = 2048 tokens; on one of 4 tensor-parallel ranks a vocabulary shard of 50304 / 4 = 12576 logits each.
+  const double T = 2048, E = T * 12576;
+  const TensorSplit four{4, false};
+  auto loss = [&](CrossEntropyKernel kernel) {
+    const TransformerModel model(gpt(), {AttentionKernel::Flash, true, true, kernel});
+    return find(model.outer_ops(1, four), "loss");
+  };
+  // Fused: the logits read once forward, the loss written; backward the logits read and their gradient written.
+  const ComputeOp fused = loss(CrossEntropyKernel::Fused);
+  EXPECT_DOUBLE_EQ(fused.forward_bytes(2.0), 2 * (E + T));
+  EXPECT_DOUBLE_EQ(fused.backward_bytes(2.0), 2 * (2 * E + T));
+  // Megatron on fp32 logits: the cast's read (2E) and write (4E), max 4E, subtract 8E, exp 8E, sum 4E, divide 8E;
+  // backward the product in place 8E, the cast back (read 4E, write 2E) and the loss gradient.
+  const ComputeOp megatron = loss(CrossEntropyKernel::MegatronFp32);
+  EXPECT_DOUBLE_EQ(megatron.forward_bytes(2.0), 2 * E + 2 * T + 36 * E);
+  EXPECT_DOUBLE_EQ(megatron.backward_bytes(2.0), 2 * E + 2 * T + 12 * E);
+  // PyTorch's cross_entropy on fp32 logits: cast 2E + 4E, log_softmax 4E + 4E; backward the gradient's fill 4E,
+  // log_softmax's backward 4E + 4E + 4E, the cast back 4E + 2E.
+  const ComputeOp torch = loss(CrossEntropyKernel::Fp32LogSoftmax);
+  EXPECT_DOUBLE_EQ(torch.forward_bytes(2.0), 2 * E + 2 * T + 12 * E);
+  EXPECT_DOUBLE_EQ(torch.backward_bytes(2.0), 2 * E + 2 * T + 20 * E);
+  // The fp32 passes do not follow the data type; the casts do.
+  EXPECT_DOUBLE_EQ(megatron.forward_bytes(4.0) - megatron.forward_bytes(2.0), 2 * (E + T));
+  // Flops never change.
+  EXPECT_DOUBLE_EQ(megatron.forward_flops, fused.forward_flops);
+  EXPECT_DOUBLE_EQ(torch.backward_flops, fused.backward_flops);
+}
+
+TEST(CrossEntropyKernel, EachStackHasItsOwn) {
+  EXPECT_EQ(stack_kernels(TrainingStack::MegatronLm2021).cross_entropy, CrossEntropyKernel::MegatronFp32);
+  EXPECT_EQ(stack_kernels(TrainingStack::MegatronCore2024).cross_entropy, CrossEntropyKernel::MegatronFp32);
+  EXPECT_EQ(stack_kernels(TrainingStack::Torchtitan).cross_entropy, CrossEntropyKernel::Fp32LogSoftmax);
+  EXPECT_EQ(stack_kernels(TrainingStack::Custom).cross_entropy, CrossEntropyKernel::Fused);
+  EXPECT_EQ(describe(stack_kernels(TrainingStack::MegatronCore2024)),
+            "flash attention, fused bias + activation, fused bias + dropout + add, megatron_fp32 cross-entropy");
 }
 
 TEST(AttentionKernel, FlashKeepsNoScoresUnderAnyRecomputation) {

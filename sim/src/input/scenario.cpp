@@ -22,9 +22,9 @@ TransformerKernels stack_kernels(TrainingStack stack) {
   case TrainingStack::MegatronLm2021:
     return kMegatronLm2021Kernels;
   case TrainingStack::MegatronCore2024:
-    return {AttentionKernel::Flash, true, true};
+    return {AttentionKernel::Flash, true, true, CrossEntropyKernel::MegatronFp32};
   case TrainingStack::Torchtitan:
-    return {AttentionKernel::Flash, false, false};
+    return {AttentionKernel::Flash, false, false, CrossEntropyKernel::Fp32LogSoftmax};
   case TrainingStack::Custom:
     break;
   }
@@ -200,13 +200,14 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   t.gradient_clipping = reader.boolean("gradient_clipping");
   t.stack = reader.enum_choice_or("stack", TrainingStack::Custom);
   t.kernels = stack_kernels(t.stack);
-  for (const char* key : {"attention", "fused_bias_activation", "fused_bias_dropout_add"})
+  for (const char* key : {"attention", "fused_bias_activation", "fused_bias_dropout_add", "cross_entropy"})
     if (reader.has(key) && !t.model.is_transformer())
       throw InputError(reader.source(), reader.pointer() + "/" + key,
                        "kernel choices are modelled for transformers; expected no such key for a CNN");
   if (reader.has("attention")) t.kernels.attention = reader.enum_choice<AttentionKernel>("attention");
   t.kernels.fused_bias_activation = reader.boolean_or("fused_bias_activation", t.kernels.fused_bias_activation);
   t.kernels.fused_bias_dropout_add = reader.boolean_or("fused_bias_dropout_add", t.kernels.fused_bias_dropout_add);
+  if (reader.has("cross_entropy")) t.kernels.cross_entropy = reader.enum_choice<CrossEntropyKernel>("cross_entropy");
   t.iterations = reader.integer("iterations");
   t.workspace = reader.quantity("workspace");
   return t;

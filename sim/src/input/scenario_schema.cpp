@@ -447,17 +447,20 @@ void workload_fields(std::vector<F>& f) {
                   .def("custom")
                   .label("Training stack")
                   .doc("the kernel choices of a training stack, taken as the defaults of `attention`, "
-                       "`fused_bias_activation` and `fused_bias_dropout_add` (each can still be set): "
+                       "`fused_bias_activation`, `fused_bias_dropout_add` and `cross_entropy` (each can still be set): "
                        "`megatron-lm-2021` (Megatron-LM 2021-2022, as in Narayanan et al. 2021 and Korthikanti et al. "
                        "2022: `fused_softmax` attention, scores by `torch.baddbmm`, attention dropout as its own "
                        "kernel; bias-GeLU and bias-dropout-add fused by TorchScript; masked-softmax, bias-GeLU and "
                        "bias-dropout fusions on by default in megatron/arguments.py of NVIDIA/Megatron-LM at commits "
-                       "9da6e97 (2021-12-30) and fc7f4f0 (2022-09-30)); `megatron-core-2024` (Megatron-Core with "
+                       "9da6e97 (2021-12-30) and fc7f4f0 (2022-09-30); the loss by `megatron_fp32`, "
+                       "mpu/cross_entropy.py on `output.float()`); `megatron-core-2024` (Megatron-Core with "
                        "Transformer Engine, the default `--transformer-impl` at commit 3efa8c2 (2024-09-30): `flash` "
-                       "fused attention, bias-GeLU/SwiGLU and bias-dropout-add fused); `torchtitan` (`flash` through "
+                       "fused attention, bias-GeLU/SwiGLU and bias-dropout-add fused; the loss by `megatron_fp32`, "
+                       "core/tensor_parallel/cross_entropy.py); `torchtitan` (`flash` through "
                        "PyTorch's scaled_dot_product_attention, eager mode: SiLU and the product with the gate as "
-                       "separate kernels, residual adds unfused); `custom`: `flash`, fused bias-activation and "
-                       "bias-dropout-add"));
+                       "separate kernels, residual adds unfused; the loss by `fp32_log_softmax`, "
+                       "`cross_entropy(pred.float(), labels)`); `custom`: `flash`, fused bias-activation and "
+                       "bias-dropout-add, a `fused` cross-entropy"));
   f.push_back(
       F(w + "attention", T::Choice, "model_training")
           .kinds(training)
@@ -476,6 +479,18 @@ void workload_fields(std::vector<F>& f) {
                   .label("Fused bias + activation")
                   .doc("the MLP's bias add and activation (GeLU; SiLU and the product with the gate) in one kernel; "
                        "`false`: each its own pass over the activations"));
+  f.push_back(F(w + "cross_entropy", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(enum_names<CrossEntropyKernel>())
+                  .def_doc("the stack's")
+                  .allowed("transformers only")
+                  .label("Cross-entropy kernel")
+                  .doc("the loss over the logits: `fused` (one kernel in the training data type: the forward reads "
+                       "the logits, the backward writes their gradient), `fp32_log_softmax` (PyTorch's cross_entropy "
+                       "on logits cast to fp32: 12 fp32 bytes per logit forward, 20 backward, beyond the casts), "
+                       "`megatron_fp32` (Megatron's vocabulary-parallel cross-entropy on fp32 logits, five in-place "
+                       "passes: 36 fp32 bytes per logit forward, 12 backward); matters where the vocabulary is large "
+                       "against the model ([training.md](training.md))"));
   f.push_back(F(w + "fused_bias_dropout_add", T::Boolean, "model_training")
                   .kinds(training)
                   .def_doc("the stack's")

@@ -58,9 +58,9 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
 } // namespace
 
 std::string describe(const TransformerKernels& kernels) {
-  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add", to_string(kernels.attention),
-                     kernels.fused_bias_activation ? "fused" : "unfused",
-                     kernels.fused_bias_dropout_add ? "fused" : "unfused");
+  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy",
+                     to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
+                     kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy));
 }
 
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
@@ -289,7 +289,19 @@ std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, con
   ops.push_back(linear_op("logits", t, c.hidden, vocab, false));
   const double logits = t * as_double(vocab);
   ops.push_back(pointwise_op("loss", OpKind::Loss, kSoftmaxFlop, logits, logits, 0.0));
-  ops.back().output_elements = t; // one loss per token; the softmax works over every logit
+  ComputeOp& loss = ops.back();
+  loss.output_elements = t; // one loss per token; the softmax works over every logit
+  // The element counts price a fused kernel: forward e·E + e·t, backward 2e·E + e·t. The fp32 kernels (see
+  // CrossEntropyKernel) read the logits once in the data type (the cast) and write their gradient once (the cast
+  // back), and add their fp32 passes.
+  if (kernels_.cross_entropy != CrossEntropyKernel::Fused) loss.backward_reads_input = false;
+  if (kernels_.cross_entropy == CrossEntropyKernel::Fp32LogSoftmax) {
+    loss.extra_forward_bytes = 12.0 * logits;  // cast write 4, log_softmax read 4 + write 4
+    loss.extra_backward_bytes = 20.0 * logits; // gradient fill 4, log_softmax backward read 4 + 4 and write 4, cast 4
+  } else if (kernels_.cross_entropy == CrossEntropyKernel::MegatronFp32) {
+    loss.extra_forward_bytes = 36.0 * logits;  // cast write 4, max 4, subtract 8, exp 8, sum 4, divide 8
+    loss.extra_backward_bytes = 12.0 * logits; // product in place 8, cast read 4
+  }
   return ops;
 }
 

@@ -96,6 +96,13 @@ struct ComputeOp {
   /** Bytes whose size does not follow the data type: dropout masks (1 byte per element), a fused attention kernel's
    * fp32 softmax statistics. Written by the forward, read by the backward. */
   double fixed_bytes = 0.0;
+  /** Bytes of one pass only that do not follow the data type: the fp32 passes of a cross-entropy over logits cast to
+   * fp32 (see CrossEntropyKernel). */
+  double extra_forward_bytes = 0.0;
+  double extra_backward_bytes = 0.0;
+  /** False for an op whose backward does not read its saved input in the data type (a cross-entropy that keeps its
+   * own fp32 softmax): the backward then prices the inputs once (the input gradient), not twice. */
+  bool backward_reads_input = true;
   /** Repeated in the backward pass under selective activation recomputation (Korthikanti et al. 2022): the
    * attention core (scores, softmax, attention over values). */
   bool selectively_recomputed = false;
@@ -105,7 +112,7 @@ struct ComputeOp {
 
   /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`, and the fixed bytes. */
   double forward_bytes(double bytes_per_element) const {
-    return bytes_per_element * (weight_elements + input_elements + output_elements) + fixed_bytes;
+    return bytes_per_element * (weight_elements + input_elements + output_elements) + fixed_bytes + extra_forward_bytes;
   }
   /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
    * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
@@ -113,7 +120,8 @@ struct ComputeOp {
    * 2·weights. */
   double backward_bytes(double bytes_per_element) const {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
-    return bytes_per_element * (2.0 * input_elements + output_elements + 2.0 * weight_elements) + fixed_bytes;
+    const double inputs = (backward_reads_input ? 2.0 : 1.0) * input_elements;
+    return bytes_per_element * (inputs + output_elements + 2.0 * weight_elements) + fixed_bytes + extra_backward_bytes;
   }
 };
 

@@ -34,6 +34,19 @@ enum class Recomputation { None, Selective, Full };
  * - `unfused`: the same with the mask and the softmax as separate kernels (each a pass over the scores). */
 enum class AttentionKernel { Flash, FusedSoftmax, Unfused };
 
+/** How the loss over the logits runs (E = tokens x the rank's vocabulary shard logits, e bytes per element):
+ * - `fused`: one kernel over the logits in the training data type: the forward reads them, the backward writes their
+ *   gradient (what fused cross-entropy kernels do);
+ * - `fp32_log_softmax`: PyTorch's cross_entropy on logits cast to fp32 (torchtitan: `cross_entropy(pred.float(),
+ *   labels)`): the cast (read eE, write 4E), log_softmax (read 4E, write 4E); backward the gradient's fill (write 4E),
+ *   log_softmax's backward (read 4E twice, write 4E) and the cast back (read 4E, write eE);
+ * - `megatron_fp32`: Megatron's vocabulary-parallel cross-entropy on fp32 logits
+ *   (megatron/core/tensor_parallel/cross_entropy.py; megatron/mpu/cross_entropy.py in 2021-2022, the logits cast by
+ *   `.float()` unless --fp16-lm-cross-entropy): the cast (read eE, write 4E), the max (read 4E), the max subtracted in
+ *   place (8E), exp in place (8E), the sum (read 4E), the softmax divided in place and kept for the backward (8E);
+ *   backward the in-place product with the loss gradient (8E) and the cast back (read 4E, write eE). */
+enum class CrossEntropyKernel { Fused, Fp32LogSoftmax, MegatronFp32 };
+
 /** Kernel choices of a training stack that change memory traffic, not flops (the defaults: what current stacks run,
  * and the `custom` stack of a scenario): the attention core, bias + activation
  * in one kernel (Megatron-LM bias_gelu / bias_swiglu), bias + dropout + residual add in one kernel
@@ -42,15 +55,18 @@ struct TransformerKernels {
   AttentionKernel attention = AttentionKernel::Flash;
   bool fused_bias_activation = true;
   bool fused_bias_dropout_add = true;
+  CrossEntropyKernel cross_entropy = CrossEntropyKernel::Fused;
   bool operator==(const TransformerKernels&) const = default;
 };
 
 /** Megatron-LM 2021-2022's kernels (the `megatron-lm-2021` stack): the attention core as two batched GEMMs around a
  * fused scale-mask-softmax and a dropout kernel, fused bias + GeLU and bias + dropout + add. Every product of the
  * model is then a GEMM op, as the classic closed forms (Narayanan et al. 2021, Korthikanti et al. 2022) count them. */
-inline constexpr TransformerKernels kMegatronLm2021Kernels{AttentionKernel::FusedSoftmax, true, true};
+inline constexpr TransformerKernels kMegatronLm2021Kernels{AttentionKernel::FusedSoftmax, true, true,
+                                                           CrossEntropyKernel::MegatronFp32};
 
-/** One line for reports: "flash attention, fused bias + activation, unfused bias + dropout + add". */
+/** One line for reports: "flash attention, fused bias + activation, unfused bias + dropout + add, fused
+ * cross-entropy". */
 std::string describe(const TransformerKernels& kernels);
 
 template <>
@@ -58,6 +74,14 @@ struct EnumNames<AttentionKernel> {
   static constexpr std::array<EnumEntry<AttentionKernel>, 3> entries{{{AttentionKernel::Flash, "flash"},
                                                                       {AttentionKernel::FusedSoftmax, "fused_softmax"},
                                                                       {AttentionKernel::Unfused, "unfused"}}};
+};
+
+template <>
+struct EnumNames<CrossEntropyKernel> {
+  static constexpr std::array<EnumEntry<CrossEntropyKernel>, 3> entries{
+      {{CrossEntropyKernel::Fused, "fused"},
+       {CrossEntropyKernel::Fp32LogSoftmax, "fp32_log_softmax"},
+       {CrossEntropyKernel::MegatronFp32, "megatron_fp32"}}};
 };
 
 template <>
@@ -102,6 +126,9 @@ inline std::string_view to_string(Recomputation recomputation) {
 }
 inline std::string_view to_string(AttentionKernel attention) {
   return enum_name(attention);
+}
+inline std::string_view to_string(CrossEntropyKernel cross_entropy) {
+  return enum_name(cross_entropy);
 }
 
 /** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
