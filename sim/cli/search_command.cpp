@@ -8,6 +8,7 @@
 #include "partsim/common/output_file.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/json_file.hpp"
+#include "partsim/input/scenario.hpp"
 
 #include <fmt/format.h>
 
@@ -90,14 +91,25 @@ int search(const SearchOptions& options) {
 
   const std::size_t jobs = job_count(options.jobs);
   CommandFailed failed;
-  // Runs the rows `which` in children; `fast` adds the fast fidelity's overrides.
+  // Runs the rows `which` in children; `fast` adds the fast fidelity's overrides, except to a point the scenario
+  // would refuse with them (then it runs as written, and its figures say faithful).
   const auto simulate = [&](const std::vector<std::size_t>& which, bool fast) {
     std::vector<std::vector<std::string>> commands;
+    std::vector<bool> faster;
     for (std::size_t i : which) {
       nlohmann::json document = scenario;
       apply_overrides(document, result.rows[i].overrides);
-      commands.push_back(point_command(options.scenario, result.rows[i],
-                                       fast ? fast_fidelity_overrides(document) : std::vector<Override>{}));
+      std::vector<Override> extra = fast ? fast_fidelity_overrides(document) : std::vector<Override>{};
+      if (!extra.empty()) {
+        try {
+          apply_overrides(document, extra);
+          parse_scenario(document, options.scenario, data);
+        } catch (const InputError&) {
+          extra.clear();
+        }
+      }
+      faster.push_back(!extra.empty());
+      commands.push_back(point_command(options.scenario, result.rows[i], extra));
     }
     std::cerr << fmt::format("partsim: search: simulating {} point(s) at the {} fidelity, {} at once\n", which.size(),
                              fast ? "fast" : "faithful", jobs);
@@ -109,8 +121,9 @@ int search(const SearchOptions& options) {
       if (r.exit_code == kExitOk) {
         SearchFigures figures =
             search_figures(nlohmann::json::parse(r.out), source, result.rank_by, result.pareto, result.tokens);
-        figures.fidelity = fast ? "fast" : "faithful";
-        (fast ? row.fast : row.faithful) = std::move(figures);
+        figures.fidelity = faster[k] ? "fast" : "faithful";
+        if (fast) row.fast = figures;
+        if (!faster[k]) row.faithful = std::move(figures);
         continue;
       }
       const ChildError e = child_error(r);
@@ -138,7 +151,10 @@ int search(const SearchOptions& options) {
   for (std::size_t i = 0; i < result.rows.size(); ++i)
     if (result.rows[i].status == PointStatus::Simulated) candidates.push_back(i);
   simulate(candidates, true);
-  if (options.refine > 0) simulate(refine_candidates(result.rows, result.rank_by, options.refine), false);
+  std::vector<std::size_t> refine; // the best by their fast figures, less those already run as written
+  for (std::size_t i : refine_candidates(result.rows, result.rank_by, options.refine))
+    if (!result.rows[i].faithful) refine.push_back(i);
+  if (!refine.empty()) simulate(refine, false);
 
   const std::string table = format_search_table(result);
   if (!options.csv.empty())
