@@ -68,8 +68,11 @@ std::vector<std::pair<std::string, std::size_t>> by_reason(const std::vector<Sea
 std::string why_the_winner_wins(const SearchResult& result, const SearchRow& w, const SearchRow& r) {
   const SearchFigures& a = *w.figures();
   const SearchFigures& b = *r.figures();
-  std::string out = fmt::format("\n  why point {} wins over the runner-up, point {} ({} figures):\n", w.point.index,
-                                r.point.index, a.fidelity == b.fidelity ? a.fidelity : "winner's and runner-up's");
+  const std::string fidelity = a.fidelity == b.fidelity
+                                   ? a.fidelity + " figures"
+                                   : fmt::format("the winner's figures {}, the runner-up's {}", a.fidelity, b.fidelity);
+  std::string out =
+      fmt::format("\n  why point {} wins over the runner-up, point {} ({}):\n", w.point.index, r.point.index, fidelity);
   std::vector<std::string> differ;
   for (std::size_t i = 0; i < result.space.axes.size() && i < w.point.labels.size(); ++i)
     if (w.point.labels[i] != r.point.labels[i])
@@ -157,9 +160,10 @@ std::string format_search_table(const SearchResult& result) {
     const SearchFigures& f = *r.figures();
     out += fmt::format("  {:>4} {:>6}", k + 1, r.point.index);
     for (const std::string& label : r.point.labels) out += fmt::format(" {:>18}", printable(label, 18));
-    out += fmt::format(" {:>6} {:>14.6g} {:>12.6g} {:>8} {:>8.1f} {:>9}  {}\n", r.gpus, f.rank_value, f.makespan,
+    out += fmt::format(" {:>6} {:>14.6g} {:>12.6g} {:>8} {:>8} {:>9}  {}\n", r.gpus, f.rank_value, f.makespan,
                        f.mfu ? fmt::format("{:.1f}%", *f.mfu * 100) : "-",
-                       r.memory ? r.memory->total() / 1073741824.0 : 0.0, f.fidelity, f.collective_fidelity);
+                       r.memory ? fmt::format("{:.1f}", r.memory->total() / 1073741824.0) : "-", f.fidelity,
+                       f.collective_fidelity);
   }
   const std::vector<std::size_t> front = pareto_front(rows, result.rank_by, result.pareto);
   out += fmt::format("\n  Pareto front of {} against {} ({} point(s) no other point beats on both):\n",
