@@ -4,9 +4,9 @@
 
 #include "partsim/common/exit_codes.hpp"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 namespace partsim::test {
@@ -108,6 +108,22 @@ TEST(Search, OutputsAreByteIdenticalWhateverTheJobs) {
   EXPECT_EQ(std::count(one.csv.begin(), one.csv.end(), '\n'), 10) << "a header and one row per point";
   EXPECT_EQ(one.json["space"]["derived"]["/strategy/data"], "default");
   EXPECT_NE(one.cli.out.find("note: /strategy/data"), std::string::npos) << one.cli.out;
+}
+
+TEST(Search, ShardsSplitThePointsByIndex) {
+  std::vector<std::size_t> seen;
+  for (const char* shard : {"0/2", "1/2"}) {
+    const Search s = search({"--refine", "0", "--shard", shard});
+    ASSERT_TRUE(s.json.is_object());
+    EXPECT_EQ(s.json["shard"]["count"], 2);
+    for (const auto& point : s.json["points"]) {
+      EXPECT_EQ(point["point"].get<std::size_t>() % 2, std::size_t(shard[0] - '0')) << point.dump();
+      seen.push_back(point["point"].get<std::size_t>());
+    }
+    EXPECT_NE(s.cli.out.find(std::string("(shard ") + shard[0] + " of 2)"), std::string::npos) << s.cli.out;
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8}));
 }
 
 /** Asserts a one-line error on stderr with exit code 2 that contains `fragment`. */

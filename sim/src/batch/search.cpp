@@ -54,22 +54,6 @@ SearchMetric parse_search_metric(const std::string& text, const std::string& opt
                                fmt::join(names, ", "), text));
 }
 
-std::string to_string(PointStatus status) {
-  switch (status) {
-  case PointStatus::Excluded:
-    return "excluded";
-  case PointStatus::Invalid:
-    return "invalid";
-  case PointStatus::OutOfMemory:
-    return "out_of_memory";
-  case PointStatus::Simulated:
-    return "simulated";
-  case PointStatus::Failed:
-    return "failed";
-  }
-  return "?";
-}
-
 const SearchFigures* SearchRow::figures() const {
   if (faithful) return &*faithful;
   return fast ? &*fast : nullptr;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "partsim/batch/search_space.hpp"
+#include "partsim/common/enum_names.hpp"
 #include "partsim/model/memory.hpp"
 
 #include <nlohmann/json.hpp>
@@ -42,7 +43,17 @@ enum class PointStatus {
   Simulated,   ///< has figures (fast, and faithful when refined)
   Failed,      ///< a child run failed otherwise (a crash): no figures
 };
-std::string to_string(PointStatus status);
+template <>
+struct EnumNames<PointStatus> {
+  static constexpr std::array<EnumEntry<PointStatus>, 5> entries{{{PointStatus::Excluded, "excluded"},
+                                                                  {PointStatus::Invalid, "invalid"},
+                                                                  {PointStatus::OutOfMemory, "out_of_memory"},
+                                                                  {PointStatus::Simulated, "simulated"},
+                                                                  {PointStatus::Failed, "failed"}}};
+};
+inline std::string to_string(PointStatus status) {
+  return std::string(enum_name(status));
+}
 
 /** Where a point's time went, from its report: means over the ranks, in s (model parallelism adds its parts). */
 struct SearchBreakdown {
