@@ -127,9 +127,11 @@ ChildError child_error(const ChildResult& result) {
   return {"", "", first.empty() ? "exit code " + std::to_string(result.exit_code) : first};
 }
 
-std::vector<std::string> child_run_command(const std::string& scenario, const std::vector<std::string>& sets) {
+std::vector<std::string> child_run_command(const std::string& scenario, const std::vector<std::string>& sets,
+                                           const std::vector<std::string>& unsets) {
   std::vector<std::string> argv{self_executable(),     "run",        scenario, "--json", "--no-files", "--no-progress",
                                 "--error-format=json", "--no-expect"};
+  for (const std::string& pointer : unsets) argv.insert(argv.end(), {"--unset", pointer});
   for (const std::string& text : sets) argv.insert(argv.end(), {"--set", text});
   return argv;
 }

@@ -31,9 +31,11 @@ ChildError child_error(const ChildResult& result);
 /** Path of the running executable (/proc/self/exe). */
 std::string self_executable();
 
-/** `partsim run SCENARIO` (this executable) as a child of sweep, batch or validation: report.json on stdout, no files,
- * no progress, errors as JSON lines (child_error), expectations left to the parent; `--set` for each of `sets`. */
-std::vector<std::string> child_run_command(const std::string& scenario, const std::vector<std::string>& sets = {});
+/** `partsim run SCENARIO` (this executable) as a child of sweep, search, batch or validation: report.json on stdout, no
+ * files, no progress, errors as JSON lines (child_error), expectations left to the parent; `--set` for each of `sets`,
+ * `--unset` for each of `unsets`. */
+std::vector<std::string> child_run_command(const std::string& scenario, const std::vector<std::string>& sets = {},
+                                           const std::vector<std::string>& unsets = {});
 
 /** Children run at once: `requested`, or one per core when 0. */
 std::size_t job_count(std::size_t requested);

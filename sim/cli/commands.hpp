@@ -32,6 +32,7 @@ Action add_run_command(CLI::App& app);
 Action add_validate_command(CLI::App& app);
 Action add_list_command(CLI::App& app);
 Action add_sweep_command(CLI::App& app);
+Action add_search_command(CLI::App& app);
 Action add_merge_command(CLI::App& app);
 Action add_validation_command(CLI::App& app);
 Action add_batch_command(CLI::App& app);

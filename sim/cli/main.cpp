@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
                  "Errors on stderr as text lines, or as JSON lines for a program that runs partsim")
       ->check(CLI::IsMember({"text", "json"}));
   std::vector<std::pair<CLI::App*, partsim::cli::Action>> commands;
-  for (auto add : {partsim::cli::add_run_command, partsim::cli::add_sweep_command, partsim::cli::add_merge_command,
-                   partsim::cli::add_validate_command, partsim::cli::add_list_command,
+  for (auto add : {partsim::cli::add_run_command, partsim::cli::add_sweep_command, partsim::cli::add_search_command,
+                   partsim::cli::add_merge_command, partsim::cli::add_validate_command, partsim::cli::add_list_command,
                    partsim::cli::add_validation_command, partsim::cli::add_batch_command}) {
     auto action = add(app);
     commands.emplace_back(app.get_subcommands({}).back(), std::move(action));

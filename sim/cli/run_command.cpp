@@ -31,6 +31,7 @@ namespace {
 struct ScenarioOptions {
   std::string path; ///< empty: the built-in default
   std::vector<std::string> sets;
+  std::vector<std::string> unsets; ///< fields taken out before the --set overrides, so that their defaults apply
 };
 
 void add_scenario_options(CLI::App* command, ScenarioOptions& options, bool optional_path) {
@@ -40,10 +41,19 @@ void add_scenario_options(CLI::App* command, ScenarioOptions& options, bool opti
   if (!optional_path) path->required();
   command->add_option("--set", options.sets, "Override a field: /json/pointer=value (repeatable)")
       ->type_name("PATH=VALUE");
+  command
+      ->add_option("--unset", options.unsets,
+                   "Take a field out so that its default applies, before any --set (repeatable)")
+      ->type_name("PATH");
 }
 
 Scenario load(const ScenarioOptions& options) {
   std::vector<Override> overrides;
+  for (const std::string& pointer : options.unsets) {
+    if (pointer.empty() || pointer[0] != '/')
+      throw InputError("--unset", pointer, "expected a JSON pointer such as /strategy/data");
+    overrides.push_back({pointer, nullptr, true});
+  }
   for (const std::string& text : options.sets) overrides.push_back(parse_override(text));
   return options.path.empty() ? default_scenario(overrides, data_dir())
                               : load_scenario(options.path, overrides, data_dir());

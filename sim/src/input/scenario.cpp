@@ -748,6 +748,15 @@ void apply_overrides(nlohmann::json& document, const std::vector<Override>& over
       throw InputError("--set", o.pointer, "not a valid JSON pointer");
     }
     const auto parent = pointer.parent_pointer();
+    if (o.remove) {
+      try {
+        if (!pointer.empty() && document.contains(parent) && document[parent].is_object())
+          document[parent].erase(pointer.back());
+      } catch (const nlohmann::json::exception&) {
+        // no such parent (an array index too large): nothing to remove
+      }
+      continue;
+    }
     bool has_parent = false;
     try {
       has_parent = document.contains(parent) && (document[parent].is_object() || document[parent].is_array());

@@ -419,6 +419,14 @@ void check_plan_size(const Scenario& scenario, double steps) {
                                  steps, steps * static_cast<double>(sizeof(Step)) / 1e9, kMaxPlanSteps));
 }
 
+std::optional<MemoryBreakdown> planned_memory(const Scenario& scenario) {
+  const auto* training = std::get_if<ModelTraining>(&scenario.workload);
+  if (training == nullptr) return std::nullopt;
+  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy))
+    return model_parallel_peak_memory(*training, *mp, scenario.cluster.gpu);
+  return data_parallel_memory(*training, scenario.cluster.gpu);
+}
+
 Plan build_plan(const Scenario& scenario) {
   Plan plan;
   if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {

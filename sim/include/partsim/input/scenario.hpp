@@ -289,16 +289,20 @@ struct Scenario {
   nlohmann::json document;                  ///< the validated input, with overrides applied (echoed in report.json)
 };
 
-/** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. */
+/** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. With `remove`
+ * (`--unset /json/pointer`) the field is taken out instead, so that its default applies (a search's derived data
+ * degree). */
 struct Override {
   std::string pointer;
   nlohmann::json value;
+  bool remove = false;
 };
 
 /** Parses "`/a/b=value`". @throws InputError (source `--set`) when malformed. */
 Override parse_override(const std::string& text);
 
-/** Applies overrides in order. @throws InputError naming `--set POINTER` when a pointer has no parent. */
+/** Applies overrides in order; a removal of a field that is not there does nothing. @throws InputError naming
+ * `--set POINTER` when a pointer has no parent. */
 void apply_overrides(nlohmann::json& document, const std::vector<Override>& overrides);
 
 /** Validates a scenario document. `data_dir` holds models/hardware for named GPU profiles. */

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/memory.hpp"
 #include "partsim/plan/plan.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,11 @@ std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<doub
  * model parallelism), it is estimated first. @throws InputError when the run would exceed /run/max_events, counting
  * messages, executions and the speed profiles' events up to the run's estimated length. */
 Plan build_plan(const Scenario& scenario);
+
+/** What build_plan's Plan::memory will be, without building the plan: the memory one GPU needs (the peak stage's
+ * under model parallelism), or nothing when the workload has no memory model (a data job, a collective). Cheap: a
+ * search prunes the points that do not fit with it before planning or simulating them. */
+std::optional<MemoryBreakdown> planned_memory(const Scenario& scenario);
 
 /** Events of the speed profiles (/cluster/speed_changes) up to `horizon` s of simulated time: every GPU of a node
  * with a speed change steps through its points once, or again every period. */
