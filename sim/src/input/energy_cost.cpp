@@ -12,7 +12,7 @@ namespace {
  * (10.2 kW, datasheet 2023) less its eight 700 W GPUs, per GPU. An example, and a maximum. */
 constexpr double kNodePowerPerGpu = (10'200.0 - 8 * 700.0) / 8;
 
-/** Records `key` under `base` as defaulted when the scenario does not give it. */
+/** Records `key` of this object as defaulted when the scenario does not give it. */
 void note_default(JsonReader& reader, std::string_view key, std::vector<std::string>& defaulted) {
   if (!reader.has(key)) defaulted.push_back(reader.pointer() + "/" + std::string(key));
 }
