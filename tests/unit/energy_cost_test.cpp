@@ -169,8 +169,9 @@ TEST(EnergyCostReport, GptThreeOn1024GpusAddsUpAndMeetsTheClosedForm) {
                     e["switches"].get<double>() * 750.0 * makespan;
   EXPECT_NEAR(e["it_j"].get<double>(), it, 1e-9 * it);
   EXPECT_NEAR(e["facility_j"].get<double>(), 1.2 * it, 1e-9 * it);
-  EXPECT_EQ(r["cost"]["assumed"], json::array({"/cost/gpu_hour_price"}));
+  EXPECT_EQ(r["cost"]["assumed"], json::array({"/cost/gpu_hour_price", "/budget/tokens"}));
   EXPECT_TRUE(r["cost"]["example_prices"].get<bool>());
+  EXPECT_EQ(r["energy"]["assumed"].back(), "/budget/tokens");
 
   TransformerConfig c;
   c.layers = 96;

@@ -230,6 +230,10 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
       extent.tokens = static_cast<double>(plan.tokens_per_iteration) * static_cast<double>(plan.iterations);
     r.energy = energy_figures(scenario.energy, *scenario.cluster.gpu.power, times, extent, scenario.budget.tokens);
     r.cost = cost_figures(scenario.cost, *r.energy, extent, scenario.budget.tokens);
+    if (scenario.budget.defaulted && r.energy->budget) {
+      r.energy->assumed.emplace_back("/budget/tokens");
+      r.cost->assumed.emplace_back("/budget/tokens");
+    }
   }
   return r;
 }

@@ -131,6 +131,12 @@ ReportSummary summary_section(const Report& r) {
 } // namespace
 
 namespace {
+/** Whether a price of the pricing model took its example default (the token budget is not a price). */
+bool example_prices(const CostFigures& c) {
+  return std::any_of(c.assumed.begin(), c.assumed.end(),
+                     [](const std::string& pointer) { return pointer.starts_with("/cost/"); });
+}
+
 ReportEnergy energy_section(const EnergyFigures& e) {
   ReportEnergy out;
   out.method = "power x time per GPU state from the simulated per-GPU intervals, plus nodes and switches at "
@@ -166,7 +172,7 @@ ReportCost cost_section(const CostFigures& c) {
   ReportCost out;
   out.model = c.model;
   out.currency = c.currency;
-  out.example_prices = !c.assumed.empty();
+  out.example_prices = example_prices(c);
   out.gpu_hour_rate = c.gpu_hour_rate;
   out.hardware = c.hardware;
   out.electricity = c.electricity;
@@ -418,7 +424,7 @@ std::string format_table(const Report& r) {
   }
   if (r.cost) {
     const CostFigures& c = *r.cost;
-    const std::string examples = c.assumed.empty() ? "" : " (EXAMPLE prices: give yours in /cost)";
+    const std::string examples = example_prices(c) ? " (EXAMPLE prices: give yours in /cost)" : "";
     line("cost per iteration", fmt::format("{:.4g} {} ({}, {:.4g} {}/GPU-hour){}", c.per_iteration, c.currency,
                                            enum_name(c.model), c.gpu_hour_rate, c.currency, examples));
     if (c.per_million_tokens && c.budget && c.budget_time_days)

@@ -474,7 +474,8 @@ struct ReportEnergy {
     f.field("per_token_j", s.per_token, "J", "facility_j / tokens of the run; model training only");
     f.field("budget_tokens", s.budget_tokens, "tokens", "the scenario's /budget/tokens; model training only");
     f.field("budget_j", s.budget, "J", "per_token_j x budget_tokens; model training only");
-    f.field("assumed", s.assumed, "", "scenario fields that took their default (examples or assumptions)");
+    f.field("assumed", s.assumed, "",
+            "scenario fields that took their default (examples or assumptions), /budget/tokens among them");
   }
 };
 
@@ -512,7 +513,7 @@ struct ReportCost {
     f.field("budget", s.budget, "currency", "to train budget_tokens; model training only");
     f.field("budget_days", s.budget_days, "days", "wall-clock time to train budget_tokens; model training only");
     f.field("budget_gpu_hours", s.budget_gpu_hours, "GPU-hours", "to train budget_tokens; model training only");
-    f.field("assumed", s.assumed, "", "scenario price fields that took their example default");
+    f.field("assumed", s.assumed, "", "scenario fields that took their example default: prices, /budget/tokens");
   }
 };
 
