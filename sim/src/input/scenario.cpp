@@ -800,6 +800,17 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
   if (root.has("run")) s.run = parse_run(root.child("run"));
+  // Absent sections are read as empty objects, so that every default comes from the schema.
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  auto section = [&](const char* key) {
+    if (root.has(key)) return root.child(key);
+    JsonReader empty(kEmpty, source, std::string("/") + key);
+    empty.use_schema(scenario_schema());
+    return empty;
+  };
+  s.energy = parse_energy(section("energy"), s.cluster);
+  s.cost = parse_cost(section("cost"));
+  s.budget = parse_budget(section("budget"));
   if (auto published = root.optional_child("published")) {
     PublishedFigure f;
     f.figure = published->string("figure");

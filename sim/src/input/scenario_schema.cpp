@@ -901,6 +901,102 @@ void run_fields(std::vector<F>& f) {
                        "checking)"));
 }
 
+void energy_cost_fields(std::vector<F>& f) {
+  const std::string e = "/energy/";
+  f.push_back(F(e + "compute_power_fraction", T::Number, "energy")
+                  .closed(0.0, 1.0)
+                  .def(1.0)
+                  .label("Compute power (x TDP)")
+                  .doc("a GPU's power while it computes, as a fraction of its profile's TDP. Default 1: an "
+                       "assumption, the board at its power limit (dense training GEMMs run GPUs at or near it)"));
+  f.push_back(F(e + "communication_power_fraction", T::Number, "energy")
+                  .closed(0.0, 1.0)
+                  .def(0.5)
+                  .label("Communication power (x TDP)")
+                  .doc("a GPU's power while its exposed transfers move (NCCL kernels on a few SMs, HBM and "
+                       "NVLink/NIC traffic), as a fraction of its TDP. Default 0.5: an assumption, not a "
+                       "measurement; waits and idle time draw the profile's idle power"));
+  f.push_back(F(e + "node_power", T::Quantity, "energy")
+                  .dim(Dimension::Power)
+                  .closed(0.0, 1e6)
+                  .def_doc("575 W x `gpus_per_node` (example)")
+                  .label("Node power")
+                  .doc("each node's power beyond its GPUs (CPUs, memory, NICs, NVSwitches, fans, power supplies), "
+                       "constant over the run. The default is an example and a maximum: NVIDIA DGX H100's maximum "
+                       "system power, 10.2 kW (datasheet, 2023), less its eight 700 W GPUs, per GPU"));
+  f.push_back(F(e + "switches", T::Integer, "energy")
+                  .range(0, 1'000'000)
+                  .def_doc("the simulated topology's: 0 in one node, 1 for a star, leaves (+ pods) + 1 for a "
+                           "fat-tree, rails + 1 for a rail network")
+                  .label("Switches")
+                  .doc("network switches between nodes; the simulated topology counts a non-blocking spine or core "
+                       "as one switch, so give the real count when it has more"));
+  f.push_back(F(e + "switch_power", T::Quantity, "energy")
+                  .dim(Dimension::Power)
+                  .closed(0.0, 1e5)
+                  .def(750)
+                  .label("Switch power")
+                  .doc("each switch's power, constant over the run. Default 750 W: an example of the order of a "
+                       "64-port 400 Gb/s InfiniBand switch with passive cables (NVIDIA Quantum-2 QM9700 class); "
+                       "give your switch's figure"));
+  f.push_back(F(e + "pue", T::Number, "energy")
+                  .closed(1.0, 5.0)
+                  .def(1.2)
+                  .label("PUE")
+                  .doc("the data centre's power usage effectiveness: facility power / IT power. Default 1.2: an "
+                       "example between Google's reported fleet-wide 1.10 (2023 environmental report) and the "
+                       "Uptime Institute survey's industry average of 1.58 (2023)"));
+  const std::string c = "/cost/";
+  f.push_back(F(c + "model", T::Choice, "cost")
+                  .choices(enum_names<PricingModel>())
+                  .def("cloud")
+                  .label("Pricing")
+                  .doc("`cloud`: GPU-hours at `gpu_hour_price` (energy included in the price); `owned`: the "
+                       "purchase amortised over `lifetime_years` plus facility energy at `electricity_price`"));
+  f.push_back(F(c + "currency", T::String, "cost")
+                  .def("USD")
+                  .allowed("non-empty")
+                  .label("Currency")
+                  .doc("the currency of the prices and of the report's costs"));
+  f.push_back(F(c + "gpu_hour_price", T::Number, "cost")
+                  .closed(0.0, 1e6)
+                  .def(2.5)
+                  .unit("currency/GPU-hour")
+                  .label("GPU-hour price")
+                  .doc("cloud: the price of one GPU for one hour, its share of the node and network included. "
+                       "Default 2.5: an example of the order of 2024 on-demand H100 list prices of GPU clouds "
+                       "(about 2 to 3 USD per GPU-hour), not a quote; give your price"));
+  f.push_back(F(c + "gpu_purchase_price", T::Number, "cost")
+                  .closed(0.0, 1e9)
+                  .def(30000)
+                  .unit("currency/GPU")
+                  .label("Purchase price per GPU")
+                  .doc("owned: what one GPU costs to buy with its share of the server, network and installation. "
+                       "Default 30,000: an example of the order of H100 prices reported in 2023-2024 (25,000 to "
+                       "40,000 USD for the GPU alone); give your quote"));
+  f.push_back(F(c + "lifetime_years", T::Number, "cost")
+                  .positive(100.0)
+                  .def(5)
+                  .unit("years")
+                  .label("Lifetime")
+                  .doc("owned: straight-line amortisation, the hardware in use around the clock. Default 5: an "
+                       "assumption, within the 4 to 6 years over which cloud providers depreciate servers"));
+  f.push_back(F(c + "electricity_price", T::Number, "cost")
+                  .closed(0.0, 100.0)
+                  .def(0.08)
+                  .unit("currency/kWh")
+                  .label("Electricity price")
+                  .doc("owned: per kWh drawn by the facility (PUE included). Default 0.08: an example, the US "
+                       "average industrial price in 2023 (EIA, Electric Power Monthly: about 8 cents per kWh)"));
+  f.push_back(F("/budget/tokens", T::Number, "budget")
+                  .closed(0.0, 1e18)
+                  .def(300e9)
+                  .unit("tokens")
+                  .label("Token budget")
+                  .doc("tokens to train on, for the report's time, energy and cost to train (model training). "
+                       "Default 300 billion: an example, GPT-3's training budget (Brown et al., 2020)"));
+}
+
 std::vector<FieldSpec> all_fields() {
   std::vector<F> f;
   f.push_back(F("/schema_version", T::Integer, "top")
@@ -918,6 +1014,11 @@ std::vector<FieldSpec> all_fields() {
   f.push_back(F("/workload", T::Object, "top").doc("see below"));
   f.push_back(F("/strategy", T::Object, "top").doc("see below"));
   f.push_back(F("/run", T::Object, "top").def_doc("all defaults").doc("see below"));
+  f.push_back(F("/energy", T::Object, "top")
+                  .def_doc("all defaults")
+                  .doc("power of the GPUs by state, nodes, switches and the data centre; see below"));
+  f.push_back(F("/cost", T::Object, "top").def_doc("all defaults (example prices)").doc("prices; see below"));
+  f.push_back(F("/budget", T::Object, "top").def_doc("all defaults").doc("what training is for; see below"));
   f.push_back(F("/published", T::Object, "top")
                   .def_doc("absent")
                   .doc("a published measurement the scenario reproduces (a case of `validation/`); see below"));
@@ -949,6 +1050,7 @@ std::vector<FieldSpec> all_fields() {
   strategy_fields(f);
   dispatch_fields(f);
   run_fields(f);
+  energy_cost_fields(f);
   std::vector<FieldSpec> out;
   out.reserve(f.size());
   for (F& field : f) out.push_back(std::move(field).build());
@@ -988,6 +1090,9 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"coordination", "/strategy/coordination"},
       {"class_split", "/strategy/class_split"},
       {"run", "/run"},
+      {"energy", "/energy"},
+      {"cost", "/cost"},
+      {"budget", "/budget"},
       {"published", "/published"},
   };
   return sections;

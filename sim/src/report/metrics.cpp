@@ -222,6 +222,19 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     out.busbw = bus_bandwidth(c.op, c.ranks, out.algbw);
     r.collectives.push_back(out);
   }
+  if (scenario.cluster.gpu.power) {
+    // Not computing and not moving data is idle: waits, the tail and any gap.
+    const GpuStateTimes times{compute_sum, comm_sum, std::max(0.0, gpu_seconds - compute_sum - comm_sum)};
+    RunExtent extent{r.gpus, scenario.cluster.nodes, r.makespan, plan.iterations, std::nullopt};
+    if (plan.tokens_per_iteration > 0)
+      extent.tokens = static_cast<double>(plan.tokens_per_iteration) * static_cast<double>(plan.iterations);
+    r.energy = energy_figures(scenario.energy, *scenario.cluster.gpu.power, times, extent, scenario.budget.tokens);
+    r.cost = cost_figures(scenario.cost, *r.energy, extent, scenario.budget.tokens);
+    if (scenario.budget.defaulted && r.energy->budget) {
+      r.energy->assumed.emplace_back("/budget/tokens");
+      r.cost->assumed.emplace_back("/budget/tokens");
+    }
+  }
   return r;
 }
 

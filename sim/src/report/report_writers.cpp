@@ -130,6 +130,64 @@ ReportSummary summary_section(const Report& r) {
 }
 } // namespace
 
+namespace {
+/** Whether a price of the pricing model took its example default (the token budget is not a price). */
+bool example_prices(const CostFigures& c) {
+  return std::any_of(c.assumed.begin(), c.assumed.end(),
+                     [](const std::string& pointer) { return pointer.starts_with("/cost/"); });
+}
+
+ReportEnergy energy_section(const EnergyFigures& e) {
+  ReportEnergy out;
+  out.method = "power x time per GPU state from the simulated per-GPU intervals, plus nodes and switches at "
+               "constant power, x PUE (docs/energy-and-cost.md)";
+  out.gpu_compute_power = e.gpu_compute_power;
+  out.gpu_communication_power = e.gpu_communication_power;
+  out.gpu_idle_power = e.gpu_idle_power;
+  out.node_power = e.node_power;
+  out.nodes = e.nodes;
+  out.switch_power = e.switch_power;
+  out.switches = e.switches;
+  out.pue = e.pue;
+  out.gpu_compute_time = e.times.compute;
+  out.gpu_communication_time = e.times.communication;
+  out.gpu_idle_time = e.times.idle;
+  out.gpu_compute = e.gpu_compute;
+  out.gpu_communication = e.gpu_communication;
+  out.gpu_idle = e.gpu_idle;
+  out.nodes_energy = e.node_energy;
+  out.switches_energy = e.switch_energy;
+  out.it = e.it_energy;
+  out.facility = e.facility_energy;
+  out.average_power = e.average_power;
+  out.per_iteration = e.per_iteration;
+  out.per_token = e.per_token;
+  if (e.per_token) out.budget_tokens = e.budget_tokens;
+  out.budget = e.budget;
+  out.assumed = e.assumed;
+  return out;
+}
+
+ReportCost cost_section(const CostFigures& c) {
+  ReportCost out;
+  out.model = c.model;
+  out.currency = c.currency;
+  out.example_prices = example_prices(c);
+  out.gpu_hour_rate = c.gpu_hour_rate;
+  out.hardware = c.hardware;
+  out.electricity = c.electricity;
+  out.total = c.total;
+  out.per_iteration = c.per_iteration;
+  out.per_million_tokens = c.per_million_tokens;
+  if (c.per_million_tokens) out.budget_tokens = c.budget_tokens;
+  out.budget = c.budget;
+  out.budget_days = c.budget_time_days;
+  out.budget_gpu_hours = c.budget_gpu_hours;
+  out.assumed = c.assumed;
+  return out;
+}
+} // namespace
+
 ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   ReportDocument doc;
   doc.partsim_version = partsim_version();
@@ -185,6 +243,8 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
       if (s.memory) row.memory = memory_section(*s.memory);
     }
   }
+  if (r.energy) doc.energy = energy_section(*r.energy);
+  if (r.cost) doc.cost = cost_section(*r.cost);
   for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty()));
   return doc;
 }
@@ -352,6 +412,26 @@ std::string format_table(const Report& r) {
                      c.stats.ranks, human_seconds(c.mean_time), human_bytes(c.algbw), human_bytes(c.busbw)));
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),
                                             human_bytes(static_cast<double>(r.bytes_received))));
+  if (r.energy) {
+    const EnergyFigures& e = *r.energy;
+    constexpr double kJoulesPerKwh = 3.6e6;
+    line("energy per iteration / mean power",
+         fmt::format("{:.4g} kWh / {:.4g} kW (PUE {:.3g}{})", e.per_iteration / kJoulesPerKwh, e.average_power / 1e3,
+                     e.pue, e.assumed.empty() ? "" : "; assumed figures in report.json"));
+    if (e.per_token && e.budget)
+      line("energy per token / budget", fmt::format("{:.4g} J / {:.4g} MWh for {:.4g} tokens", *e.per_token,
+                                                    *e.budget / kJoulesPerKwh / 1e3, e.budget_tokens));
+  }
+  if (r.cost) {
+    const CostFigures& c = *r.cost;
+    const std::string examples = example_prices(c) ? " (EXAMPLE prices: give yours in /cost)" : "";
+    line("cost per iteration", fmt::format("{:.4g} {} ({}, {:.4g} {}/GPU-hour){}", c.per_iteration, c.currency,
+                                           enum_name(c.model), c.gpu_hour_rate, c.currency, examples));
+    if (c.per_million_tokens && c.budget && c.budget_time_days)
+      line("cost per 1M tokens / budget",
+           fmt::format("{:.4g} / {:.4g} {}, {:.4g} days on {} GPUs", *c.per_million_tokens, *c.budget, c.currency,
+                       *c.budget_time_days, r.gpus));
+  }
 
   constexpr std::size_t kMaxRows = 32;
   if (!r.stages.empty()) {

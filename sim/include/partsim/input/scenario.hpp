@@ -1,6 +1,7 @@
 // Scenario: the user's question as plain value types (cluster, workload, strategy, run), parsed once from JSON.
 #pragma once
 
+#include "partsim/input/energy_cost.hpp"
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/labels.hpp"
 #include "partsim/input/network.hpp"
@@ -284,6 +285,9 @@ struct Scenario {
   Workload workload;
   Strategy strategy;
   RunSpec run;
+  EnergySpec energy;                        ///< `/energy`, defaults resolved
+  CostSpec cost;                            ///< `/cost`, defaults resolved
+  BudgetSpec budget;                        ///< `/budget`
   std::optional<PublishedFigure> published; ///< a validation case's published figure
   std::vector<Expectation> expectations;    ///< `/expect`, by figure pointer (sorted)
   nlohmann::json document;                  ///< the validated input, with overrides applied (echoed in report.json)

@@ -4,6 +4,7 @@
 #include "partsim/engine/engine.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/plan/plan.hpp"
+#include "partsim/report/energy_cost.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -114,6 +115,10 @@ struct Report {
   std::vector<Stage> stages;
 
   std::vector<RankMetrics> ranks;
+
+  /** Energy by state and facility (absent when the GPU profile has no power figures or nothing was simulated). */
+  std::optional<EnergyFigures> energy;
+  std::optional<CostFigures> cost; ///< with `energy`
 };
 
 /** Amdahl's speedup on `p` processors for parallel fraction `f`. */

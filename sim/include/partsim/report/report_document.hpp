@@ -3,6 +3,7 @@
 #pragma once
 
 #include "partsim/common/enum_names.hpp"
+#include "partsim/input/energy_cost.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
 
@@ -415,6 +416,107 @@ struct ReportRank {
   }
 };
 
+/** `energy`: power x time per GPU state from the simulated intervals, nodes, switches and PUE
+ * (docs/energy-and-cost.md).
+ */
+struct ReportEnergy {
+  std::string method;
+  double gpu_compute_power = 0.0;
+  double gpu_communication_power = 0.0;
+  double gpu_idle_power = 0.0;
+  double node_power = 0.0;
+  std::int64_t nodes = 0;
+  double switch_power = 0.0;
+  std::int64_t switches = 0;
+  double pue = 1.0;
+  double gpu_compute_time = 0.0;
+  double gpu_communication_time = 0.0;
+  double gpu_idle_time = 0.0;
+  double gpu_compute = 0.0;
+  double gpu_communication = 0.0;
+  double gpu_idle = 0.0;
+  double nodes_energy = 0.0;
+  double switches_energy = 0.0;
+  double it = 0.0;
+  double facility = 0.0;
+  double average_power = 0.0;
+  double per_iteration = 0.0;
+  std::optional<double> per_token;
+  std::optional<double> budget_tokens;
+  std::optional<double> budget;
+  std::vector<std::string> assumed;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("method", s.method, "", "how the energy was computed");
+    f.field("gpu_compute_power_w", s.gpu_compute_power, "W", "a GPU computing: compute_power_fraction x TDP");
+    f.field("gpu_communication_power_w", s.gpu_communication_power, "W",
+            "a GPU moving exposed transfers: communication_power_fraction x TDP");
+    f.field("gpu_idle_power_w", s.gpu_idle_power, "W", "a GPU waiting or idle: the profile's idle power");
+    f.field("node_power_w", s.node_power, "W", "a node beyond its GPUs");
+    f.field("nodes", s.nodes, "", "nodes of the cluster");
+    f.field("switch_power_w", s.switch_power, "W", "a network switch");
+    f.field("switches", s.switches, "", "network switches");
+    f.field("pue", s.pue, "", "facility power / IT power");
+    f.field("gpu_compute_gpu_s", s.gpu_compute_time, "GPU-s",
+            "computing, all GPUs (overlapped communication included)");
+    f.field("gpu_communication_gpu_s", s.gpu_communication_time, "GPU-s", "exposed transfers moving, all GPUs");
+    f.field("gpu_idle_gpu_s", s.gpu_idle_time, "GPU-s", "neither: waits, the tail and gaps, all GPUs");
+    f.field("gpu_compute_j", s.gpu_compute, "J", "gpu_compute_gpu_s x gpu_compute_power_w");
+    f.field("gpu_communication_j", s.gpu_communication, "J", "gpu_communication_gpu_s x gpu_communication_power_w");
+    f.field("gpu_idle_j", s.gpu_idle, "J", "gpu_idle_gpu_s x gpu_idle_power_w");
+    f.field("nodes_j", s.nodes_energy, "J", "nodes x node_power_w x makespan");
+    f.field("switches_j", s.switches_energy, "J", "switches x switch_power_w x makespan");
+    f.field("it_j", s.it, "J", "the five above: the IT equipment's energy for the run (all iterations)");
+    f.field("facility_j", s.facility, "J", "it_j x pue");
+    f.field("average_power_w", s.average_power, "W", "facility_j / makespan: the cluster's average facility power");
+    f.field("per_iteration_j", s.per_iteration, "J", "facility_j / iterations");
+    f.field("per_token_j", s.per_token, "J", "facility_j / tokens of the run; model training only");
+    f.field("budget_tokens", s.budget_tokens, "tokens", "the scenario's /budget/tokens; model training only");
+    f.field("budget_j", s.budget, "J", "per_token_j x budget_tokens; model training only");
+    f.field("assumed", s.assumed, "",
+            "scenario fields that took their default (examples or assumptions), /budget/tokens among them");
+  }
+};
+
+/** `cost`: prices from the scenario (defaults are labelled examples), in its currency. */
+struct ReportCost {
+  PricingModel model = PricingModel::Cloud;
+  std::string currency;
+  bool example_prices = false;
+  double gpu_hour_rate = 0.0;
+  double hardware = 0.0;
+  double electricity = 0.0;
+  double total = 0.0;
+  double per_iteration = 0.0;
+  std::optional<double> per_million_tokens;
+  std::optional<double> budget_tokens;
+  std::optional<double> budget;
+  std::optional<double> budget_days;
+  std::optional<double> budget_gpu_hours;
+  std::vector<std::string> assumed;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("model", s.model, "", "cloud: GPU-hours at a price; owned: amortised purchase plus electricity");
+    f.field("currency", s.currency, "", "of every cost here");
+    f.field("example_prices", s.example_prices, "", "a price of the pricing model took its example default");
+    f.field("gpu_hour_rate", s.gpu_hour_rate, "currency/GPU-hour",
+            "cloud: the price; owned: purchase / (lifetime hours)");
+    f.field("hardware", s.hardware, "currency", "GPU-hours of the run x gpu_hour_rate");
+    f.field("electricity", s.electricity, "currency",
+            "owned: facility kWh x electricity price; cloud: 0 (in the price)");
+    f.field("total", s.total, "currency", "hardware + electricity, the run (all iterations)");
+    f.field("per_iteration", s.per_iteration, "currency", "total / iterations");
+    f.field("per_million_tokens", s.per_million_tokens, "currency", "model training only");
+    f.field("budget_tokens", s.budget_tokens, "tokens", "the scenario's /budget/tokens; model training only");
+    f.field("budget", s.budget, "currency", "to train budget_tokens; model training only");
+    f.field("budget_days", s.budget_days, "days", "wall-clock time to train budget_tokens; model training only");
+    f.field("budget_gpu_hours", s.budget_gpu_hours, "GPU-hours", "to train budget_tokens; model training only");
+    f.field("assumed", s.assumed, "", "scenario fields that took their example default: prices, /budget/tokens");
+  }
+};
+
 /** report.json, whole. */
 struct ReportDocument {
   std::string schema = "partsim.report";
@@ -432,6 +534,8 @@ struct ReportDocument {
   std::optional<ReportCoordinator> coordinator;
   std::optional<ReportBalancing> balancing;
   std::optional<std::vector<ReportStage>> pipeline_stages;
+  std::optional<ReportEnergy> energy;
+  std::optional<ReportCost> cost;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -456,6 +560,8 @@ struct ReportDocument {
     f.field("coordinator", s.coordinator, "", "runs whose coordinator spent time (serial part, set-up)");
     f.field("balancing", s.balancing, "", "run-time balancing only");
     f.field("pipeline_stages", s.pipeline_stages, "", "model parallelism only");
+    f.field("energy", s.energy, "", "simulated runs on a GPU profile with power figures");
+    f.field("cost", s.cost, "", "with energy");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
 };
