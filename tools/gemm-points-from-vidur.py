@@ -23,10 +23,10 @@ line. It copies no code, only the measured figures, each with its (m, n, k).
 import argparse
 import csv
 import json
-import os
-import re
 import statistics
 import sys
+
+from gemm_profile import peak_flops, write_table
 
 OPS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 
@@ -57,9 +57,7 @@ def main():
     with open(args.profile) as f:
         original = f.read()
     profile = json.loads(original)
-    peak_text = profile["peak_flops"][args.data_type]["value"]
-    number, unit = re.fullmatch(r"([0-9.]+)([TP])FLOPs", peak_text).groups()
-    peak = float(number) * {"T": 1e12, "P": 1e15}[unit]
+    peak, peak_text = peak_flops(profile, args.data_type)
     for other in args.also:
         if profile["peak_flops"][other]["value"] != peak_text:
             sys.exit(f"{other} has another peak than {args.data_type}")
@@ -91,18 +89,8 @@ def main():
     # The default curve (other data types) keeps the provenance it had from the table.
     table["default_curve"].setdefault("provenance", table["provenance"])
     table["provenance"] = json.loads(args.provenance)
-    # The rest of the file stays as written; gemm_efficiency is its last key, one point a line.
-    start = original.index('  "gemm_efficiency": {')
-    lines = ['  "gemm_efficiency": {',
-             '    "provenance": ' + json.dumps(table["provenance"]) + ",",
-             '    "layout": "scattered",',
-             '    "default_curve": ' + json.dumps(table["default_curve"]) + ",",
-             '    "points": [']
-    lines += ["      " + json.dumps(p) + ("," if i + 1 < len(table["points"]) else "") for i, p in enumerate(table["points"])]
-    lines += ["    ]", "  }", "}", ""]
-    with open(args.profile + ".tmp", "w") as f:
-        f.write(original[:start] + "\n".join(lines))
-    os.replace(args.profile + ".tmp", args.profile)
+    table["layout"] = "scattered"
+    write_table(args.profile, original, table)
     values = sorted(points.values())
     print(f"{args.profile}: {len(points)} shapes x {len(types)} data types from {sum(len(s) for s in times.values())} "
           f"measurements, efficiency {values[0]} to {values[-1]} (median {values[len(values) // 2]})")

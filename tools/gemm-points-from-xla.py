@@ -13,9 +13,10 @@ code, only the measured figures, each of which keeps its (m, n, k).
 """
 import argparse
 import json
-import os
 import re
 import sys
+
+from gemm_profile import peak_flops, write_table
 
 
 def read_entries(text, arch):
@@ -43,9 +44,7 @@ def main():
     with open(args.profile) as f:
         original = f.read()
     profile = json.loads(original)
-    peak_text = profile["peak_flops"][args.data_type]["value"]
-    number, unit = re.fullmatch(r"([0-9.]+)([TP])FLOPs", peak_text).groups()
-    peak = float(number) * {"T": 1e12, "P": 1e15}[unit]
+    peak, peak_text = peak_flops(profile, args.data_type)
 
     points = {}
     for b, m, n, k, rates in read_entries(open(args.table).read(), args.arch):
@@ -65,17 +64,7 @@ def main():
     new = [{"m": m, "n": n, "k": k, "data_type": args.data_type, "efficiency": e} for (m, n, k), e in sorted(points.items())]
     table["points"] = kept + new
     table["provenance"] = json.loads(args.provenance)
-    # The rest of the file stays as written; gemm_efficiency is its last key, one point a line.
-    start = original.index('  "gemm_efficiency": {')
-    lines = ['  "gemm_efficiency": {',
-             '    "provenance": ' + json.dumps(table["provenance"]) + ",",
-             '    "default_curve": ' + json.dumps(table["default_curve"]) + ",",
-             '    "points": [']
-    lines += ["      " + json.dumps(p) + ("," if i + 1 < len(table["points"]) else "") for i, p in enumerate(table["points"])]
-    lines += ["    ]", "  }", "}", ""]
-    with open(args.profile + ".tmp", "w") as f:
-        f.write(original[:start] + "\n".join(lines))
-    os.replace(args.profile + ".tmp", args.profile)
+    write_table(args.profile, original, table)
     print(f"{args.profile}: {len(new)} {args.data_type} points, efficiency {min(points.values())} to {max(points.values())}")
 
 
