@@ -73,8 +73,10 @@ int search(const SearchOptions& options) {
   result.scenario = options.scenario;
   result.rank_by = parse_search_metric(options.rank_by, "--rank-by");
   result.pareto = parse_search_metric(options.pareto, "--pareto");
-  if ((result.rank_by.per_token_budget || result.pareto.per_token_budget) && !(options.tokens > 0.0))
-    throw InputError("--tokens", "", "time_to_train needs the token budget; expected --tokens N with N above 0");
+  for (const SearchMetric* m : {&result.rank_by, &result.pareto})
+    if (m->needs_tokens() && !(options.tokens > 0.0))
+      throw InputError("--tokens", "",
+                       fmt::format("{} needs the token budget; expected --tokens N with N above 0", m->name));
   result.tokens = options.tokens;
   result.refine = options.refine;
   result.top = options.top;
@@ -187,8 +189,9 @@ Action add_search_command(CLI::App& app) {
                    "Keep only points where LEFT OP RIGHT holds (OP: < <= > >= == != divides)")
       ->type_name("\"A OP B\"");
   command->add_option("--rank-by", options->rank_by,
-                      "throughput, tokens_per_s, samples_per_s, time_to_train, makespan, mfu, gpus, memory, or a "
-                      "report pointer with :min or :max (default: throughput)");
+                      "throughput, tokens_per_s, samples_per_s, time_to_train, makespan, mfu, gpus, memory, "
+                      "cost_to_train, energy_to_train, cost_per_million_tokens, energy_per_token, or a report pointer "
+                      "with :min or :max (default: throughput)");
   command->add_option("--pareto", options->pareto, "The second metric of the Pareto front (default: gpus)");
   command->add_option("--tokens", options->tokens, "Token budget of time_to_train");
   command->add_option("--refine", options->refine, "Best points run again at the faithful fidelity (default 5)");

@@ -218,6 +218,25 @@ TEST(SearchMetrics, NamedMetricsAndReportPointers) {
   EXPECT_EQ(parse_search_metric("throughput", "--rank-by").goal, Goal::Maximise);
   EXPECT_EQ(parse_search_metric("makespan", "--rank-by").goal, Goal::Minimise);
   EXPECT_TRUE(parse_search_metric("time_to_train", "--rank-by").per_token_budget);
+  // Budgets in time, money and energy: tokens / rate, cost per million tokens x tokens / 1e6, J per token x tokens.
+  const json report = {{"summary", {{"tokens_per_s", 2.0e6}}},
+                       {"cost", {{"per_million_tokens", 0.5}}},
+                       {"energy", {{"per_token_j", 0.75}}}};
+  const double tokens = 1e12;
+  EXPECT_DOUBLE_EQ(search_metric_value(parse_search_metric("time_to_train", "x"), report, "r", tokens), 5e5);
+  EXPECT_DOUBLE_EQ(search_metric_value(parse_search_metric("cost_to_train", "x"), report, "r", tokens), 5e5);
+  EXPECT_DOUBLE_EQ(search_metric_value(parse_search_metric("energy_to_train", "x"), report, "r", tokens), 7.5e11);
+  EXPECT_DOUBLE_EQ(search_metric_value(parse_search_metric("cost_per_million_tokens", "x"), report, "r", tokens), 0.5);
+  EXPECT_DOUBLE_EQ(search_metric_value(parse_search_metric("energy_per_token", "x"), report, "r", tokens), 0.75);
+  for (const char* name : {"time_to_train", "cost_to_train", "energy_to_train"})
+    EXPECT_TRUE(parse_search_metric(name, "x").needs_tokens()) << name;
+  EXPECT_FALSE(parse_search_metric("cost_per_million_tokens", "x").needs_tokens());
+  // A point whose report has no cost (a GPU profile without power figures) names the figure it lacks.
+  EXPECT_EQ(
+      input_error([&] {
+        search_metric_value(parse_search_metric("cost_to_train", "x"), json{{"summary", json::object()}}, "r", tokens);
+      }).pointer(),
+      "/cost/per_million_tokens");
   const SearchMetric idle = parse_search_metric("/summary/idle_share:min", "--rank-by");
   EXPECT_EQ(idle.pointers, std::vector<std::string>{"/summary/idle_share"});
   EXPECT_EQ(idle.goal, Goal::Minimise);

@@ -33,6 +33,26 @@ const std::vector<SearchMetric>& search_metrics() {
       {"mfu", {"/summary/mfu"}, Goal::Maximise, "", "model FLOP utilisation"},
       {"gpus", {"/summary/gpus"}, Goal::Minimise, "GPUs", "GPUs of the point"},
       {"memory", {"/memory_per_gpu/total_bytes"}, Goal::Minimise, "B", "memory per GPU (the peak stage's)"},
+      {"cost_to_train",
+       {"/cost/per_million_tokens"},
+       Goal::Minimise,
+       "currency",
+       "cost of training --tokens tokens at the point's cost per million tokens (the scenario's /cost)",
+       false,
+       1e-6},
+      {"energy_to_train",
+       {"/energy/per_token_j"},
+       Goal::Minimise,
+       "J",
+       "facility energy of training --tokens tokens at the point's energy per token (the scenario's /energy)",
+       false,
+       1.0},
+      {"cost_per_million_tokens",
+       {"/cost/per_million_tokens"},
+       Goal::Minimise,
+       "currency",
+       "cost per million tokens trained"},
+      {"energy_per_token", {"/energy/per_token_j"}, Goal::Minimise, "J", "facility energy per token trained"},
   };
   return metrics;
 }
@@ -163,14 +183,13 @@ std::vector<Override> fast_fidelity_overrides(const nlohmann::json& document) {
   return out;
 }
 
-namespace {
-
-double metric_value(const SearchMetric& metric, const nlohmann::json& report, const std::string& source,
-                    double tokens) {
+double search_metric_value(const SearchMetric& metric, const nlohmann::json& report, const std::string& source,
+                           double tokens) {
   for (const std::string& pointer : metric.pointers) {
     const nlohmann::json::json_pointer p(pointer);
     if (!report.contains(p) || !report.at(p).is_number()) continue;
     const double value = report.at(p).get<double>();
+    if (metric.budget_total > 0.0) return value * tokens * metric.budget_total;
     if (!metric.per_token_budget) return value;
     return value > 0.0 ? tokens / value : std::numeric_limits<double>::infinity();
   }
@@ -179,6 +198,8 @@ double metric_value(const SearchMetric& metric, const nlohmann::json& report, co
                                "(docs/report-reference.md)",
                                metric.name));
 }
+
+namespace {
 
 bool better(double a, double b, Goal goal) {
   return goal == Goal::Maximise ? a > b : a < b;
@@ -198,8 +219,8 @@ SearchFigures search_figures(const nlohmann::json& report, const std::string& so
   const ReportDocument document = report_document_from_json(report, source);
   PARTSIM_CHECK(document.summary) << "search_figures of a report without a summary: " << source;
   SearchFigures f;
-  f.rank_value = metric_value(rank_by, report, source, tokens);
-  f.pareto_value = metric_value(pareto, report, source, tokens);
+  f.rank_value = search_metric_value(rank_by, report, source, tokens);
+  f.pareto_value = search_metric_value(pareto, report, source, tokens);
   const ReportSummary& s = *document.summary;
   f.makespan = s.makespan;
   f.samples_per_s = s.throughput;

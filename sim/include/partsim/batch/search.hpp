@@ -27,10 +27,19 @@ struct SearchMetric {
   std::string unit;
   std::string meaning;
   bool per_token_budget = false; ///< the figure is tokens / pointer's value (time to train `--tokens`)
+  double budget_total = 0.0; ///< > 0: the figure is the pointer's value x tokens x this (a per-token figure's total)
+
+  /** The metric is a figure of a token budget: it needs `--tokens`. */
+  bool needs_tokens() const { return per_token_budget || budget_total > 0.0; }
 };
 
 /** The named metrics (`--rank-by NAME`, `--pareto NAME`). */
 const std::vector<SearchMetric>& search_metrics();
+
+/** A metric's value in a report.json (its first pointer the report has a number at), scaled to `tokens` where the
+ * metric is a budget's figure. @throws InputError(source, pointer, ...) when the report has none. */
+double search_metric_value(const SearchMetric& metric, const nlohmann::json& report, const std::string& source,
+                           double tokens);
 
 /** A named metric, or `/report/pointer:min` / `:max`. @throws InputError(option, text, ...) */
 SearchMetric parse_search_metric(const std::string& text, const std::string& option);
