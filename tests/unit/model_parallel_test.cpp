@@ -453,6 +453,85 @@ TEST(ModelParallelPlan, ZeroTwoReduceScattersEveryMicroBatchIntoItsShard) {
   }
 }
 
+TEST(ModelParallelPlan, MegatronReducesBf16GradientsInFp32AndGathersTheParametersInBf16) {
+  // Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16: the reduce-scatter moves 4 bytes per parameter,
+  // the all-gather of the updated parameters 2, the gradient buffers hold 4. `gradient_data_type` says it for any
+  // stack; the custom stack keeps the data type.
+  auto scenario = [](const std::string& stack, const std::string& gradients) {
+    nlohmann::json doc = mp_scenario({{"data", 8}, {"zero", 1}}, 8, "gpt2-xl", 8);
+    doc["workload"]["stack"] = stack;
+    if (!gradients.empty()) doc["workload"]["gradient_data_type"] = gradients;
+    return parse(doc);
+  };
+  const Scenario custom = scenario("custom", "");
+  const Scenario megatron = scenario("megatron-core-2024", "");
+  EXPECT_EQ(std::get<ModelTraining>(custom.workload).gradient_type(), "bf16");
+  EXPECT_EQ(std::get<ModelTraining>(megatron.workload).gradient_type(), "fp32");
+  EXPECT_EQ(std::get<ModelTraining>(scenario("megatron-lm-2021", "").workload).gradient_type(), "fp32");
+  EXPECT_EQ(std::get<ModelTraining>(scenario("megatron-core-2024", "bf16").workload).gradient_type(), "bf16");
+  EXPECT_EQ(std::get<ModelTraining>(scenario("custom", "fp32").workload).gradient_type(), "fp32");
+
+  const Volume b = volume(build_plan(custom), 0, CommKind::Data);
+  const Volume f = volume(build_plan(megatron), 0, CommKind::Data);
+  // Buckets fill by bytes, so fp32 gradients may make more of them; every scatter still has its gather.
+  EXPECT_EQ(f.reduce_scatters, f.all_gathers);
+  EXPECT_GE(f.reduce_scatters, b.reduce_scatters);
+  // bf16: scatter s + gather s (no pipeline, so no tied-embedding all-reduce); fp32: 2s + s.
+  EXPECT_NEAR(f.bus, 1.5 * b.bus, b.bus * 1e-6);
+
+  const auto memory = [](const Scenario& s) {
+    return model_parallel_memory(std::get<ModelTraining>(s.workload), std::get<ModelParallel>(s.strategy),
+                                 s.cluster.gpu, 0);
+  };
+  EXPECT_DOUBLE_EQ(memory(megatron).gradients, 2.0 * memory(custom).gradients);
+  EXPECT_DOUBLE_EQ(memory(megatron).parameters, memory(custom).parameters);
+  // The optimizer step reads the fp32 gradients for the norm and the update, and zeroes them: 3 x 2 bytes more.
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "bf16", true, "fp32"),
+            optimizer_step_bytes_per_parameter(Optimizer::Adam, "bf16", true) + 6.0);
+}
+
+TEST(ModelParallelPlan, OverlappedParameterGathersAreQueuedFirstAndAwaitedBucketByBucket) {
+  // gpt2-xl (48 layers) on data 8 with ZeRO-1, buckets of 100 MB: with overlap_param_gather every bucket's all-gather
+  // is queued on the communication stream before the first forward pass, which waits before each bucket's first
+  // layer until the gathers up to it are done (pending 3, 2, 1, 0 with 4 buckets); none blocks after the step, and
+  // the gathered bytes are the same.
+  auto plan_of = [](bool overlap) {
+    nlohmann::json doc = mp_scenario({{"data", 8}, {"zero", 1}}, 8, "gpt2-xl", 16);
+    doc["strategy"]["gradient_sync"] = {{"bucket_size", "100MB"}, {"overlap_param_gather", overlap}};
+    return build_plan(parse(doc));
+  };
+  const Plan blocking = plan_of(false);
+  const Plan overlapped = plan_of(true);
+  auto gathers = [](const Plan& plan, int stream) {
+    std::uint64_t bytes = 0;
+    int count = 0;
+    for (const Step& step : plan.ranks[0].steps)
+      if (const auto* c = std::get_if<CollectiveStep>(&step);
+          c && c->op == CollectiveOp::AllGather && c->kind == CommKind::Data && c->stream == stream) {
+        bytes += c->bytes;
+        ++count;
+      }
+    return std::pair{count, bytes};
+  };
+  const auto [blocking_count, blocking_bytes] = gathers(blocking, 0);
+  EXPECT_EQ(gathers(blocking, 1).first, 0);
+  EXPECT_EQ(gathers(overlapped, 0).first, 0);
+  const auto [count, bytes] = gathers(overlapped, 1);
+  EXPECT_EQ(count, blocking_count);
+  EXPECT_GE(count, 2);
+  EXPECT_NEAR(static_cast<double>(bytes), static_cast<double>(blocking_bytes), 1e-9 * static_cast<double>(bytes));
+  // The program opens with the gathers, then waits for them one by one during the first micro-batch's forward.
+  const auto& steps = overlapped.ranks[0].steps;
+  for (int i = 0; i < count; ++i)
+    ASSERT_TRUE(std::holds_alternative<CollectiveStep>(steps[static_cast<std::size_t>(i)]));
+  std::vector<std::uint32_t> waits;
+  for (const Step& step : steps)
+    if (const auto* sync = std::get_if<StreamSyncStep>(&step)) waits.push_back(sync->pending);
+  ASSERT_GE(waits.size(), static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i)
+    EXPECT_EQ(waits[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(count - 1 - i));
+}
+
 TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {
   const Scenario gpipe = parse(mp_scenario({{"pipeline", 8}, {"schedule", "gpipe"}}, 8, "gpt3-13b", 32));
   const Scenario onef = parse(mp_scenario({{"pipeline", 8}, {"schedule", "1f1b"}}, 8, "gpt3-13b", 32));
@@ -533,6 +612,14 @@ TEST(ModelParallelErrors, EachInvalidCombinationNamesItsKey) {
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}}, 8, "resnet50")), "/strategy/kind");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"sequence_parallel", true}})), "/strategy/sequence_parallel");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"unknown", 1}})), "/strategy/unknown");
+}
+
+TEST(ModelParallelErrors, OverlappedParameterGathersNeedZeroOneOrTwo) {
+  for (int zero : {0, 3}) {
+    nlohmann::json doc = mp_scenario({{"data", 8}, {"zero", zero}}, 8, "gpt2-xl", 8);
+    doc["strategy"]["gradient_sync"] = {{"overlap_param_gather", true}};
+    EXPECT_EQ(error_pointer(doc), "/strategy/gradient_sync/overlap_param_gather") << zero;
+  }
 }
 
 TEST(ModelParallelErrors, FsdpIsZeroThree) {

@@ -149,10 +149,7 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
                            const CollectiveStep* next = stream.queue.front();
                            stream.queue.pop_front();
                            timed_collective(ctx, rank, overlapped, *next);
-                           if (--stream.pending == 0 && stream.program_waits) {
-                             stream.program_waits = false;
-                             stream.idle->release();
-                           }
+                           if (stream.finished_one()) stream.idle->release();
                          }
                          overlapped.finish = sg4::Engine::get_clock();
                        });
@@ -164,23 +161,21 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
 
 void passive_collective_done(RunContext& ctx, int rank) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
-  --stream.pending;
+  const bool resume = stream.finished_one();
   if (!stream.queue.empty()) {
     const CollectiveStep* next = stream.queue.front();
     stream.queue.pop_front();
     arrive_passively(ctx, rank, *next);
-  } else if (stream.pending == 0 && stream.program_waits) {
-    stream.program_waits = false;
-    stream.idle->release();
   }
+  if (resume) stream.idle->release();
 }
 
-void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline) {
+void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline, std::uint32_t pending) {
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
   if (!stream.idle) return;
   const double begin = sg4::Engine::get_clock();
-  if (stream.pending > 0) {
-    stream.program_waits = true;
+  if (stream.pending > pending) {
+    stream.program_waits = pending;
     stream.idle->acquire();
   }
   const double end = sg4::Engine::get_clock();
@@ -232,8 +227,8 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
     } else {
       enqueue_on_stream(ctx, rank, *collective);
     }
-  } else if (std::holds_alternative<StreamSyncStep>(step)) {
-    sync_stream(ctx, rank, timeline);
+  } else if (const auto* sync = std::get_if<StreamSyncStep>(&step)) {
+    sync_stream(ctx, rank, timeline, sync->pending);
   } else if (const auto* send = std::get_if<SendStep>(&step)) {
     run_send(ctx, rank, timeline, *send);
   } else if (const auto* recv = std::get_if<RecvStep>(&step)) {

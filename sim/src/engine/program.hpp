@@ -37,8 +37,9 @@ void passive_collective_done(RunContext& ctx, int rank);
  * the instances of the unfolded run it stands for. */
 void record_collective(RunContext& ctx, const CollectiveStep& step, double duration);
 
-/** Blocks until the rank's communication stream is idle; the time blocked is exposed communication. */
-void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline);
+/** Blocks until the rank's communication stream has at most `pending` collectives queued or running (0: idle); the
+ * time blocked is exposed communication. */
+void sync_stream(RunContext& ctx, int rank, RankTimeline& timeline, std::uint32_t pending = 0);
 
 /** At the end of a rank's program: waits for its stream (exposed communication) and lets the stream's actor exit. */
 void close_stream(RunContext& ctx, int rank, RankTimeline& timeline);

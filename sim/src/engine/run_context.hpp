@@ -30,13 +30,22 @@ struct Platform;
 struct CommStream {
   std::deque<const CollectiveStep*> queue; ///< not begun yet
   std::uint64_t pending = 0;               ///< queued or running
-  bool program_waits = false;              ///< the program is blocked until the stream is idle
+  /** The program is blocked until at most this many collectives are pending; -1 when it is not blocked. */
+  std::int64_t program_waits = -1;
   /** Passive: every collective it queues is analytic or flows on a passive group (prepare_passive_streams), so it
    * needs no actor: the rank arrives at the head of its queue, and the collective's end (a kernel timer, or the
    * group's flow drivers) records its part and moves it on. Saves an actor and several simcalls per collective. */
   bool passive = false;
   simgrid::s4u::SemaphorePtr work; ///< one token per queued collective, and one to close: a token with nothing queued
-  simgrid::s4u::SemaphorePtr idle; ///< released when the stream runs dry while the program waits
+  simgrid::s4u::SemaphorePtr idle; ///< released when the stream drains to what the program waits for
+
+  /** One more collective finished: whether the program waiting on the stream may go on (it then no longer waits). */
+  bool finished_one() {
+    --pending;
+    if (program_waits < 0 || pending > static_cast<std::uint64_t>(program_waits)) return false;
+    program_waits = -1;
+    return true;
+  }
 };
 
 /** Passed explicitly to every actor; never global. */

@@ -31,6 +31,11 @@ TransformerKernels stack_kernels(TrainingStack stack) {
   return {};
 }
 
+std::string stack_gradient_data_type(TrainingStack stack, const std::string& data_type) {
+  const bool megatron = stack == TrainingStack::MegatronLm2021 || stack == TrainingStack::MegatronCore2024;
+  return megatron && data_type == "bf16" ? "fp32" : data_type;
+}
+
 namespace {
 
 constexpr double kShareTolerance = 1e-6;
@@ -208,6 +213,9 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   t.kernels.fused_bias_activation = reader.boolean_or("fused_bias_activation", t.kernels.fused_bias_activation);
   t.kernels.fused_bias_dropout_add = reader.boolean_or("fused_bias_dropout_add", t.kernels.fused_bias_dropout_add);
   if (reader.has("cross_entropy")) t.kernels.cross_entropy = reader.enum_choice<CrossEntropyKernel>("cross_entropy");
+  t.gradient_data_type = reader.has("gradient_data_type") ? reader.choice("gradient_data_type")
+                                                          : stack_gradient_data_type(t.stack, t.data_type);
+  if (t.gradient_data_type == t.data_type) t.gradient_data_type.clear();
   t.iterations = reader.integer("iterations");
   t.workspace = reader.quantity("workspace");
   return t;
@@ -441,12 +449,14 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   } else if (sync.value().is_object()) {
     dp.gradient_sync.collective = parse_collective_choice(sync);
     check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective, cluster, whole_cluster);
-    if (job && (sync.has("bucket_size") || sync.has("overlap")))
-      throw InputError(sync.source(), pointer + (sync.has("bucket_size") ? "/bucket_size" : "/overlap"),
-                       "gradient buckets and overlap need a model's backward pass; expected them only with "
-                       "/workload/kind \"model_training\"");
+    for (const char* key : {"bucket_size", "overlap", "overlap_param_gather"})
+      if (job && sync.has(key))
+        throw InputError(sync.source(), pointer + "/" + key,
+                         "gradient buckets and overlap need a model's backward pass; expected them only with "
+                         "/workload/kind \"model_training\"");
     dp.gradient_sync.bucket_bytes = sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes);
     dp.gradient_sync.overlap = sync.boolean("overlap");
+    dp.gradient_sync.overlap_param_gather = sync.boolean("overlap_param_gather");
     sync.finish();
   } else {
     throw sync.error("expected a string or an object, got " + sync.type_name());
@@ -580,6 +590,11 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
       *mp.gradient_sync.collective.algorithm != CollectiveAlgorithm::Ring)
     throw InputError(reader.source(), at + "/gradient_sync/algorithm",
                      "ZeRO runs reduce-scatters and all-gathers: expected \"ring\" or \"auto\"");
+  if (mp.gradient_sync.overlap_param_gather && mp.zero != 1 && mp.zero != 2)
+    throw InputError(reader.source(), at + "/gradient_sync/overlap_param_gather",
+                     fmt::format("only ZeRO-1 and ZeRO-2 gather the updated parameters after the step; expected "
+                                 "false with zero {}",
+                                 mp.zero));
   const std::int64_t per_step = training->micro_batch * mp.data;
   if (training->global_batch % per_step != 0)
     throw InputError(reader.source(), "/workload/global_batch",
@@ -622,6 +637,10 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     dp.shares.assign(static_cast<std::size_t>(dp.partitions), 1.0 / dp.partitions);
 
   parse_gradient_sync(reader, workload, cluster, true, dp);
+  if (dp.gradient_sync.overlap_param_gather)
+    throw InputError(reader.source(), reader.pointer() + "/gradient_sync/overlap_param_gather",
+                     "plain data parallelism all-reduces the gradients and gathers no parameters; expected false "
+                     "(strategy model_parallel with zero 1 or 2 has it)");
   if (const auto* training = std::get_if<ModelTraining>(&workload)) {
     for (const char* key : {"balancing", "coordination", "class_split"})
       if (reader.has(key))

@@ -419,7 +419,19 @@ void workload_fields(std::vector<F>& f) {
                   .allowed("(int8 and fp4 are inference formats), and the GPU must have a peak for it")
                   .label("Data type")
                   .doc("compute precision; weights and gradients are stored in it (8, 4, 4, 2, 2, 1 bytes; below 4 "
-                       "bytes Adam keeps fp32 master weights)"));
+                       "bytes Adam keeps fp32 master weights); the gradients' own type is `gradient_data_type`"));
+  f.push_back(F(w + "gradient_data_type", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(training_data_types())
+                  .def_doc("the stack's")
+                  .label("Gradient data type")
+                  .doc("the type gradients are accumulated over the micro-batches, reduced over the data-parallel "
+                       "replicas and read by the optimizer step in: their memory, the bytes of every gradient "
+                       "collective, the step's reads. Both Megatron stacks with `bf16`: `fp32` (megatron/arguments.py "
+                       "at 9da6e97 and fc7f4f0, megatron/training/arguments.py at 3efa8c2: \"bfloat16 requires "
+                       "gradient accumulation and all-reduce to be done in fp32\", so `accumulate_allreduce_grads_in_"
+                       "fp32` is forced on and the gradient buffers are fp32; the parameter all-gather of the "
+                       "distributed optimizer stays in `data_type`); otherwise `data_type`"));
   f.push_back(F(w + "recomputation", T::Choice, "model_training")
                   .kinds(training)
                   .choices(enum_names<Recomputation>())
@@ -634,6 +646,15 @@ void strategy_fields(std::vector<F>& f) {
                   .allowed("model training only")
                   .doc("all-reduce each bucket on the communication stream while the backward pass goes on (DDP); "
                        "`false`: all buckets after the backward pass"));
+  f.push_back(F(s + "gradient_sync/overlap_param_gather", T::Boolean, "gradient_sync")
+                  .def(false)
+                  .allowed("model_parallel with `zero` 1 or 2")
+                  .doc("the all-gathers of the updated parameters, one per gradient bucket in forward order, queued "
+                       "on the communication stream after the optimizer step, each waited for just before the first "
+                       "forward pass reaches its bucket's first layer, as Megatron-Core's `--overlap-param-gather` "
+                       "(megatron/core/optimizer/distrib_optimizer.py at f2e5db4, 2024-07: the first bucket's "
+                       "all-gather is dispatched after the step, each later one when the forward pre-hook waits for "
+                       "the one before, so they run back to back on the stream); `false`: they block after the step"));
   // model_parallel
   for (const char* axis : {"data", "tensor", "pipeline"}) {
     const std::string name = axis;

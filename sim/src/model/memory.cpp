@@ -40,7 +40,7 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
     m.activations = model.activation_bytes(b, element);
   }
   m.parameters = parameters * element;
-  m.gradients = parameters * element;
+  m.gradients = parameters * bytes_per_element(training.gradient_type());
   m.optimizer_states = parameters * optimizer_bytes_per_parameter(training.optimizer, training.data_type);
   m.workspace = training.workspace;
   m.capacity = gpu.memory_capacity.value;

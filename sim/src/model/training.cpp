@@ -56,13 +56,15 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
   return unit;
 }
 
-double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping) {
-  const double element = bytes_per_element(data_type); // weights and gradients
-  const bool master = element < 4.0;                   // optimizer_bytes_per_parameter keeps an fp32 copy
-  const double norm = clipping ? element : 0.0;
-  const double update = element + 2.0 * optimizer_bytes_per_parameter(optimizer, data_type);
+double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
+                                          const std::string& gradient_type) {
+  const double element = bytes_per_element(data_type); // weights
+  const double gradient = bytes_per_element(gradient_type.empty() ? data_type : gradient_type);
+  const bool master = element < 4.0; // optimizer_bytes_per_parameter keeps an fp32 copy
+  const double norm = clipping ? gradient : 0.0;
+  const double update = gradient + 2.0 * optimizer_bytes_per_parameter(optimizer, data_type);
   const double weights = master ? 4.0 + element : 2.0 * element;
-  const double zero = element;
+  const double zero = gradient;
   return norm + update + weights + zero;
 }
 
@@ -101,7 +103,8 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   // The optimizer step is memory bound (optimizer_step_bytes_per_parameter); about 10 flop per parameter (Adam) on
   // the vector units.
   const double bytes =
-      cost.parameters * optimizer_step_bytes_per_parameter(training.optimizer, type, training.gradient_clipping);
+      cost.parameters * optimizer_step_bytes_per_parameter(training.optimizer, type, training.gradient_clipping,
+                                                           training.gradient_type());
   const double rate = gpu.peak_flops.contains("fp32") ? gpu.peak("fp32") : gpu.peak(type);
   cost.optimizer_time = kernel_time(gpu, 10.0 * cost.parameters, rate, bytes);
   return cost;

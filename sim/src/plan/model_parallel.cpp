@@ -51,6 +51,7 @@ class Planner {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
+    gradient_element_ = bytes_per_element(training.gradient_type());
     peak_ = cluster_.gpu.peak(training.data_type);
     const TransformerConfig& c = model_.config();
     const double tokens = static_cast<double>(training.micro_batch) * static_cast<double>(c.sequence_length);
@@ -287,14 +288,70 @@ class Planner {
                       mp_.gradient_sync.collective, CommKind::Data, overlap ? 1 : 0);
   }
 
-  /** The token table shard's gradient, (V/T)·h elements at the data type's size. */
+  /** The token table shard's gradient, (V/T)·h elements at the gradients' size. */
   std::uint64_t embedding_sync_bytes() const {
     return static_cast<std::uint64_t>(std::llround(static_cast<double>(model_.vocab_shard(mp_.tensor)) *
-                                                   static_cast<double>(model_.config().hidden) * element_));
+                                                   static_cast<double>(model_.config().hidden) * gradient_element_));
   }
 
+  /** A unit's parameters (what ZeRO gathers) and its gradients (what the data-parallel reduction moves). */
   std::uint64_t unit_bytes(const Unit& unit) const {
     return static_cast<std::uint64_t>(std::llround(unit.parameters * element_));
+  }
+  std::uint64_t unit_gradient_bytes(const Unit& unit) const {
+    return static_cast<std::uint64_t>(std::llround(unit.parameters * gradient_element_));
+  }
+
+  /** A gradient bucket of a virtual stage as its parameters: its first unit in forward order and their bytes. */
+  struct ParamBucket {
+    std::size_t first = 0;
+    std::uint64_t bytes = 0;
+  };
+
+  /** The buckets pass() reduces the last micro-batch's gradients in (filled from the last unit backwards), in
+   * forward order: the order Megatron-Core gathers their parameters in. */
+  std::vector<ParamBucket> param_buckets(int vs) const {
+    const auto& units = units_[static_cast<std::size_t>(vs)];
+    std::vector<ParamBucket> buckets;
+    double gradients = 0.0;
+    std::uint64_t parameters = 0;
+    for (std::size_t k = units.size(); k-- > 0;) {
+      gradients += static_cast<double>(unit_gradient_bytes(units[k]));
+      parameters += unit_bytes(units[k]);
+      if (gradients >= mp_.gradient_sync.bucket_bytes || (k == 0 && gradients > 0.0)) {
+        buckets.push_back({k, parameters});
+        gradients = 0.0;
+        parameters = 0;
+      }
+    }
+    std::reverse(buckets.begin(), buckets.end());
+    return buckets;
+  }
+
+  /** Overlapped parameter gathers (ZeRO-1/2 with overlap_param_gather): queues every bucket's all-gather of this
+   * rank's chunks on the communication stream, chunk by chunk in forward order, and notes in param_waits_ before
+   * which unit the first forward pass waits for which of them (as a count of gathers still allowed to be pending). */
+  void queue_param_gathers(std::vector<Step>& steps, const ParallelCoordinates& at) {
+    param_waits_.assign(static_cast<std::size_t>(chunks_), {});
+    if (!gathers_overlapped()) return;
+    const int data_group = data_group_.at({at.tensor, at.pipeline});
+    std::vector<std::pair<int, ParamBucket>> all;
+    for (int c = 0; c < mp_.virtual_stages; ++c) {
+      const int vs = c * mp_.pipeline + at.pipeline;
+      for (const ParamBucket& b : param_buckets(vs)) all.emplace_back(vs, b);
+    }
+    for (std::size_t g = 0; g < all.size(); ++g) {
+      const auto& [vs, bucket] = all[g];
+      steps.emplace_back(collective(CollectiveOp::AllGather, bucket.bytes, data_group, mp_.gradient_sync.collective,
+                                    CommKind::Data, 1));
+      auto& waits = param_waits_[static_cast<std::size_t>(vs)];
+      if (waits.empty()) waits.assign(units_[static_cast<std::size_t>(vs)].size(), -1);
+      waits[bucket.first] = static_cast<std::int64_t>(all.size() - g - 1);
+    }
+  }
+
+  bool gathers_overlapped() const {
+    return mp_.gradient_sync.overlap_param_gather && (mp_.zero == 1 || mp_.zero == 2) && !data_group_.empty();
   }
 
   /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. `deferred`: data-parallel collectives that
@@ -311,6 +368,14 @@ class Planner {
     // DeepSpeed's stage 2 and FSDP without no_sync do); otherwise they accumulate whole until the last micro-batch.
     const bool sync_now = !forward && (last_micro_batch || mp_.zero == 2) && data_group >= 0;
     const bool zero3 = zero3_sharded();
+    // The first forward pass waits for each bucket's overlapped parameter gather before the bucket's first unit.
+    const std::vector<std::int64_t>* gathers =
+        forward && op.micro_batch == 0 && !param_waits_[static_cast<std::size_t>(vs)].empty()
+            ? &param_waits_[static_cast<std::size_t>(vs)]
+            : nullptr;
+    auto wait_for_gather = [&](std::int64_t pending) {
+      if (pending >= 0) steps.emplace_back(StreamSyncStep{static_cast<std::uint32_t>(pending)});
+    };
     const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
     const std::uint64_t samples =
         forward && vs == 0 && at.tensor == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
@@ -354,11 +419,17 @@ class Planner {
           else
             it->bytes += c.bytes;
         }
+      if (gathers) { // one compute for the whole pass: every bucket of the chunk first (the last has the fewest left)
+        std::int64_t last = -1;
+        for (const std::int64_t pending : *gathers)
+          if (pending >= 0 && (last < 0 || pending < last)) last = pending;
+        wait_for_gather(last);
+      }
       compute(time);
       for (const TensorCollective& c : fused) tensor_collective(steps, tensor_group, c);
       if (sync_now)
         for (std::size_t k = n; k-- > 0;) {
-          bucket += unit_bytes(units[k]);
+          bucket += unit_gradient_bytes(units[k]);
           if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
         }
       flush();
@@ -367,11 +438,12 @@ class Planner {
     if (zero3) gather(units[forward ? 0 : n - 1]);
     for (std::size_t k = 0; k < n; ++k) {
       const Unit& unit = units[forward ? k : n - 1 - k];
+      if (gathers) wait_for_gather((*gathers)[k]);
       if (zero3) {
         // Wait for this unit's parameters, then prefetch the next unit's (and reduce the previous unit's gradients)
         // while it computes.
         steps.emplace_back(StreamSyncStep{});
-        if (sync_now && k > 0) steps.emplace_back(gradient_collective(unit_bytes(units[n - k]), data_group));
+        if (sync_now && k > 0) steps.emplace_back(gradient_collective(unit_gradient_bytes(units[n - k]), data_group));
         if (k + 1 < n) gather(units[forward ? k + 1 : n - 2 - k]);
       }
       for (const Action& action : forward ? unit.forward : unit.backward) {
@@ -381,11 +453,11 @@ class Planner {
           tensor_collective(steps, tensor_group, std::get<TensorCollective>(action));
       }
       if (sync_now && !zero3) {
-        bucket += unit_bytes(unit);
+        bucket += unit_gradient_bytes(unit);
         if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
       }
     }
-    if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_bytes(units[0]), data_group));
+    if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_gradient_bytes(units[0]), data_group));
     flush();
   }
 
@@ -395,6 +467,9 @@ class Planner {
     std::vector<CollectiveStep> deferred;   // data-parallel collectives after the pipeline (no overlap)
     std::vector<CollectiveStep> final_sync; // the last micro-batch's gradient collectives
     auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
+    // The step's gathers of the previous iteration, overlapping this one's first forward pass (every iteration is
+    // the same program, so each one starts with the gathers of the step before it).
+    queue_param_gathers(steps, at);
     for (const PipelineOp& op : schedules_[static_cast<std::size_t>(at.pipeline)]) {
       const int vs = op.chunk * mp_.pipeline + at.pipeline;
       if (op.pass == Pass::Forward) {
@@ -426,10 +501,12 @@ class Planner {
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
     // micro-batch's gradients).
-    if (synced && (mp_.zero == 1 || mp_.zero == 2))
+    if (synced && (mp_.zero == 1 || mp_.zero == 2) && !gathers_overlapped())
       for (CollectiveStep g : final_sync) {
         g.op = CollectiveOp::AllGather;
         g.stream = 0;
+        // The parameters, in the data type, where the reduction moved gradients in theirs.
+        g.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(g.bytes) * element_ / gradient_element_));
         steps.emplace_back(g);
       }
   }
@@ -479,7 +556,8 @@ class Planner {
   double parameters_ = 0.0;     ///< the whole model's
   int micro_batches_ = 1;
   int chunks_ = 1;
-  double element_ = 2.0;
+  double element_ = 2.0;          ///< bytes of a weight or an activation
+  double gradient_element_ = 2.0; ///< bytes of a gradient
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
   std::uint64_t transfer_bytes_ = 0;
@@ -489,6 +567,9 @@ class Planner {
   std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
   std::vector<std::vector<PipelineOp>> schedules_;     ///< per pipeline stage
   std::vector<std::uint32_t> labels_;                  ///< per (pass, micro-batch, chunk); 0 until named
+  /** The rank being planned: per virtual stage, per unit, the parameter gathers its first forward pass lets stay
+   * pending before the unit (-1: no wait); empty per stage without overlapped gathers. */
+  std::vector<std::vector<std::int64_t>> param_waits_;
 };
 
 } // namespace

@@ -43,7 +43,7 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const auto [local, layers] = stage_parameters(model, mp, stage);
   MemoryBreakdown m;
   m.parameters = local * e / (mp.zero >= 3 ? d : 1.0);
-  m.gradients = local * e / (mp.zero >= 2 ? d : 1.0);
+  m.gradients = local * bytes_per_element(training.gradient_type()) / (mp.zero >= 2 ? d : 1.0);
   m.optimizer_states =
       local * optimizer_bytes_per_parameter(training.optimizer, training.data_type) / (mp.zero >= 1 ? d : 1.0);
   m.workspace = training.workspace;

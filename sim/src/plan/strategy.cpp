@@ -275,7 +275,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
       peak;
 
   const bool sync = dp.sync == GradientSync::AllReduce && gpus > 1;
-  const double gradient_bytes_per_parameter = bytes_per_element(training.data_type);
+  const double gradient_bytes_per_parameter = bytes_per_element(training.gradient_type());
   const std::vector<GradientBucket> buckets =
       sync ? gradient_buckets(cost, gradient_bytes_per_parameter, dp.gradient_sync.bucket_bytes)
            : std::vector<GradientBucket>{};

@@ -86,6 +86,9 @@ inline std::string_view to_string(TrainingStack stack) {
 
 /** The kernel choices a stack makes by default (TrainingStack::Custom: TransformerKernels' defaults). */
 TransformerKernels stack_kernels(TrainingStack stack);
+/** The gradients' type a stack uses for training in `data_type`: fp32 for the Megatron stacks in bf16 (their
+ * arguments.py forces accumulate_allreduce_grads_in_fp32), else `data_type`. */
+std::string stack_gradient_data_type(TrainingStack stack, const std::string& data_type);
 
 /** Training a model from models/workloads (a transformer or a CNN) for `iterations` iterations of `global_batch`
  * sequences (or images), each replica running micro-batches of `micro_batch` with gradient accumulation. */
@@ -96,7 +99,9 @@ struct ModelTraining {
   TransformerKernels kernels;
   std::int64_t global_batch = 1;  ///< sequences (images) per iteration over all replicas
   std::int64_t micro_batch = 1;   ///< sequences (images) per forward/backward pass on one GPU
-  std::string data_type = "bf16"; ///< compute precision; also the weights' and gradients' storage
+  std::string data_type = "bf16"; ///< compute precision; also the weights' storage
+  /** The gradients' type (accumulation, data-parallel reduction, the optimizer's reads); empty: `data_type`. */
+  std::string gradient_data_type;
   Recomputation recomputation = Recomputation::None;
   Optimizer optimizer = Optimizer::Adam;
   /** Clip gradients by their global L2 norm before the step (Megatron-LM's --clip-grad 1.0, torchtitan's max_norm
@@ -105,6 +110,9 @@ struct ModelTraining {
   std::int64_t iterations = 1;
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
+
+  /** The type gradients are accumulated and reduced in. */
+  const std::string& gradient_type() const { return gradient_data_type.empty() ? data_type : gradient_data_type; }
 
   /** The transformer with this training's kernels (is_transformer() only). */
   TransformerModel transformer() const { return model.transformer(kernels); }
@@ -142,6 +150,10 @@ struct GradientSyncSpec {
   CollectiveChoice collective;
   double bucket_bytes = 25.0 * 1024 * 1024; ///< PyTorch DDP's default bucket_cap_mb = 25
   bool overlap = true;
+  /** ZeRO-1/2: the updated parameters' all-gathers, one per bucket, queued on the communication stream after the
+   * optimizer step and waited for by the next forward pass bucket by bucket (Megatron-Core's
+   * --overlap-param-gather); otherwise they block after the step. */
+  bool overlap_param_gather = false;
 };
 
 /** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */

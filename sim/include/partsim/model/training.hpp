@@ -31,8 +31,8 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
                        const std::string& data_type, Recomputation recomputation);
 
 /** Bytes one optimizer step moves per parameter, as the fused multi-tensor kernels of the training stacks run it
- * (Megatron-LM with apex FusedAdam and amp_C multi-tensor kernels; PyTorch's fused/foreach optimizers), weights and
- * gradients at `data_type`:
+ * (Megatron-LM with apex FusedAdam and amp_C multi-tensor kernels; PyTorch's fused/foreach optimizers), weights at
+ * `data_type`, gradients at `gradient_type` (empty: `data_type`):
  * - with `clipping`, the global norm reads every gradient once (multi_tensor_l2norm);
  * - the update reads the gradient and reads and writes the optimizer state (the fp32 master copy below 4 bytes, and
  *   the moments: optimizer_bytes_per_parameter);
@@ -41,7 +41,8 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
  * - the gradients are zeroed for the next iteration (one write).
  * Adam in bf16 with clipping: 2 + (2 + 2·12) + (4 + 2) + 2 = 36 bytes. The clipping norm's all-reduce (one fp32 value
  * over the model-parallel group) is not simulated: a few microseconds against a step of milliseconds. */
-double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping);
+double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
+                                          const std::string& gradient_type = {});
 
 /** One micro-batch of a model on a GPU profile. */
 struct TrainingCost {

@@ -39,9 +39,11 @@ struct CollectiveStep {
 // A production run holds millions of steps (a 3072-GPU Megatron 1T plan: ~15,000 per rank): keep them small.
 static_assert(sizeof(CollectiveStep) <= 24);
 
-/** Blocks until the rank's communication stream has finished every collective queued on it: the exposed part of the
- * overlapped communication. */
-struct StreamSyncStep {};
+/** Blocks until the rank's communication stream has at most `pending` collectives queued or running (0: it has
+ * finished every one queued on it): the exposed part of the overlapped communication. */
+struct StreamSyncStep {
+  std::uint32_t pending = 0;
+};
 
 /** Sends `bytes` to rank `peer` on `channel` without waiting for the transfer (an activation or a gradient between
  * pipeline stages). Transfers on one (sender, receiver, channel) arrive in the order they were sent. */
