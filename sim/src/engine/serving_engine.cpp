@@ -344,6 +344,16 @@ NetworkConfig configure_serving_network(NetworkModel model) {
 
 ServingRunResult simulate_serving(const Scenario& scenario) {
   const auto& workload = std::get<ServingWorkload>(scenario.workload);
+  // Events: a service sleep and at most a message or a delay per request and stage, plus its arrival.
+  double requests = workload.requests ? static_cast<double>(*workload.requests) : 0.0;
+  if (!workload.requests && workload.arrivals.process == ArrivalProcess::Poisson)
+    requests = workload.arrivals.rate * *workload.duration;
+  const double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
+  if (events > static_cast<double>(scenario.run.max_events))
+    throw InputError(scenario.source, workload.requests ? "/workload/requests" : "/workload/duration",
+                     fmt::format("the run would simulate about {:.3g} events, more than /run/max_events ({}); expected "
+                                 "fewer requests or a larger /run/max_events",
+                                 events, scenario.run.max_events));
   xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
   // Not destroyed: as in simulate(), SimGrid's exit handler does it, and one engine per process anyway.
   auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)

@@ -610,7 +610,7 @@ void serving_fields(std::vector<F>& f) {
   f.push_back(F(st + "pool/nodes", T::Integer, "serving_stage")
                   .kinds(serving)
                   .range(1, kMaxGpus)
-                  .allowed("all pools together at most `/cluster/nodes`")
+                  .allowed("all pools together at most `/cluster/nodes`; at most 65,536 replicas over all stages")
                   .doc("nodes of the pool"));
   f.push_back(F(st + "pool/replicas_per_node", T::Integer, "serving_stage")
                   .kinds(serving)
@@ -676,7 +676,7 @@ void serving_fields(std::vector<F>& f) {
                   .doc("mean arrival rate"));
   f.push_back(F(a + "clients", T::Integer, "serving_arrivals")
                   .kinds(serving)
-                  .range(1, 1'000'000)
+                  .range(1, 65'536)
                   .def_doc("required with closed")
                   .doc("clients of the closed loop"));
   f.push_back(F(a + "think_time", T::Object, "serving_arrivals")

@@ -14,6 +14,9 @@ namespace partsim {
 
 namespace {
 
+/** Replicas over all stages, at most (each is a SimGrid actor with its own stack). */
+constexpr std::int64_t kMaxServingReplicas = 65536;
+
 /** A standard normal value (Box-Muller; the second value of the pair is not kept). */
 double standard_normal(Xoshiro256StarStar& rng) {
   const double u1 = 1.0 - rng.uniform(); // (0, 1]
@@ -145,7 +148,16 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
   {
     JsonReader stages = reader.child("stages");
     int next_node = 0;
-    for (JsonReader& stage : stages.elements(1, 64)) w.stages.push_back(parse_stage(stage, next_node, cluster));
+    std::int64_t replicas = 0;
+    for (JsonReader& stage : stages.elements(1, 64)) {
+      w.stages.push_back(parse_stage(stage, next_node, cluster));
+      replicas += w.stages.back().replicas();
+      // Each replica is an actor with its own stack: a bound, not memory exhaustion.
+      if (replicas > kMaxServingReplicas)
+        throw InputError(
+            reader.source(), fmt::format("{}/stages/{}/pool/replicas_per_node", reader.pointer(), w.stages.size() - 1),
+            fmt::format("expected at most {} replicas over all stages, got {}", kMaxServingReplicas, replicas));
+    }
     for (std::size_t i = 0; i < w.stages.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (w.stages[i].name == w.stages[j].name)
@@ -155,18 +167,19 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
   {
     JsonReader arrivals = reader.child("arrivals");
     w.arrivals.process = arrivals.enum_choice<ArrivalProcess>("process");
-    if (w.arrivals.process == ArrivalProcess::Poisson) {
-      w.arrivals.rate = arrivals.number("rate");
+    // Every key given is read (and checked) first; then what does not belong to the process is refused.
+    const bool poisson = w.arrivals.process == ArrivalProcess::Poisson;
+    if (arrivals.has("rate") || poisson) w.arrivals.rate = arrivals.number("rate");
+    if (arrivals.has("clients") || !poisson) w.arrivals.clients = static_cast<int>(arrivals.integer("clients"));
+    if (arrivals.has("think_time")) w.arrivals.think_time = parse_distribution(arrivals.child("think_time"));
+    if (poisson) {
       for (const char* key : {"clients", "think_time"})
         if (arrivals.has(key))
           throw InputError(arrivals.source(), arrivals.pointer() + "/" + key,
                            "only a closed loop has clients and a think time; expected no such key with \"poisson\"");
-    } else {
-      w.arrivals.clients = static_cast<int>(arrivals.integer("clients"));
-      if (arrivals.has("think_time")) w.arrivals.think_time = parse_distribution(arrivals.child("think_time"));
-      if (arrivals.has("rate"))
-        throw InputError(arrivals.source(), arrivals.pointer() + "/rate",
-                         "a closed loop's rate follows from its clients and think time; expected no such key");
+    } else if (arrivals.has("rate")) {
+      throw InputError(arrivals.source(), arrivals.pointer() + "/rate",
+                       "a closed loop's rate follows from its clients and think time; expected no such key");
     }
     arrivals.finish();
   }
