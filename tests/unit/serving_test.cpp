@@ -149,6 +149,14 @@ TEST(ServingInput, ErrorsNameTheField) {
   EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/stages/1/pool/nodes");
   doc["cluster"]["nodes"] = 2;
   EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/stages/1/name");
+  // A closed loop of requests that take no time would never reach its duration.
+  doc = serving_scenario(1, json::array({stage("only", 1, 1, fixed("0s"))}), {{"process", "closed"}, {"clients", 2}}, 1,
+                         0);
+  doc["workload"].erase("requests");
+  doc["workload"]["duration"] = "1s";
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/requests");
+  doc["workload"]["stages"][0]["service"]["mean"] = "1ms";
+  EXPECT_NO_THROW(test::parse(doc));
 }
 
 TEST(ServingInput, CliExitsTwoWithOneLine) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -188,6 +189,11 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
   if (!w.requests && !w.duration)
     throw InputError(reader.source(), reader.pointer() + "/requests",
                      "expected how long to run: `requests` (a count) or `duration` (a time), or both");
+  if (!w.requests && w.arrivals.process == ArrivalProcess::Closed && w.arrivals.think_time.mean == 0.0 &&
+      std::all_of(w.stages.begin(), w.stages.end(), [](const ServingStage& s) { return s.service.mean == 0.0; }))
+    throw InputError(reader.source(), reader.pointer() + "/requests",
+                     "a closed loop whose requests take no time (think time and every service time 0) never reaches "
+                     "its duration; expected a request count");
   w.warmup = reader.quantity("warmup");
   if (w.duration && w.warmup >= *w.duration)
     throw InputError(reader.source(), reader.pointer() + "/warmup",
