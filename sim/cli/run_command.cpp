@@ -6,13 +6,16 @@
 #include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
 #include "partsim/engine/engine.hpp"
+#include "partsim/engine/serving_engine.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/plan/strategy.hpp"
 #include "partsim/report/metrics.hpp"
+#include "partsim/report/report_document.hpp"
 #include "partsim/report/report_writers.hpp"
+#include "partsim/serving/serving_report.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -131,8 +134,32 @@ int report_out_of_memory(const RunOptions& options, const Scenario& scenario, co
   return check_expectations(options, scenario, document, kExitOutOfMemory);
 }
 
+/** A serving workload: its own engine and report (docs/serving.md); report.json only (no ranks, no trace yet). */
+int run_serving(const RunOptions& options, const Scenario& scenario) {
+  const auto wall_begin = std::chrono::steady_clock::now();
+  const ServingRunResult result = simulate_serving(scenario);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
+  const ReportDocument document = make_serving_report_document(scenario, result);
+  const std::string text = to_json(document).dump(2) + '\n';
+  if (options.json)
+    write_stdout(text);
+  else if (scenario.run.outputs.table)
+    write_stdout(format_serving_table(document));
+  if (!options.no_files && scenario.run.outputs.report_json) {
+    const std::filesystem::path dir = output_dir(options, scenario);
+    create_output_dir(dir);
+    write_file_atomically(dir / "report.json", text);
+    if (!options.json) write_stdout(fmt::format("\n  wrote report.json in {}\n", dir.string()));
+  }
+  std::cerr << fmt::format("partsim: simulated {} requests ({} messages, {} sleeps) in {:.3f} s of wall time\n",
+                           result.sent, result.messages, result.sleeps, wall);
+  if (options.no_expect || scenario.expectations.empty()) return 0;
+  return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
+}
+
 int run(const RunOptions& options) {
   const Scenario scenario = load(options.scenario);
+  if (std::holds_alternative<ServingWorkload>(scenario.workload)) return run_serving(options, scenario);
   const Plan plan = build_plan(scenario);
   if (plan.memory && !plan.memory->fits()) return report_out_of_memory(options, scenario, plan);
 

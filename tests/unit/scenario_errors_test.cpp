@@ -426,8 +426,8 @@ TEST(ScenarioErrors, UnknownStrategyKind) {
   doc["strategy"]["kind"] = "expert_parallel";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/kind");
-  EXPECT_TRUE(
-      contains(e.detail(), "expected one of data_parallel, model_parallel, collective, got \"expert_parallel\""));
+  EXPECT_TRUE(contains(e.detail(),
+                       "expected one of data_parallel, model_parallel, collective, serving, got \"expert_parallel\""));
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKind) {
@@ -435,7 +435,7 @@ TEST(ScenarioErrors, UnknownWorkloadKind) {
   doc["workload"]["kind"] = "inference";
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/workload/kind");
-  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, model_training, collective, got \"inference\""));
+  EXPECT_TRUE(contains(e.detail(), "expected one of data_job, model_training, collective, serving, got \"inference\""));
 }
 
 TEST(ScenarioErrors, UnknownGpuProfileListsTheAvailableOnes) {

@@ -250,11 +250,13 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std
     workload = parse_data_job(reader);
   } else if (kind == "model_training") {
     workload = parse_model_training(reader, data_dir);
+  } else if (kind == "serving") {
+    workload = parse_serving_workload(reader, cluster);
   } else {
     workload = parse_collective_benchmark(reader, cluster);
   }
   reader.finish();
-  if (kind != "collective") check_data_type(reader, cluster, workload_data_type(workload));
+  if (kind != "collective" && kind != "serving") check_data_type(reader, cluster, workload_data_type(workload));
   return workload;
 }
 
@@ -618,6 +620,15 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     throw InputError(reader.source(), reader.pointer() + "/kind",
                      is_collective ? "a collective workload runs with strategy kind \"collective\""
                                    : "strategy kind \"collective\" needs /workload/kind \"collective\"");
+  const bool is_serving = std::holds_alternative<ServingWorkload>(workload);
+  if (is_serving != (kind == "serving"))
+    throw InputError(reader.source(), reader.pointer() + "/kind",
+                     is_serving ? "a serving workload runs with strategy kind \"serving\""
+                                : "strategy kind \"serving\" needs /workload/kind \"serving\"");
+  if (is_serving) {
+    reader.finish();
+    return ServingStrategy{};
+  }
   if (is_collective) {
     CollectiveStrategy strategy{parse_collective_choice(reader)};
     check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice, cluster, true);
@@ -868,6 +879,7 @@ Scenario default_scenario(const std::vector<Override>& overrides, const std::fil
 std::string workload_data_type(const Workload& workload) {
   if (const auto* job = std::get_if<DataJob>(&workload)) return job->data_type;
   if (const auto* training = std::get_if<ModelTraining>(&workload)) return training->data_type;
+  if (const auto* serving = std::get_if<ServingWorkload>(&workload)) return serving->data_type;
   return std::get<CollectiveBenchmark>(workload).data_type;
 }
 

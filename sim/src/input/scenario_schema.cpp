@@ -5,6 +5,7 @@
 #include "partsim/common/error.hpp"
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/serving/serving_spec.hpp"
 
 #include <fmt/format.h>
 
@@ -297,11 +298,12 @@ void workload_fields(std::vector<F>& f) {
   const std::vector<std::string> collective{"collective"};
   const std::string w = "/workload/";
   f.push_back(F(w + "kind", T::Choice, "data_job")
-                  .choices({"data_job", "model_training", "collective"})
+                  .choices({"data_job", "model_training", "collective", "serving"})
                   .label("Kind")
                   .doc("a generic data job (the keys in this table); training a model from `models/workloads` "
-                       "([below](#workload-kind-model_training)); or a collective alone, as nccl-tests runs it "
-                       "([below](#workload-kind-collective))"));
+                       "([below](#workload-kind-model_training)); a collective alone, as nccl-tests runs it "
+                       "([below](#workload-kind-collective)); or requests through a pipeline of serving stages "
+                       "([below](#workload-kind-serving), [serving.md](serving.md))"));
   // data_job
   f.push_back(F(w + "samples", T::Integer, "data_job")
                   .kinds(job)
@@ -547,6 +549,176 @@ void workload_fields(std::vector<F>& f) {
                   .doc("the broadcast's root"));
 }
 
+/** A random time of a serving workload, at `base` (a stage's service, a client's think time). */
+void distribution_fields(std::vector<F>& f, const std::string& base, const std::string& section) {
+  const std::vector<std::string> serving{"serving"};
+  f.push_back(F(base + "distribution", T::Choice, section)
+                  .kinds(serving)
+                  .choices(enum_names<DistributionKind>())
+                  .doc("`fixed` (always `mean`), `exponential` (cv 1), `lognormal` or `gamma` (with `cv`)"));
+  f.push_back(F(base + "mean", T::Quantity, section)
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .allowed("> 0 unless fixed")
+                  .doc("the mean"));
+  f.push_back(F(base + "cv", T::Number, section)
+                  .kinds(serving)
+                  .positive(100.0)
+                  .def_doc("required for lognormal and gamma")
+                  .allowed("lognormal and gamma only")
+                  .doc("coefficient of variation, sd / mean (gamma: shape 1/cv^2)"));
+}
+
+void serving_fields(std::vector<F>& f) {
+  const std::vector<std::string> serving{"serving"};
+  const std::string w = "/workload/";
+  f.push_back(
+      F(w + "stages", T::Array, "serving")
+          .kinds(serving)
+          .allowed("1 to 64 stages")
+          .label("Stages")
+          .doc("the pipeline's stages in order; each item goes through all of them ([below](#serving-stages))"));
+  f.push_back(F(w + "stages/*", T::Object, "").kinds(serving).doc("one stage"));
+  f.push_back(
+      F(w + "arrivals", T::Object, "serving").kinds(serving).doc("how requests arrive ([below](#serving-arrivals))"));
+  f.push_back(F(w + "requests", T::Integer, "serving")
+                  .kinds(serving)
+                  .range(1, 100'000'000)
+                  .def_doc("required without `duration`")
+                  .label("Requests")
+                  .doc("requests sent in all, warm-up included"));
+  f.push_back(F(w + "duration", T::Quantity, "serving")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .positive(1e7)
+                  .def_doc("required without `requests`")
+                  .label("Duration")
+                  .doc("no request is sent after this time (the run ends when the last one is answered)"));
+  f.push_back(F(w + "warmup", T::Quantity, "serving")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e7)
+                  .def(0)
+                  .label("Warm-up")
+                  .doc("requests sent before this time are left out of the latency statistics; throughput, "
+                       "utilisation and queue length are taken from this time to the end"));
+  f.push_back(F(w + "orchestration", T::Object, "serving")
+                  .kinds(serving)
+                  .def_doc("none")
+                  .doc("the cost of each hop between stages ([below](#serving-orchestration))"));
+  const std::string st = w + "stages/*/";
+  f.push_back(F(st + "name", T::String, "serving_stage").kinds(serving).doc("the stage's name, unique"));
+  f.push_back(F(st + "pool", T::Object, "serving_stage")
+                  .kinds(serving)
+                  .doc("where the stage runs: nodes of the scenario's cluster, taken in stage order (the first "
+                       "stage's pool gets nodes 0.., the next the following ones)"));
+  f.push_back(F(st + "pool/device", T::Choice, "serving_stage")
+                  .kinds(serving)
+                  .choices(enum_names<PoolDevice>())
+                  .def("gpu")
+                  .doc("the node's host CPUs or its GPUs; a label only: the service time is the scenario's figure "
+                       "for that processor"));
+  f.push_back(F(st + "pool/nodes", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(1, kMaxGpus)
+                  .allowed("all pools together at most `/cluster/nodes`; at most 65,536 replicas over all stages")
+                  .doc("nodes of the pool"));
+  f.push_back(F(st + "pool/replicas_per_node", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(1, 4096)
+                  .def(1)
+                  .doc("replicas on each node, each serving one batch at a time from the stage's shared queue"));
+  f.push_back(F(st + "service", T::Object, "serving_stage")
+                  .kinds(serving)
+                  .doc("a replica's time to serve one item (one batch)"));
+  distribution_fields(f, st + "service/", "serving_stage");
+  f.push_back(F(st + "batching", T::Object, "serving_stage")
+                  .kinds(serving)
+                  .def_doc("none (batches of 1)")
+                  .doc("dynamic batching, as Triton's dynamic batcher or Ray Serve's `@serve.batch` do"));
+  f.push_back(F(st + "batching/max_size", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(1, 1'000'000)
+                  .def(1)
+                  .doc("items served together"));
+  f.push_back(F(st + "batching/max_wait", T::Quantity, "serving_stage")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def(0)
+                  .doc("how long a replica that took a batch's first item waits for more before serving it"));
+  f.push_back(F(st + "batching/extra_item_time", T::Quantity, "serving_stage")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def(0)
+                  .doc("a batch of n takes one service time + (n - 1) x this"));
+  f.push_back(F(st + "output_bytes", T::Quantity, "serving_stage")
+                  .kinds(serving)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e12)
+                  .def(0)
+                  .doc("per item, sent over the cluster's network to the next stage's pool (a batch as one message); "
+                       "the last stage's answer to the client is not simulated"));
+  f.push_back(
+      F(st + "queue", T::Object, "serving_stage").kinds(serving).def_doc("unbounded").doc("the stage's shared queue"));
+  f.push_back(F(st + "queue/capacity", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(0, 1'000'000'000)
+                  .def_doc("unbounded")
+                  .doc("items waiting, beyond those being served"));
+  f.push_back(F(st + "queue/when_full", T::Choice, "serving_stage")
+                  .kinds(serving)
+                  .choices(enum_names<QueueFull>())
+                  .def("drop")
+                  .doc("`drop` the arriving item (counted, and answered as dropped), or `block` its producer (the "
+                       "arrivals, the network receiver or the previous stage's replica) until there is room"));
+  const std::string a = w + "arrivals/";
+  f.push_back(F(a + "process", T::Choice, "serving_arrivals")
+                  .kinds(serving)
+                  .choices(enum_names<ArrivalProcess>())
+                  .doc("`poisson`: an open loop at `rate`; `closed`: `clients` each waiting for its answer, then "
+                       "thinking, before the next request"));
+  f.push_back(F(a + "rate", T::Number, "serving_arrivals")
+                  .kinds(serving)
+                  .positive(1e9)
+                  .unit("requests/s")
+                  .def_doc("required with poisson")
+                  .doc("mean arrival rate"));
+  f.push_back(F(a + "clients", T::Integer, "serving_arrivals")
+                  .kinds(serving)
+                  .range(1, 65'536)
+                  .def_doc("required with closed")
+                  .doc("clients of the closed loop"));
+  f.push_back(F(a + "think_time", T::Object, "serving_arrivals")
+                  .kinds(serving)
+                  .def_doc("none (0)")
+                  .doc("a client's time between an answer and its next request"));
+  distribution_fields(f, a + "think_time/", "serving_arrivals");
+  const std::string o = w + "orchestration/";
+  f.push_back(F(o + "preset", T::Choice, "serving_orchestration")
+                  .kinds(serving)
+                  .choices(enum_names<OrchestrationPreset>())
+                  .def("none")
+                  .doc("`ray_actor_call`: 489 us of latency and 138 us of replica time per item, from Ray's "
+                       "`ray microbenchmark` (1:1 actor calls: 1595 sync and 7234 async per second); "
+                       "`kubeflow_pipeline_step`: 10 s per hop for a step's pod, an assumption "
+                       "([serving.md](serving.md#orchestration))"));
+  f.push_back(F(o + "dispatch_latency", T::Quantity, "serving_orchestration")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def_doc("the preset's")
+                  .doc("per hop, before the item joins the next stage's queue; it occupies no replica"));
+  f.push_back(F(o + "per_item_overhead", T::Quantity, "serving_orchestration")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def_doc("the preset's")
+                  .doc("replica time per item taken from the queue of every stage after the first"));
+}
+
 void collective_choice_fields(std::vector<F>& f, const std::string& base, const std::string& section,
                               std::vector<std::string> kinds) {
   f.push_back(F(base + "algorithm", T::Choice, section)
@@ -578,11 +750,12 @@ void strategy_fields(std::vector<F>& f) {
   const std::vector<std::string> mp{"model_parallel"};
   const std::string s = "/strategy/";
   f.push_back(F(s + "kind", T::Choice, "data_parallel")
-                  .choices({"data_parallel", "model_parallel", "collective"})
+                  .choices({"data_parallel", "model_parallel", "collective", "serving"})
                   .label("Kind")
                   .doc("`data_parallel`: split the samples (or the batch, for model training) into partitions; "
                        "`model_parallel`: a transformer's data x tensor x pipeline split "
-                       "([below](#strategy-kind-model_parallel)); `collective`: with a collective workload"));
+                       "([below](#strategy-kind-model_parallel)); `collective`: with a collective workload; "
+                       "`serving`: with a serving workload (its stages say where they run)"));
   f.push_back(F(s + "partitions", T::Integer, "data_parallel")
                   .kinds(dp)
                   .range(1, 10'000'000)
@@ -1068,6 +1241,7 @@ std::vector<FieldSpec> all_fields() {
   cluster_fields(f);
   network_fields(f);
   workload_fields(f);
+  serving_fields(f);
   strategy_fields(f);
   dispatch_fields(f);
   run_fields(f);
@@ -1103,6 +1277,10 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"model_training", "/workload"},
       {"collective", "/workload"},
       {"labels", "/workload/labels"},
+      {"serving", "/workload"},
+      {"serving_stage", "/workload/stages/*"},
+      {"serving_arrivals", "/workload/arrivals"},
+      {"serving_orchestration", "/workload/orchestration"},
       {"data_parallel", "/strategy"},
       {"gradient_sync", "/strategy/gradient_sync"},
       {"model_parallel", "/strategy"},

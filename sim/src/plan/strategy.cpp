@@ -429,6 +429,11 @@ std::optional<MemoryBreakdown> planned_memory(const Scenario& scenario) {
 
 Plan build_plan(const Scenario& scenario) {
   Plan plan;
+  if (const auto* serving = std::get_if<ServingWorkload>(&scenario.workload)) {
+    // No rank programs: the serving engine runs the stages' replicas (engine/serving_engine.hpp).
+    plan.summary = describe(*serving);
+    return plan;
+  }
   if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {
     const auto& dp = std::get<DataParallel>(scenario.strategy);
     plan = plan_data_parallel(scenario, *job, dp);

@@ -8,6 +8,7 @@
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/serving/serving_spec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -128,7 +129,7 @@ struct CollectiveBenchmark {
   std::string data_type = "bf16";
 };
 
-using Workload = std::variant<DataJob, ModelTraining, CollectiveBenchmark>;
+using Workload = std::variant<DataJob, ModelTraining, CollectiveBenchmark, ServingWorkload>;
 
 /** The compute data type of a workload (always one the cluster's GPU profile has a peak rate for). */
 std::string workload_data_type(const Workload& workload);
@@ -243,7 +244,10 @@ struct ModelParallel {
   int gpus() const { return data * tensor * pipeline; }
 };
 
-using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel>;
+/** The strategy of a serving workload: its stages' pools say where each runs (serving_spec.hpp). */
+struct ServingStrategy {};
+
+using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel, ServingStrategy>;
 
 enum class NetworkModel { CM02, LV08 };
 

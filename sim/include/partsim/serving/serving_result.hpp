@@ -1,0 +1,82 @@
+// What a serving run returns (raw, from the engine) and the statistics drawn from it: latency percentiles with
+// batch-means confidence intervals, utilisation, queue lengths, the bottleneck; and the queueing closed forms the
+// tests hold the engine to.
+#pragma once
+
+#include "partsim/report/run_result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** One stage's raw figures. Times "in the window" are those from the warm-up's end to the run's end. */
+struct ServingStageRaw {
+  std::vector<double> latency; ///< s, time in the stage (queue, batching wait, service) of measured items
+  std::vector<double> wait;    ///< s, time in the queue of measured items
+  double busy_in_window = 0.0; ///< replica-seconds of service within the window
+  double queue_area = 0.0;     ///< integral of the queue length over the window (item-seconds)
+  std::uint64_t max_queue = 0; ///< longest queue seen
+  std::uint64_t served = 0;    ///< items served (all)
+  std::uint64_t batches = 0;   ///< batches served (all)
+  double busy = 0.0;           ///< replica-seconds of service (all)
+  std::uint64_t dropped = 0;   ///< items dropped at this stage's full queue
+};
+
+struct ServingRunResult {
+  std::vector<ServingStageRaw> stages;
+  std::vector<double> latency;     ///< s, end to end, measured items, in completion order
+  std::uint64_t sent = 0;          ///< requests sent
+  std::uint64_t answered = 0;      ///< requests through every stage
+  std::uint64_t dropped = 0;       ///< requests dropped at some stage
+  std::uint64_t measured_sent = 0; ///< sent at or after the warm-up
+  std::uint64_t measured_dropped = 0;
+  std::uint64_t answered_in_window = 0; ///< answered at or after the warm-up
+  double window_begin = 0.0;            ///< s: the warm-up's end
+  double end = 0.0;                     ///< s: the last answer or drop
+  std::uint64_t messages = 0;           ///< SimGrid communications between pools
+  std::uint64_t bytes_sent = 0;         ///< their bytes
+  std::uint64_t sleeps = 0;             ///< services and delays simulated as sleeps
+  std::uint64_t actors = 0;
+  NetworkConfig network;
+};
+
+/** A latency sample's summary; every "_ci" is the half-width of a 95% confidence interval from batch means (the
+ * values in completion order cut into `batches` consecutive batches, Student's t on the batches' figures). */
+struct LatencySummary {
+  std::uint64_t count = 0;
+  double mean = 0.0, mean_ci = 0.0;
+  double p50 = 0.0, p50_ci = 0.0;
+  double p90 = 0.0, p90_ci = 0.0;
+  double p95 = 0.0, p95_ci = 0.0;
+  double p99 = 0.0, p99_ci = 0.0;
+  double max = 0.0;
+};
+
+/** Batches of the batch-means intervals (fewer when there are fewer than 10 values per batch). */
+inline constexpr int kLatencyBatches = 20;
+
+/** The q-quantile (0..1) of `sorted` by linear interpolation between order statistics; 0 when empty. */
+double quantile_of_sorted(const std::vector<double>& sorted, double q);
+
+/** Summarises `values` (in completion order). */
+LatencySummary summarize_latency(const std::vector<double>& values, int batches = kLatencyBatches);
+
+/** Queueing closed forms (arrival rate lambda, service rate mu per server, in 1/s). */
+namespace queueing {
+/** M/M/1 mean time in system, 1 / (mu - lambda). */
+double mm1_time_in_system(double lambda, double mu);
+/** Erlang C: the probability that an arrival waits in M/M/c. */
+double erlang_c(int c, double lambda, double mu);
+/** M/M/c mean time in system: C / (c mu - lambda) + 1 / mu. */
+double mmc_time_in_system(int c, double lambda, double mu);
+/** M/D/1 mean time in system by Pollaczek-Khinchine: 1/mu + rho / (2 mu (1 - rho)). */
+double md1_time_in_system(double lambda, double mu);
+/** M/M/1/K: the probability that an arrival finds K in the system (and is lost); K counts the one in service. */
+double mm1k_loss(int k, double lambda, double mu);
+/** The interactive response-time law: R = N / X - Z. */
+double interactive_response_time(int clients, double throughput, double think_time);
+} // namespace queueing
+
+} // namespace partsim

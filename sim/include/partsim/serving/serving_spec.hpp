@@ -1,0 +1,135 @@
+// A serving workload (seed situation 5): requests flowing through a linear pipeline of named stages, each with its
+// pool of replicas, service time, batching, queue and the bytes it passes on, plus the orchestration cost per hop.
+#pragma once
+
+#include "partsim/common/enum_names.hpp"
+#include "partsim/common/random.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace partsim {
+
+class JsonReader;
+struct ClusterSpec;
+
+/** The shape of a random time. */
+enum class DistributionKind { Fixed, Exponential, LogNormal, Gamma };
+
+template <>
+struct EnumNames<DistributionKind> {
+  static constexpr std::array<EnumEntry<DistributionKind>, 4> entries{{{DistributionKind::Fixed, "fixed"},
+                                                                       {DistributionKind::Exponential, "exponential"},
+                                                                       {DistributionKind::LogNormal, "lognormal"},
+                                                                       {DistributionKind::Gamma, "gamma"}}};
+};
+
+/** A random duration given by its mean and coefficient of variation (sd / mean): fixed (cv 0), exponential (cv 1),
+ * log-normal or gamma (any cv > 0). */
+struct TimeDistribution {
+  DistributionKind kind = DistributionKind::Fixed;
+  double mean = 0.0; ///< s
+  double cv = 0.0;   ///< lognormal, gamma; fixed 0, exponential 1
+};
+
+/** Draws one value of `d` from `rng` (portable: the same seed gives the same values everywhere). */
+double sample(const TimeDistribution& d, Xoshiro256StarStar& rng);
+
+/** Where a stage runs: `nodes` nodes of the scenario's cluster (taken in stage order), `replicas_per_node` replicas
+ * on each. `device` says which processor of the node serves (the host CPUs or its GPUs); the service time is the
+ * scenario's figure for that processor, so it only labels the stage. */
+enum class PoolDevice { Gpu, Cpu };
+
+template <>
+struct EnumNames<PoolDevice> {
+  static constexpr std::array<EnumEntry<PoolDevice>, 2> entries{{{PoolDevice::Gpu, "gpu"}, {PoolDevice::Cpu, "cpu"}}};
+};
+
+/** What a full bounded queue does with an arriving item: hold the producer until there is room, or drop the item. */
+enum class QueueFull { Block, Drop };
+
+template <>
+struct EnumNames<QueueFull> {
+  static constexpr std::array<EnumEntry<QueueFull>, 2> entries{
+      {{QueueFull::Block, "block"}, {QueueFull::Drop, "drop"}}};
+};
+
+struct ServingStage {
+  std::string name;
+  PoolDevice device = PoolDevice::Gpu;
+  int nodes = 1;
+  int replicas_per_node = 1;
+  int first_node = 0; ///< resolved: the cluster node of the pool's first node
+  TimeDistribution service;
+  int max_batch = 1;            ///< items served together
+  double max_wait = 0.0;        ///< s a replica holding a partial batch waits for more, from taking its first item
+  double extra_item_time = 0.0; ///< s a batch of n takes beyond one service time: (n - 1) x this
+  double output_bytes = 0.0;    ///< per item, sent to the next stage's pool (the last stage's answer is not sent)
+  std::optional<std::int64_t> capacity; ///< waiting room of the stage's queue; absent: unbounded
+  QueueFull when_full = QueueFull::Drop;
+
+  int replicas() const { return nodes * replicas_per_node; }
+};
+
+/** A preset of the orchestration cost per hop, or `custom`. */
+enum class OrchestrationPreset { None, RayActorCall, KubeflowPipelineStep };
+
+template <>
+struct EnumNames<OrchestrationPreset> {
+  static constexpr std::array<EnumEntry<OrchestrationPreset>, 3> entries{
+      {{OrchestrationPreset::None, "none"},
+       {OrchestrationPreset::RayActorCall, "ray_actor_call"},
+       {OrchestrationPreset::KubeflowPipelineStep, "kubeflow_pipeline_step"}}};
+};
+
+/** The cost of handing an item from one stage to the next: a delay before it joins the next queue (it occupies no
+ * replica) and replica time spent on each item it takes (deserialising, the runtime's bookkeeping). */
+struct Orchestration {
+  OrchestrationPreset preset = OrchestrationPreset::None;
+  double dispatch_latency = 0.0;  ///< s per hop
+  double per_item_overhead = 0.0; ///< s of the receiving replica per item
+};
+
+/** The preset's figures (docs/serving.md has their sources). */
+Orchestration orchestration_preset(OrchestrationPreset preset);
+
+enum class ArrivalProcess { Poisson, Closed };
+
+template <>
+struct EnumNames<ArrivalProcess> {
+  static constexpr std::array<EnumEntry<ArrivalProcess>, 2> entries{
+      {{ArrivalProcess::Poisson, "poisson"}, {ArrivalProcess::Closed, "closed"}}};
+};
+
+/** Open loop: Poisson arrivals at `rate`. Closed loop: `clients` each sending a request, waiting for its answer (or its
+ * drop) and thinking for `think_time` before the next. */
+struct Arrivals {
+  ArrivalProcess process = ArrivalProcess::Poisson;
+  double rate = 0.0; ///< requests/s (poisson)
+  int clients = 0;   ///< closed
+  TimeDistribution think_time;
+};
+
+struct ServingWorkload {
+  std::vector<ServingStage> stages;
+  Arrivals arrivals;
+  std::optional<std::int64_t> requests; ///< requests sent in all (warm-up included)
+  std::optional<double> duration;       ///< s: no request is sent after this time
+  double warmup = 0.0;                  ///< s: requests sent before are left out of the statistics
+  Orchestration orchestration;
+  std::int64_t iterations = 1; ///< one run of the pipeline (for code that asks every workload)
+  std::string data_type = "bf16";
+};
+
+/** Reads `/workload` of kind "serving" (the reader is at `/workload`, its kind set). Pools are laid out on the
+ * cluster's nodes in stage order. @throws InputError naming the field. */
+ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster);
+
+/** One line: "serving pipeline tokenise(1x16 cpu) -> infer(2x8 gpu); poisson 800/s, 100000 requests". */
+std::string describe(const ServingWorkload& workload);
+
+} // namespace partsim

@@ -1,0 +1,144 @@
+// A serving run's report: the `serving` section from the raw run, report.json's document and the terminal table.
+#include "partsim/serving/serving_report.hpp"
+
+#include "partsim/input/scenario.hpp"
+#include "partsim/report/report_document.hpp"
+#include "partsim/report/report_writers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace partsim {
+
+namespace {
+
+ReportLatency latency_section(const std::vector<double>& values) {
+  const LatencySummary s = summarize_latency(values);
+  return {s.count, s.mean, s.mean_ci, s.p50, s.p50_ci, s.p90, s.p90_ci, s.p95, s.p95_ci, s.p99, s.p99_ci, s.max};
+}
+
+std::string ms(double s) {
+  return fmt::format("{:.4g} ms", s * 1e3);
+}
+
+std::string with_ci(double value, double ci) {
+  return ci > 0 ? fmt::format("{} ±{:.2g}", ms(value), ci * 1e3) : ms(value);
+}
+
+} // namespace
+
+ReportServing make_serving_section(const ServingWorkload& w, const ServingRunResult& r) {
+  ReportServing s;
+  if (w.arrivals.process == ArrivalProcess::Poisson)
+    s.arrivals = fmt::format("poisson at {:g} requests/s", w.arrivals.rate);
+  else
+    s.arrivals = fmt::format("closed loop of {} clients, think time {} mean {:g} s", w.arrivals.clients,
+                             enum_name(w.arrivals.think_time.kind), w.arrivals.think_time.mean);
+  s.orchestration = std::string(enum_name(w.orchestration.preset));
+  s.dispatch_latency = w.orchestration.dispatch_latency;
+  s.per_item_overhead = w.orchestration.per_item_overhead;
+  s.sent = r.sent;
+  s.answered = r.answered;
+  s.dropped = r.dropped;
+  s.drop_rate =
+      r.measured_sent > 0 ? static_cast<double>(r.measured_dropped) / static_cast<double>(r.measured_sent) : 0.0;
+  s.warmup = w.warmup;
+  s.window = std::max(0.0, r.end - r.window_begin);
+  s.throughput = s.window > 0 ? static_cast<double>(r.answered_in_window) / s.window : 0.0;
+  s.latency = latency_section(r.latency);
+  double highest = -1.0;
+  for (std::size_t i = 0; i < w.stages.size(); ++i) {
+    const ServingStage& spec = w.stages[i];
+    const ServingStageRaw& raw = r.stages[i];
+    ReportServingStage& st = s.stages.emplace_back();
+    st.name = spec.name;
+    st.device = spec.device;
+    st.nodes = spec.nodes;
+    st.replicas = spec.replicas();
+    st.served = raw.served;
+    st.batches = raw.batches;
+    st.mean_batch = raw.batches > 0 ? static_cast<double>(raw.served) / static_cast<double>(raw.batches) : 0.0;
+    st.dropped = raw.dropped;
+    st.utilisation = s.window > 0 ? raw.busy_in_window / (s.window * spec.replicas()) : 0.0;
+    st.mean_queue = s.window > 0 ? raw.queue_area / s.window : 0.0;
+    st.max_queue = raw.max_queue;
+    st.capacity = raw.busy > 0 ? static_cast<double>(raw.served) / raw.busy * spec.replicas() : 0.0;
+    double wait = 0.0;
+    for (double v : raw.wait) wait += v;
+    st.mean_wait = raw.wait.empty() ? 0.0 : wait / static_cast<double>(raw.wait.size());
+    st.latency = latency_section(raw.latency);
+    if (st.utilisation > highest) {
+      highest = st.utilisation;
+      s.bottleneck = st.name;
+    }
+  }
+  return s;
+}
+
+ReportDocument make_serving_report_document(const Scenario& scenario, const ServingRunResult& r) {
+  const auto& w = std::get<ServingWorkload>(scenario.workload);
+  ReportDocument doc;
+  doc.partsim_version = partsim_version();
+  doc.scenario = {scenario.name, scenario.description, scenario.document};
+  ReportEngine& e = doc.engine;
+  e.simgrid_version = r.network.simgrid_version;
+  e.network_model = r.network.model;
+  e.cross_traffic = r.network.cross_traffic;
+  e.network_note = r.network.note;
+  e.seed = scenario.run.seed;
+  e.messages = r.messages;
+  e.executions = r.sleeps;
+  e.executions_as_sleeps = r.sleeps;
+  e.folding = "not applicable: a serving run has no rank programs";
+  e.actors = r.actors;
+  doc.strategy = describe(w);
+  doc.gpu_profile = to_json(scenario.cluster.gpu);
+  doc.verdict = Verdict::Simulated;
+  doc.serving = make_serving_section(w, r);
+  ReportSummary summary;
+  std::int64_t nodes = 0;
+  for (const ServingStage& s : w.stages) nodes += s.nodes;
+  summary.gpus = nodes * scenario.cluster.gpus_per_node;
+  summary.makespan = r.end;
+  summary.throughput = doc.serving->throughput;
+  summary.bytes_sent = r.bytes_sent;
+  summary.bytes_received = r.bytes_sent;
+  doc.summary = summary;
+  return doc;
+}
+
+std::string format_serving_table(const ReportDocument& doc) {
+  const ReportServing& s = *doc.serving;
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<34} {}\n", label, value);
+  };
+  out += fmt::format("partsim {}: {}\n", doc.partsim_version, doc.scenario.name);
+  if (!doc.scenario.description.empty()) out += fmt::format("  {}\n", doc.scenario.description);
+  out += fmt::format("  {}\n", doc.strategy);
+  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", doc.engine.simgrid_version, doc.engine.network_model,
+                     doc.engine.network_note);
+  line("arrivals", s.arrivals);
+  if (s.dispatch_latency > 0 || s.per_item_overhead > 0)
+    line("orchestration per hop",
+         fmt::format("{}: {} latency, {} per item", s.orchestration, ms(s.dispatch_latency), ms(s.per_item_overhead)));
+  line("requests sent / answered / dropped",
+       fmt::format("{} / {} / {} (drop rate {:.3g}%)", s.sent, s.answered, s.dropped, s.drop_rate * 100.0));
+  line("measured window", fmt::format("{:.6g} s after a {:g} s warm-up", s.window, s.warmup));
+  line("throughput", fmt::format("{:.6g} items/s", s.throughput));
+  line("latency mean (95% CI)", with_ci(s.latency.mean, s.latency.mean_ci));
+  line("latency p50 / p90 / p95 / p99", fmt::format("{} / {} / {} / {}", ms(s.latency.p50), ms(s.latency.p90),
+                                                    ms(s.latency.p95), with_ci(s.latency.p99, s.latency.p99_ci)));
+  line("bottleneck", s.bottleneck);
+  out += fmt::format("\n  {:<16} {:>8} {:>7} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}\n", "stage", "replicas", "util",
+                     "queue", "batch", "cap items/s", "p50", "p99", "dropped");
+  for (const ReportServingStage& st : s.stages)
+    out +=
+        fmt::format("  {:<16} {:>8} {:>6.1f}% {:>9.3g} {:>10.3g} {:>11.5g} {:>10} {:>10} {:>9}{}\n", st.name,
+                    st.replicas, st.utilisation * 100.0, st.mean_queue, st.mean_batch, st.capacity, ms(st.latency.p50),
+                    ms(st.latency.p99), st.dropped, st.name == s.bottleneck ? "  <- bottleneck" : "");
+  return out;
+}
+
+} // namespace partsim

@@ -1,0 +1,228 @@
+// The serving workload: its distributions, orchestration presets and parser.
+#include "partsim/serving/serving_spec.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace partsim {
+
+namespace {
+
+/** Replicas over all stages, at most (each is a SimGrid actor with its own stack). */
+constexpr std::int64_t kMaxServingReplicas = 65536;
+
+/** A standard normal value (Box-Muller; the second value of the pair is not kept). */
+double standard_normal(Xoshiro256StarStar& rng) {
+  const double u1 = 1.0 - rng.uniform(); // (0, 1]
+  const double u2 = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+/** Gamma of shape k and scale 1 (Marsaglia and Tsang 2000; shape < 1 by Gamma(k + 1) x U^(1/k)). */
+double standard_gamma(double k, Xoshiro256StarStar& rng) {
+  if (k < 1.0) {
+    const double u = 1.0 - rng.uniform();
+    return standard_gamma(k + 1.0, rng) * std::pow(u, 1.0 / k);
+  }
+  const double d = k - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double z = standard_normal(rng);
+    const double t = 1.0 + c * z;
+    if (t <= 0.0) continue;
+    const double v = t * t * t;
+    const double u = 1.0 - rng.uniform();
+    if (std::log(u) < 0.5 * z * z + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+TimeDistribution parse_distribution(JsonReader reader) {
+  TimeDistribution d;
+  d.kind = reader.enum_choice<DistributionKind>("distribution");
+  d.mean = reader.quantity("mean");
+  const bool shaped = d.kind == DistributionKind::LogNormal || d.kind == DistributionKind::Gamma;
+  if (shaped) {
+    d.cv = reader.number("cv");
+  } else if (reader.has("cv")) {
+    throw InputError(
+        reader.source(), reader.pointer() + "/cv",
+        fmt::format("a {} time has no cv to set (fixed: 0, exponential: 1); expected no such key", enum_name(d.kind)));
+  } else {
+    d.cv = d.kind == DistributionKind::Exponential ? 1.0 : 0.0;
+  }
+  if (d.kind != DistributionKind::Fixed && d.mean <= 0.0)
+    throw InputError(reader.source(), reader.pointer() + "/mean",
+                     fmt::format("a {} time needs a mean > 0", enum_name(d.kind)));
+  reader.finish();
+  return d;
+}
+
+ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& cluster) {
+  ServingStage s;
+  s.name = reader.string("name");
+  if (s.name.empty()) throw InputError(reader.source(), reader.pointer() + "/name", "expected a non-empty name");
+  {
+    JsonReader pool = reader.child("pool");
+    s.device = pool.enum_choice_or("device", PoolDevice::Gpu);
+    s.nodes = static_cast<int>(pool.integer("nodes"));
+    s.replicas_per_node = static_cast<int>(pool.integer("replicas_per_node"));
+    s.first_node = next_node;
+    if (next_node + s.nodes > cluster.nodes)
+      throw InputError(pool.source(), pool.pointer() + "/nodes",
+                       fmt::format("the stages' pools take the cluster's nodes in order: this one needs nodes {} to "
+                                   "{}, the cluster has {} (/cluster/nodes)",
+                                   next_node, next_node + s.nodes - 1, cluster.nodes));
+    next_node += s.nodes;
+    pool.finish();
+  }
+  s.service = parse_distribution(reader.child("service"));
+  if (auto batching = reader.optional_child("batching")) {
+    s.max_batch = static_cast<int>(batching->integer("max_size"));
+    s.max_wait = batching->quantity("max_wait");
+    s.extra_item_time = batching->quantity("extra_item_time");
+    batching->finish();
+  }
+  s.output_bytes = reader.quantity("output_bytes");
+  if (auto queue = reader.optional_child("queue")) {
+    if (queue->has("capacity")) s.capacity = queue->integer("capacity");
+    s.when_full = queue->enum_choice_or("when_full", QueueFull::Drop);
+    queue->finish();
+  }
+  reader.finish();
+  return s;
+}
+
+} // namespace
+
+double sample(const TimeDistribution& d, Xoshiro256StarStar& rng) {
+  switch (d.kind) {
+  case DistributionKind::Fixed:
+    return d.mean;
+  case DistributionKind::Exponential:
+    return -d.mean * std::log(1.0 - rng.uniform());
+  case DistributionKind::LogNormal: {
+    const double sigma2 = std::log1p(d.cv * d.cv);
+    return std::exp(std::log(d.mean) - 0.5 * sigma2 + std::sqrt(sigma2) * standard_normal(rng));
+  }
+  case DistributionKind::Gamma: {
+    const double shape = 1.0 / (d.cv * d.cv);
+    return standard_gamma(shape, rng) * d.mean / shape;
+  }
+  }
+  return d.mean;
+}
+
+Orchestration orchestration_preset(OrchestrationPreset preset) {
+  Orchestration o;
+  o.preset = preset;
+  switch (preset) {
+  case OrchestrationPreset::None:
+    break;
+  case OrchestrationPreset::RayActorCall:
+    // Ray's own microbenchmark (`ray microbenchmark`, Ray 0.7.6 on an m4.16xlarge, published in Ray's
+    // doc/source/ray-contribute/profiling.rst): "1:1 actor calls sync per second 1595.47" (627 us per round trip)
+    // and "1:1 direct actor calls async per second 7233.63" (138 us of the runtime per call when calls overlap).
+    // Per item: 138 us of replica time; the rest of a lone call's round trip, 627 - 138 = 489 us, is latency.
+    o.per_item_overhead = 1.0 / 7233.63;
+    o.dispatch_latency = 1.0 / 1595.47 - 1.0 / 7233.63;
+    break;
+  case OrchestrationPreset::KubeflowPipelineStep:
+    // An assumption, not a measurement: every Kubeflow Pipelines step is a pod; scheduling it, its launcher and
+    // driver containers and the container start take seconds with images already on the node (a 2018 report of
+    // about 6 s to create and 6 s to run a TFJob pod: caicloud/ciao issue 24). Taken as 10 s per hop; the
+    // artefacts' bytes are the stage's `output_bytes`, the per-item cost is left at 0.
+    o.dispatch_latency = 10.0;
+    break;
+  }
+  return o;
+}
+
+ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster) {
+  ServingWorkload w;
+  {
+    JsonReader stages = reader.child("stages");
+    int next_node = 0;
+    std::int64_t replicas = 0;
+    for (JsonReader& stage : stages.elements(1, 64)) {
+      w.stages.push_back(parse_stage(stage, next_node, cluster));
+      replicas += w.stages.back().replicas();
+      // Each replica is an actor with its own stack: a bound, not memory exhaustion.
+      if (replicas > kMaxServingReplicas)
+        throw InputError(
+            reader.source(), fmt::format("{}/stages/{}/pool/replicas_per_node", reader.pointer(), w.stages.size() - 1),
+            fmt::format("expected at most {} replicas over all stages, got {}", kMaxServingReplicas, replicas));
+    }
+    for (std::size_t i = 0; i < w.stages.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (w.stages[i].name == w.stages[j].name)
+          throw InputError(reader.source(), fmt::format("{}/stages/{}/name", reader.pointer(), i),
+                           fmt::format("stage names must differ: \"{}\" is also stage {}", w.stages[i].name, j));
+  }
+  {
+    JsonReader arrivals = reader.child("arrivals");
+    w.arrivals.process = arrivals.enum_choice<ArrivalProcess>("process");
+    // Every key given is read (and checked) first; then what does not belong to the process is refused.
+    const bool poisson = w.arrivals.process == ArrivalProcess::Poisson;
+    if (arrivals.has("rate") || poisson) w.arrivals.rate = arrivals.number("rate");
+    if (arrivals.has("clients") || !poisson) w.arrivals.clients = static_cast<int>(arrivals.integer("clients"));
+    if (arrivals.has("think_time")) w.arrivals.think_time = parse_distribution(arrivals.child("think_time"));
+    if (poisson) {
+      for (const char* key : {"clients", "think_time"})
+        if (arrivals.has(key))
+          throw InputError(arrivals.source(), arrivals.pointer() + "/" + key,
+                           "only a closed loop has clients and a think time; expected no such key with \"poisson\"");
+    } else if (arrivals.has("rate")) {
+      throw InputError(arrivals.source(), arrivals.pointer() + "/rate",
+                       "a closed loop's rate follows from its clients and think time; expected no such key");
+    }
+    arrivals.finish();
+  }
+  if (reader.has("requests")) w.requests = reader.integer("requests");
+  if (reader.has("duration")) w.duration = reader.quantity("duration");
+  if (!w.requests && !w.duration)
+    throw InputError(reader.source(), reader.pointer() + "/requests",
+                     "expected how long to run: `requests` (a count) or `duration` (a time), or both");
+  if (!w.requests && w.arrivals.process == ArrivalProcess::Closed && w.arrivals.think_time.mean == 0.0 &&
+      std::all_of(w.stages.begin(), w.stages.end(), [](const ServingStage& s) { return s.service.mean == 0.0; }))
+    throw InputError(reader.source(), reader.pointer() + "/requests",
+                     "a closed loop whose requests take no time (think time and every service time 0) never reaches "
+                     "its duration; expected a request count");
+  w.warmup = reader.quantity("warmup");
+  if (w.duration && w.warmup >= *w.duration)
+    throw InputError(reader.source(), reader.pointer() + "/warmup",
+                     fmt::format("expected a warm-up shorter than the duration ({:g} s)", *w.duration));
+  // The GPU hosts need a speed, though nothing is executed on them: bf16's peak, or the profile's first.
+  if (!cluster.gpu.peak_flops.contains(w.data_type)) w.data_type = cluster.gpu.peak_flops.begin()->first;
+  if (auto o = reader.optional_child("orchestration")) {
+    w.orchestration = orchestration_preset(o->enum_choice_or("preset", OrchestrationPreset::None));
+    w.orchestration.dispatch_latency = o->quantity_or("dispatch_latency", w.orchestration.dispatch_latency);
+    w.orchestration.per_item_overhead = o->quantity_or("per_item_overhead", w.orchestration.per_item_overhead);
+    o->finish();
+  }
+  return w;
+}
+
+std::string describe(const ServingWorkload& w) {
+  std::string out = "serving pipeline ";
+  for (std::size_t i = 0; i < w.stages.size(); ++i) {
+    const ServingStage& s = w.stages[i];
+    out +=
+        fmt::format("{}{}({}x{} {})", i > 0 ? " -> " : "", s.name, s.nodes, s.replicas_per_node, enum_name(s.device));
+  }
+  if (w.arrivals.process == ArrivalProcess::Poisson)
+    out += fmt::format("; poisson {:g}/s", w.arrivals.rate);
+  else
+    out += fmt::format("; closed loop of {} clients", w.arrivals.clients);
+  if (w.requests) out += fmt::format(", {} requests", *w.requests);
+  if (w.duration) out += fmt::format(", {:g} s", *w.duration);
+  return out;
+}
+
+} // namespace partsim

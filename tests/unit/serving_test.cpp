@@ -1,0 +1,323 @@
+// The serving workload: distributions, the parser's errors, and whole runs held to queueing theory (M/M/1, M/M/c,
+// M/D/1, M/M/1/K, the interactive response-time law, a saturated pipeline). Each TEST runs at most one simulation in
+// its process (SimGrid 3.32 allows one engine per process); tests that need two run the CLI.
+#include "partsim/engine/serving_engine.hpp"
+#include "partsim/report/report_document.hpp"
+#include "partsim/serving/serving_report.hpp"
+#include "partsim/serving/serving_result.hpp"
+#include "partsim/serving/serving_spec.hpp"
+#include "test_support.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace partsim {
+namespace {
+
+using nlohmann::json;
+
+json stage(const std::string& name, int nodes, int replicas, json service) {
+  return {{"name", name}, {"pool", {{"nodes", nodes}, {"replicas_per_node", replicas}}}, {"service", service}};
+}
+
+json exponential(const std::string& mean) {
+  return {{"distribution", "exponential"}, {"mean", mean}};
+}
+
+json fixed(const std::string& mean) {
+  return {{"distribution", "fixed"}, {"mean", mean}};
+}
+
+/** A serving scenario on `nodes` nodes of one GPU each (the test GPU, a 25 GB/s 2 us star network). */
+json serving_scenario(int nodes, json stages, json arrivals, std::int64_t requests, double warmup) {
+  json doc = test::base_scenario(nodes, 1);
+  doc["workload"] = {
+      {"kind", "serving"}, {"stages", stages}, {"arrivals", arrivals}, {"requests", requests}, {"warmup", warmup}};
+  doc["strategy"] = {{"kind", "serving"}};
+  return doc;
+}
+
+json poisson(double rate) {
+  return {{"process", "poisson"}, {"rate", rate}};
+}
+
+ReportServing run(const json& doc) {
+  const Scenario scenario = test::parse(doc);
+  const ServingRunResult result = simulate_serving(scenario);
+  return make_serving_section(std::get<ServingWorkload>(scenario.workload), result);
+}
+
+double relative_error(double value, double expected) {
+  return std::abs(value - expected) / expected;
+}
+
+/** Prints a measured figure against its closed form (visible with ctest -V). */
+void show(const char* what, double measured, double expected) {
+  std::printf("%s: simulated %.6g, closed form %.6g, error %+.3f%%\n", what, measured, expected,
+              100.0 * (measured - expected) / expected);
+}
+
+// --- distributions and closed forms (no simulation) ----------------------------------------------------------
+
+TEST(ServingDistribution, MeanAndCvOfEveryShape) {
+  for (DistributionKind kind : {DistributionKind::Exponential, DistributionKind::LogNormal, DistributionKind::Gamma}) {
+    for (double cv : {0.5, 2.0}) {
+      if (kind == DistributionKind::Exponential && cv != 0.5) continue;
+      const TimeDistribution d{kind, 0.01, kind == DistributionKind::Exponential ? 1.0 : cv};
+      Xoshiro256StarStar rng(7);
+      const int n = 2'000'000;
+      double sum = 0, sum2 = 0;
+      for (int i = 0; i < n; ++i) {
+        const double x = sample(d, rng);
+        ASSERT_GE(x, 0.0);
+        sum += x;
+        sum2 += x * x;
+      }
+      const double mean = sum / n;
+      const double sd = std::sqrt(sum2 / n - mean * mean);
+      EXPECT_NEAR(mean, d.mean, 0.01 * d.mean) << enum_name(kind) << " cv " << d.cv;
+      EXPECT_NEAR(sd / mean, d.cv, 0.05 * d.cv) << enum_name(kind) << " cv " << d.cv;
+    }
+  }
+  Xoshiro256StarStar rng(1);
+  EXPECT_EQ(sample({DistributionKind::Fixed, 0.25, 0.0}, rng), 0.25);
+}
+
+TEST(ServingClosedForms, AgreeWithEachOther) {
+  // One server: Erlang C is rho, M/M/c is M/M/1.
+  EXPECT_NEAR(queueing::erlang_c(1, 80, 100), 0.8, 1e-12);
+  EXPECT_NEAR(queueing::mmc_time_in_system(1, 80, 100), queueing::mm1_time_in_system(80, 100), 1e-12);
+  // A textbook value: c = 2, a = 1 erlang: C = 1/3.
+  EXPECT_NEAR(queueing::erlang_c(2, 1, 1), 1.0 / 3.0, 1e-12);
+  // M/D/1 waits half as long in queue as M/M/1.
+  EXPECT_NEAR(queueing::md1_time_in_system(80, 100) - 0.01, (queueing::mm1_time_in_system(80, 100) - 0.01) / 2, 1e-12);
+  EXPECT_NEAR(queueing::mm1k_loss(1, 1, 1), 0.5, 1e-12);
+}
+
+TEST(ServingStatistics, PercentilesAndBatchMeans) {
+  std::vector<double> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(i);
+  const LatencySummary s = summarize_latency(v);
+  EXPECT_EQ(s.count, 1000u);
+  EXPECT_DOUBLE_EQ(s.mean, 499.5);
+  EXPECT_DOUBLE_EQ(s.p50, 499.5);
+  EXPECT_DOUBLE_EQ(s.p99, 989.01);
+  EXPECT_DOUBLE_EQ(s.max, 999);
+  EXPECT_GT(s.mean_ci, 0.0); // a trend: the batch means differ
+}
+
+// --- bad input -------------------------------------------------------------------------------------------
+
+json one_stage_scenario() {
+  return serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}), poisson(50), 1000, 0);
+}
+
+TEST(ServingInput, ErrorsNameTheField) {
+  struct Case {
+    std::string pointer;
+    json value;
+    std::string expected_pointer;
+  };
+  const std::vector<Case> cases{
+      {"/workload/stages/0/servce", json{{"distribution", "fixed"}, {"mean", 1}}, "/workload/stages/0/servce"},
+      {"/workload/stages/0/pool/nodes", 2, "/workload/stages/0/pool/nodes"},
+      {"/workload/stages/0/service", json{{"distribution", "gamma"}, {"mean", "1ms"}}, "/workload/stages/0/service/cv"},
+      {"/workload/stages/0/service", json{{"distribution", "fixed"}, {"mean", "1ms"}, {"cv", 1}},
+       "/workload/stages/0/service/cv"},
+      {"/workload/stages/0/queue", json{{"when_full", "wait"}}, "/workload/stages/0/queue/when_full"},
+      {"/workload/arrivals", json{{"process", "poisson"}}, "/workload/arrivals/rate"},
+      {"/workload/arrivals", json{{"process", "closed"}, {"clients", 2}, {"rate", 5}}, "/workload/arrivals/rate"},
+      {"/workload/orchestration", json{{"preset", "slurm"}}, "/workload/orchestration/preset"},
+      {"/strategy", json{{"kind", "data_parallel"}}, "/strategy/kind"},
+  };
+  for (const Case& c : cases) {
+    json doc = one_stage_scenario();
+    doc[json::json_pointer(c.pointer)] = c.value;
+    const InputError e = test::input_error([&] { test::parse(doc, "pipeline.json"); });
+    EXPECT_EQ(e.source(), "pipeline.json") << c.pointer;
+    EXPECT_EQ(e.pointer(), c.expected_pointer) << c.pointer << ": " << e.what();
+  }
+  json doc = one_stage_scenario();
+  doc["workload"].erase("requests");
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/requests");
+  doc = one_stage_scenario();
+  doc["workload"]["stages"].push_back(stage("only", 1, 1, exponential("1ms")));
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/stages/1/pool/nodes");
+  doc["cluster"]["nodes"] = 2;
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/stages/1/name");
+  // A closed loop of requests that take no time would never reach its duration.
+  doc = serving_scenario(1, json::array({stage("only", 1, 1, fixed("0s"))}), {{"process", "closed"}, {"clients", 2}}, 1,
+                         0);
+  doc["workload"].erase("requests");
+  doc["workload"]["duration"] = "1s";
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/requests");
+  doc["workload"]["stages"][0]["service"]["mean"] = "1ms";
+  EXPECT_NO_THROW(test::parse(doc));
+}
+
+TEST(ServingInput, CliExitsTwoWithOneLine) {
+  json doc = one_stage_scenario();
+  doc["workload"]["stages"][0]["pool"]["replicas_per_node"] = 0;
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "bad.json") << doc.dump(2);
+  const test::CliResult r = test::run_cli({"run", "bad.json", "--no-files", "--no-progress"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("bad.json: /workload/stages/0/pool/replicas_per_node"), std::string::npos) << r.err;
+}
+
+// --- whole runs against queueing theory --------------------------------------------------------------------
+
+TEST(ServingQueueing, MM1MeanTimeInSystem) {
+  const double lambda = 80, mu = 100;
+  const ReportServing r =
+      run(serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}), poisson(lambda), 400'000, 200));
+  const double expected = queueing::mm1_time_in_system(lambda, mu);
+  show("M/M/1 mean time in system", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.03) << r.latency.mean << " vs " << expected;
+  EXPECT_LT(std::abs(r.latency.mean - expected), 2 * r.latency.mean_ci + 0.01 * expected);
+  EXPECT_LT(relative_error(r.stages[0].utilisation, lambda / mu), 0.02);
+  EXPECT_LT(relative_error(r.stages[0].mean_queue, 0.8 * 0.8 / 0.2), 0.05); // Lq = rho^2 / (1 - rho)
+  EXPECT_LT(relative_error(r.throughput, lambda), 0.02);
+}
+
+TEST(ServingQueueing, MMcAgainstErlangC) {
+  const int c = 4;
+  const double lambda = 350, mu = 100;
+  const ReportServing r =
+      run(serving_scenario(1, json::array({stage("only", 1, c, exponential("10ms"))}), poisson(lambda), 500'000, 50));
+  const double expected = queueing::mmc_time_in_system(c, lambda, mu);
+  show("M/M/4 mean time in system", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.03) << r.latency.mean << " vs " << expected;
+  EXPECT_LT(relative_error(r.stages[0].utilisation, lambda / (c * mu)), 0.02);
+}
+
+TEST(ServingQueueing, MD1AgainstPollaczekKhinchine) {
+  const double lambda = 80, mu = 100;
+  const ReportServing r =
+      run(serving_scenario(1, json::array({stage("only", 1, 1, fixed("10ms"))}), poisson(lambda), 400'000, 200));
+  const double expected = queueing::md1_time_in_system(lambda, mu);
+  show("M/D/1 mean time in system", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.03) << r.latency.mean << " vs " << expected;
+}
+
+TEST(ServingQueueing, MM1KDropRate) {
+  const int k = 5; // 1 in service + 4 waiting
+  const double lambda = 90, mu = 100;
+  json s = stage("only", 1, 1, exponential("10ms"));
+  s["queue"] = {{"capacity", k - 1}, {"when_full", "drop"}};
+  const ReportServing r = run(serving_scenario(1, json::array({s}), poisson(lambda), 1'000'000, 100));
+  const double expected = queueing::mm1k_loss(k, lambda, mu);
+  show("M/M/1/5 drop rate", r.drop_rate, expected);
+  EXPECT_LT(relative_error(r.drop_rate, expected), 0.03) << r.drop_rate << " vs " << expected;
+  EXPECT_EQ(r.dropped, r.stages[0].dropped);
+  EXPECT_EQ(r.sent, r.answered + r.dropped);
+}
+
+TEST(ServingQueueing, ClosedLoopInteractiveResponseTimeLaw) {
+  const int clients = 10;
+  const double think = 0.05;
+  json doc =
+      serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}),
+                       {{"process", "closed"}, {"clients", clients}, {"think_time", exponential("50ms")}}, 300'000, 50);
+  const ReportServing r = run(doc);
+  const double expected = queueing::interactive_response_time(clients, r.throughput, think);
+  show("closed loop mean response time (N/X - Z)", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.02) << r.latency.mean << " vs " << expected;
+  // 10 clients with a 50 ms think time offer more than 100/s: the server is nearly saturated.
+  EXPECT_GT(r.stages[0].utilisation, 0.9);
+}
+
+TEST(ServingPipeline, SaturatedThroughputIsTheSlowestStagesCapacity) {
+  // Capacities: tokenise 1000/s, infer 2 x 250/s = 500/s (the bottleneck), post 667/s.
+  json stages = json::array({stage("tokenise", 1, 1, fixed("1ms")), stage("infer", 1, 2, exponential("4ms")),
+                             stage("post", 1, 1, fixed("1.5ms"))});
+  stages[0]["output_bytes"] = "4kB";
+  stages[1]["output_bytes"] = "1kB";
+  const ReportServing r = run(serving_scenario(3, stages, poisson(5000), 100'000, 0));
+  show("saturated pipeline throughput", r.throughput, 500);
+  EXPECT_LT(relative_error(r.throughput, 500), 0.02) << r.throughput;
+  EXPECT_EQ(r.bottleneck, "infer");
+  EXPECT_GT(r.stages[1].utilisation, 0.98);
+  EXPECT_EQ(r.answered, 100'000u);
+}
+
+TEST(ServingPipeline, TransfersAndOrchestrationAddUp) {
+  // One client, no think time: each request goes alone, so its latency is the sum of its parts: 1 ms of service,
+  // 25 MB over 25 GB/s (1 ms) + 2 us of network latency, 0.5 ms of dispatch, 0.1 ms of per-item overhead + 1 ms.
+  json stages = json::array({stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("1ms"))});
+  stages[0]["output_bytes"] = "25MB";
+  json doc = serving_scenario(2, stages, {{"process", "closed"}, {"clients", 1}}, 100, 0);
+  doc["workload"]["orchestration"] = {{"dispatch_latency", "0.5ms"}, {"per_item_overhead", "0.1ms"}};
+  const ReportServing r = run(doc);
+  EXPECT_NEAR(r.latency.mean, 3.602e-3, 1e-9);
+  EXPECT_NEAR(r.latency.max, 3.602e-3, 1e-9);
+  EXPECT_NEAR(r.stages[1].latency.mean, 1.1e-3, 1e-9);
+}
+
+TEST(ServingPipeline, BatchingFillsBatchesUnderLoad) {
+  json s = stage("infer", 1, 1, fixed("10ms"));
+  s["batching"] = {{"max_size", 8}, {"max_wait", "5ms"}, {"extra_item_time", "1ms"}};
+  // Batches of 8 take 17 ms: 470 items/s; at 400/s the batches are large but not always full.
+  const ReportServing r = run(serving_scenario(1, json::array({s}), poisson(400), 100'000, 10));
+  EXPECT_GT(r.stages[0].mean_batch, 4.0);
+  EXPECT_LE(r.stages[0].mean_batch, 8.0);
+  EXPECT_LT(relative_error(r.throughput, 400), 0.02);
+}
+
+// --- determinism (two runs: through the CLI) ----------------------------------------------------------------
+
+TEST(ServingDeterminism, SameSeedSameReport) {
+  json stages = json::array({stage("a", 1, 2, {{"distribution", "lognormal"}, {"mean", "2ms"}, {"cv", 1.5}}),
+                             stage("b", 1, 1, {{"distribution", "gamma"}, {"mean", "1ms"}, {"cv", 0.5}})});
+  stages[0]["output_bytes"] = "1MB";
+  json doc = serving_scenario(2, stages, poisson(600), 20'000, 1);
+  doc["workload"]["orchestration"] = {{"preset", "ray_actor_call"}};
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "s.json") << doc.dump(2);
+  const std::vector<std::string> args{"run", "s.json", "--json", "--no-files", "--no-progress"};
+  const test::CliResult a = test::run_cli(args, dir);
+  const test::CliResult b = test::run_cli(args, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  std::vector<std::string> other = args;
+  other.insert(other.end(), {"--set", "/run/seed=2"});
+  const test::CliResult c = test::run_cli(other, dir);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(a.out, c.out);
+  // And the report reads back through the strict reader.
+  const ReportDocument read = report_document_from_json(json::parse(a.out), "report.json");
+  ASSERT_TRUE(read.serving.has_value());
+  EXPECT_EQ(read.serving->stages.size(), 2u);
+}
+
+TEST(ServingPipeline, DoublingTheBottleneckRaisesThroughputUntilAnotherStageBinds) {
+  json stages = json::array({stage("tokenise", 1, 1, fixed("1ms")), stage("infer", 1, 2, exponential("4ms")),
+                             stage("post", 1, 1, fixed("1.5ms"))});
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "s.json") << serving_scenario(3, stages, poisson(5000), 50'000, 0).dump(2);
+  auto throughput = [&](int replicas) {
+    const test::CliResult r = test::run_cli({"run", "s.json", "--json", "--no-files", "--no-progress", "--set",
+                                             fmt::format("/workload/stages/1/pool/replicas_per_node={}", replicas)},
+                                            dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json report = json::parse(r.out);
+    return std::make_pair(report["serving"]["throughput_items_per_s"].get<double>(),
+                          report["serving"]["bottleneck"].get<std::string>());
+  };
+  const auto [two, bottleneck_two] = throughput(2);
+  const auto [four, bottleneck_four] = throughput(4);
+  show("throughput, bottleneck x2", two, 500);
+  show("throughput, bottleneck x4", four, 1000.0 / 1.5);
+  EXPECT_LT(relative_error(two, 500), 0.02);
+  EXPECT_EQ(bottleneck_two, "infer");
+  EXPECT_LT(relative_error(four, 1000.0 / 1.5), 0.02) << four; // post binds at 667/s
+  EXPECT_EQ(bottleneck_four, "post");
+}
+
+} // namespace
+} // namespace partsim
