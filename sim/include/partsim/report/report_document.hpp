@@ -6,6 +6,7 @@
 #include "partsim/input/energy_cost.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/report/report_reliability.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -536,6 +537,7 @@ struct ReportDocument {
   std::optional<std::vector<ReportStage>> pipeline_stages;
   std::optional<ReportEnergy> energy;
   std::optional<ReportCost> cost;
+  std::optional<ReportReliability> reliability;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -562,6 +564,7 @@ struct ReportDocument {
     f.field("pipeline_stages", s.pipeline_stages, "", "model parallelism only");
     f.field("energy", s.energy, "", "simulated runs on a GPU profile with power figures");
     f.field("cost", s.cost, "", "with energy");
+    f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
 };
