@@ -55,8 +55,8 @@ TEST(ReportDocument, RoundTripsEveryShippedScenario) {
     for (const auto& [key, _] : report.items()) sections.push_back(key);
   }
   // The shipped scenarios exercise every optional section.
-  for (const char* section :
-       {"summary", "memory_per_gpu", "collectives", "class_split", "coordinator", "balancing", "pipeline_stages"})
+  for (const char* section : {"summary", "memory_per_gpu", "collectives", "class_split", "coordinator", "balancing",
+                              "pipeline_stages", "reliability"})
     EXPECT_NE(std::find(sections.begin(), sections.end(), section), sections.end()) << section;
 }
 

@@ -841,6 +841,11 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.energy = parse_energy(section("energy"), s.cluster);
   s.cost = parse_cost(section("cost"));
   s.budget = parse_budget(section("budget"));
+  if (root.has("reliability")) {
+    if (!std::holds_alternative<ModelTraining>(s.workload))
+      throw InputError(source, "/reliability", "failures and checkpoints apply to model training only");
+    s.reliability = parse_reliability(root.child("reliability"), s.cluster);
+  }
   if (auto published = root.optional_child("published")) {
     PublishedFigure f;
     f.figure = published->string("figure");

@@ -1191,6 +1191,146 @@ void energy_cost_fields(std::vector<F>& f) {
                        "Default 300 billion: an example, GPT-3's training budget (Brown et al., 2020)"));
 }
 
+void reliability_fields(std::vector<F>& f) {
+  const std::string r = "/reliability/";
+  f.push_back(F(r + "iterations", T::Integer, "reliability")
+                  .range(1, 1'000'000'000'000)
+                  .def_doc("the token budget's: /budget/tokens / tokens per iteration, rounded up")
+                  .label("Iterations to train")
+                  .doc("the length of the training run replayed over failures and checkpoints"));
+  f.push_back(F(r + "failures", T::Object, "reliability").def_doc("all defaults: nothing fails").doc("see below"));
+  f.push_back(F(r + "recovery", T::Object, "reliability").def_doc("all defaults").doc("see below"));
+  f.push_back(F(r + "checkpoint", T::Object, "reliability").def_doc("all defaults").doc("see below"));
+  const std::string fl = r + "failures/";
+  f.push_back(F(fl + "distribution", T::Choice, "failures")
+                  .choices(enum_names<FailureDistribution>())
+                  .def("exponential")
+                  .label("Time-to-failure law")
+                  .doc("each unit's time to failure: `exponential` (a constant rate) or `weibull` with "
+                       "`weibull_shape`, scaled so that its mean is the MTBF; every unit starts new and a failed one "
+                       "is replaced by a new one"));
+  f.push_back(F(fl + "weibull_shape", T::Number, "failures")
+                  .closed(0.1, 10.0)
+                  .def(1.0)
+                  .label("Weibull shape")
+                  .doc("k: below 1, failures come early in a unit's life (infant mortality); 1, exponential; above "
+                       "1, wear-out"));
+  const std::pair<const char*, const char*> units[] = {
+      {"gpu", "one GPU (its HBM included)"},
+      {"nic", "one NIC (nodes x nics_per_node; none in one node)"},
+      {"switch", "one network switch (the topology's count, as /energy/switches)"},
+      {"host", "one node beyond its GPUs and NICs (CPU, memory, power, software)"}};
+  for (const auto& [unit, what] : units)
+    f.push_back(F(fl + unit + "_mtbf_hours", T::Number, "failures")
+                    .closed(0.0, 1e12)
+                    .def(0)
+                    .unit("hours")
+                    .label(std::string(unit) + " MTBF (hours)")
+                    .doc(std::string("mean time between failures of ") + what + "; 0: it does not fail"));
+  f.push_back(F(fl + "times", T::Array, "failures")
+                  .type_doc("array of quantities (s)")
+                  .def(nlohmann::json::array())
+                  .allowed("0 to 10^6 times, 0 to 10^9 s, increasing")
+                  .label("Failure times")
+                  .doc("failures at these wall-clock times from the start (component `listed`), on top of the "
+                       "rates"));
+  f.push_back(F(fl + "times/*", T::Quantity, "").dim(Dimension::Time).closed(0.0, 1e9).doc("a failure time"));
+  const std::string rc = r + "recovery/";
+  f.push_back(F(rc + "policy", T::Choice, "recovery")
+                  .choices(enum_names<RecoveryPolicy>())
+                  .def("restart")
+                  .label("Recovery policy")
+                  .doc("all roll back to the last durable checkpoint: `restart` waits for the failed part's repair "
+                       "(`repair_time`), `spare` swaps in a hot spare after `spare_delay`, `elastic` goes on with the "
+                       "data-parallel replicas left (the same global batch on fewer replicas: slower by replicas / "
+                       "replicas left) and the failed ones rejoin after `repair_time`, with a pause of "
+                       "`restart_time`"));
+  f.push_back(F(rc + "detection_time", T::Quantity, "recovery")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e7)
+                  .def(120)
+                  .label("Detection time")
+                  .doc("from the failure to the job knowing it (a collective's time-out, a health check). Default "
+                       "120 s: an assumption"));
+  f.push_back(F(rc + "restart_time", T::Quantity, "recovery")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e7)
+                  .def(600)
+                  .label("Restart time")
+                  .doc("relaunching the job: scheduling, process start, communicator set-up, before the checkpoint "
+                       "is read. Default 600 s: an assumption"));
+  f.push_back(F(rc + "repair_time", T::Quantity, "recovery")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e8)
+                  .def(3600)
+                  .label("Repair time")
+                  .doc("`restart`: the failed part repaired or its node replaced before the relaunch. Default "
+                       "3600 s: an assumption"));
+  f.push_back(F(rc + "spare_delay", T::Quantity, "recovery")
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e8)
+                  .def(300)
+                  .label("Spare delay")
+                  .doc("`spare`: a hot spare takes the failed part's place. Default 300 s: an assumption"));
+  f.push_back(F(rc + "min_replicas", T::Integer, "recovery")
+                  .range(1, kMaxGpus)
+                  .def(1)
+                  .label("Minimum replicas")
+                  .doc("`elastic`: with fewer data-parallel replicas left the job waits for repairs"));
+  const std::string c = r + "checkpoint/";
+  f.push_back(F(c + "interval", T::Quantity, "checkpoint")
+                  .dim(Dimension::Time)
+                  .positive(1e9)
+                  .def_doc("`\"auto\"`")
+                  .allowed("a time or `\"auto\"`")
+                  .label("Checkpoint interval")
+                  .doc("training time between checkpoints, rounded to whole iterations; `auto`: Young/Daly's "
+                       "sqrt(2 x checkpoint block x job MTBF)"));
+  f.push_back(F(c + "interval_iterations", T::Integer, "checkpoint")
+                  .range(1, 1'000'000'000'000)
+                  .def_doc("none")
+                  .allowed("not with `interval`")
+                  .label("Checkpoint every (iterations)")
+                  .doc("iterations between checkpoints, instead of `interval`"));
+  f.push_back(F(c + "size", T::Quantity, "checkpoint")
+                  .dim(Dimension::Bytes)
+                  .positive(1e18)
+                  .def_doc("the memory model's parameters and optimizer states, summed over the writers")
+                  .label("Checkpoint size")
+                  .doc("bytes written per checkpoint, all writers together"));
+  f.push_back(F(c + "mode", T::Choice, "checkpoint")
+                  .choices(enum_names<CheckpointMode>())
+                  .def("sync")
+                  .label("Checkpoint mode")
+                  .doc("`sync`: training stops while the checkpoint is written; `async`: it stops while each writer "
+                       "copies its part to host memory, the write goes on behind training (a checkpoint is "
+                       "durable when written; the next one waits for it)"));
+  f.push_back(F(c + "storage_bandwidth", T::Quantity, "checkpoint")
+                  .dim(Dimension::Bandwidth)
+                  .positive(1e18)
+                  .def(100e9)
+                  .label("Storage write bandwidth")
+                  .doc("all writers together. Default 100 GB/s: an assumption; give your file system's figure and "
+                       "its source in `storage_source`"));
+  f.push_back(F(c + "storage_read_bandwidth", T::Quantity, "checkpoint")
+                  .dim(Dimension::Bandwidth)
+                  .positive(1e18)
+                  .def_doc("`storage_bandwidth`")
+                  .label("Storage read bandwidth")
+                  .doc("all readers together, for the reload after a failure"));
+  f.push_back(F(c + "storage_source", T::String, "checkpoint")
+                  .def("")
+                  .label("Storage figures' source")
+                  .doc("where the storage bandwidths come from (shown in the report)"));
+  f.push_back(F(c + "host_copy_bandwidth", T::Quantity, "checkpoint")
+                  .dim(Dimension::Bandwidth)
+                  .positive(1e15)
+                  .def(25e9)
+                  .label("Host copy bandwidth")
+                  .doc("`async`: one GPU's copy to host memory. Default 25 GB/s: an assumption, under PCIe 5.0 x16's "
+                       "64 GB/s"));
+}
+
 std::vector<FieldSpec> all_fields() {
   std::vector<F> f;
   f.push_back(F("/schema_version", T::Integer, "top")
@@ -1213,6 +1353,9 @@ std::vector<FieldSpec> all_fields() {
                   .doc("power of the GPUs by state, nodes, switches and the data centre; see below"));
   f.push_back(F("/cost", T::Object, "top").def_doc("all defaults (example prices)").doc("prices; see below"));
   f.push_back(F("/budget", T::Object, "top").def_doc("all defaults").doc("what training is for; see below"));
+  f.push_back(F("/reliability", T::Object, "top")
+                  .def_doc("absent: no failures, no checkpoints")
+                  .doc("failures, recovery and checkpoints of a long training run (model training); see below"));
   f.push_back(F("/published", T::Object, "top")
                   .def_doc("absent")
                   .doc("a published measurement the scenario reproduces (a case of `validation/`); see below"));
@@ -1246,6 +1389,7 @@ std::vector<FieldSpec> all_fields() {
   dispatch_fields(f);
   run_fields(f);
   energy_cost_fields(f);
+  reliability_fields(f);
   std::vector<FieldSpec> out;
   out.reserve(f.size());
   for (F& field : f) out.push_back(std::move(field).build());
@@ -1292,6 +1436,10 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"energy", "/energy"},
       {"cost", "/cost"},
       {"budget", "/budget"},
+      {"reliability", "/reliability"},
+      {"failures", "/reliability/failures"},
+      {"recovery", "/reliability/recovery"},
+      {"checkpoint", "/reliability/checkpoint"},
       {"published", "/published"},
   };
   return sections;

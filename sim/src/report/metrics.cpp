@@ -235,6 +235,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
       r.cost->assumed.emplace_back("/budget/tokens");
     }
   }
+  if (scenario.reliability && r.makespan > 0.0) r.reliability = reliability_figures(scenario, plan, r.makespan);
   return r;
 }
 

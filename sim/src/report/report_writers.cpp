@@ -245,6 +245,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   }
   if (r.energy) doc.energy = energy_section(*r.energy);
   if (r.cost) doc.cost = cost_section(*r.cost);
+  if (r.reliability) doc.reliability = reliability_section(*r.reliability, r.seed);
   for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty()));
   return doc;
 }
@@ -432,6 +433,8 @@ std::string format_table(const Report& r) {
            fmt::format("{:.4g} / {:.4g} {}, {:.4g} days on {} GPUs", *c.per_million_tokens, *c.budget, c.currency,
                        *c.budget_time_days, r.gpus));
   }
+  if (r.reliability)
+    for (const auto& [label, value] : reliability_table_lines(*r.reliability)) line(label, value);
 
   constexpr std::size_t kMaxRows = 32;
   if (!r.stages.empty()) {

@@ -5,6 +5,7 @@
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/labels.hpp"
 #include "partsim/input/network.hpp"
+#include "partsim/input/reliability.hpp"
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
@@ -307,6 +308,8 @@ struct Scenario {
   std::optional<PublishedFigure> published; ///< a validation case's published figure
   std::vector<Expectation> expectations;    ///< `/expect`, by figure pointer (sorted)
   nlohmann::json document;                  ///< the validated input, with overrides applied (echoed in report.json)
+  /** `/reliability`: failures and checkpoints of a long training run; absent without the section. */
+  std::optional<ReliabilitySpec> reliability;
 };
 
 /** One `--set /json/pointer=value` override. The value is JSON when it parses as JSON, else a string. With `remove`

@@ -5,6 +5,7 @@
 #include "partsim/input/scenario.hpp"
 #include "partsim/plan/plan.hpp"
 #include "partsim/report/energy_cost.hpp"
+#include "partsim/report/reliability.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -119,6 +120,8 @@ struct Report {
   /** Energy by state and facility (absent when the GPU profile has no power figures or nothing was simulated). */
   std::optional<EnergyFigures> energy;
   std::optional<CostFigures> cost; ///< with `energy`
+  /** The run replayed over failures and checkpoints (scenarios with `/reliability`). */
+  std::optional<ReliabilityFigures> reliability;
 };
 
 /** Amdahl's speedup on `p` processors for parallel fraction `f`. */

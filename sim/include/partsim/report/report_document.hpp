@@ -7,6 +7,7 @@
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
 #include "partsim/serving/serving_report.hpp"
+#include "partsim/report/report_reliability.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -538,6 +539,7 @@ struct ReportDocument {
   std::optional<ReportEnergy> energy;
   std::optional<ReportCost> cost;
   std::optional<ReportServing> serving;
+  std::optional<ReportReliability> reliability;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -565,6 +567,7 @@ struct ReportDocument {
     f.field("energy", s.energy, "", "simulated runs on a GPU profile with power figures");
     f.field("cost", s.cost, "", "with energy");
     f.field("serving", s.serving, "", "serving workloads only (docs/serving.md)");
+    f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
 };

@@ -1,0 +1,63 @@
+// A run's `/reliability` figures: the checkpoint size from the memory model and the strategy's sharding, its write and
+// reload times, the interval used against Young/Daly's, and the replay of the training run over failures. Pure
+// arithmetic, no SimGrid.
+#pragma once
+
+#include "partsim/input/reliability.hpp"
+#include "partsim/model/reliability_replay.hpp"
+#include "partsim/report/report_reliability.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace partsim {
+
+struct Plan;
+struct Scenario;
+
+/** The bytes a checkpoint writes: parameters and optimizer states, summed over the ranks that write them. */
+struct CheckpointSize {
+  double bytes = 0.0;                ///< all writers
+  std::int64_t writers = 0;          ///< GPUs that write a part
+  double largest_writer_bytes = 0.0; ///< the most one GPU writes (its copy to host memory blocks async checkpoints)
+};
+
+/** The checkpoint of a model-training plan: each (stage, tensor rank) of one replica writes its parameters and
+ * optimizer states; with ZeRO >= 1 every data-parallel replica writes its optimizer shard (>= 3: its parameter shard
+ * too). The per-GPU bytes are the memory model's. */
+CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan);
+
+/** `/reliability` of a run. */
+struct ReliabilityFigures {
+  ReliabilitySpec spec;
+  double iteration_time = 0.0; ///< s, simulated
+  std::int64_t iterations = 0;
+  std::optional<double> tokens; ///< iterations x tokens per iteration
+  CheckpointSize size;
+  double checkpoint_block = 0.0; ///< s per checkpoint
+  double checkpoint_write = 0.0; ///< s, the storage write
+  double reload = 0.0;           ///< s, the storage read after a failure
+  double recovery = 0.0;         ///< s per failure
+  std::int64_t interval_iterations = 0;
+  double interval = 0.0;                    ///< s of training between checkpoints
+  std::optional<double> mtbf;               ///< the job's, s (absent with listed failures only)
+  std::optional<double> young_daly;         ///< s
+  std::optional<double> daly_expected_time; ///< s, Daly's closed form at this interval (exponential)
+  std::int64_t replicas = 0;                ///< elastic: data-parallel replicas
+  ReplayResult replay;
+  std::vector<std::string> assumed;
+};
+
+/** The figures of a run of `plan` whose simulated iterations took `makespan` s. */
+ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan);
+
+/** report.json's `reliability` of these figures; `seed` is the run's. */
+ReportReliability reliability_section(const ReliabilityFigures& figures, std::uint64_t seed);
+
+/** The terminal table's lines (label, value) on these figures. */
+std::vector<std::pair<std::string, std::string>> reliability_table_lines(const ReliabilityFigures& figures);
+
+} // namespace partsim

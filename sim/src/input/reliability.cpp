@@ -1,0 +1,116 @@
+// Parsing of the scenario's `/reliability` (input/reliability.hpp).
+#include "partsim/input/reliability.hpp"
+
+#include "partsim/input/energy_cost.hpp"
+#include "partsim/input/json_reader.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/input/scenario_schema.hpp"
+
+#include <fmt/format.h>
+
+namespace partsim {
+
+namespace {
+
+constexpr double kSecondsPerHour = 3600.0;
+
+/** Records `key` of this object as defaulted when the scenario does not give it. */
+void note_default(JsonReader& reader, std::string_view key, std::vector<std::string>& defaulted) {
+  if (!reader.has(key)) defaulted.push_back(reader.pointer() + "/" + std::string(key));
+}
+
+/** An empty object read as `pointer`, so that an absent sub-section takes every default from the schema. */
+JsonReader section(JsonReader& parent, const char* key) {
+  if (parent.has(key)) return parent.child(key);
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  JsonReader empty(kEmpty, parent.source(), parent.pointer() + "/" + key);
+  empty.use_schema(scenario_schema());
+  return empty;
+}
+
+void parse_failures(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec& r) {
+  r.distribution = reader.enum_choice_or("distribution", FailureDistribution::Exponential);
+  r.weibull_shape = reader.number("weibull_shape");
+  if (r.distribution == FailureDistribution::Exponential && reader.has("weibull_shape") && r.weibull_shape != 1.0)
+    throw InputError(reader.source(), reader.pointer() + "/weibull_shape",
+                     "a Weibull shape other than 1 needs \"distribution\": \"weibull\"");
+  const std::int64_t gpus = cluster.gpu_count();
+  const std::int64_t nodes = cluster.nodes;
+  const std::int64_t nics = cluster.nodes > 1 ? nodes * cluster.network.nics_per_node : 0;
+  const std::pair<const char*, std::pair<FailureComponent, std::int64_t>> kinds[] = {
+      {"gpu_mtbf_hours", {FailureComponent::Gpu, gpus}},
+      {"nic_mtbf_hours", {FailureComponent::Nic, nics}},
+      {"switch_mtbf_hours", {FailureComponent::Switch, topology_switches(cluster)}},
+      {"host_mtbf_hours", {FailureComponent::Host, nodes}},
+  };
+  for (const auto& [key, kind] : kinds) {
+    const double hours = reader.number(key);
+    if (hours > 0.0 && kind.second > 0)
+      r.components.push_back(ComponentFailures{kind.first, kind.second, hours * kSecondsPerHour});
+  }
+  if (auto times = reader.optional_child("times")) {
+    double previous = -1.0;
+    for (const JsonReader& item : times->elements(0, 1'000'000)) {
+      const double t = item.as_quantity(Dimension::Time, Bounds::non_negative(1e9));
+      if (t <= previous)
+        throw item.error(fmt::format("expected failure times in increasing order; {:g} s follows {:g} s", t, previous));
+      r.failure_times.push_back(t);
+      previous = t;
+    }
+  }
+  reader.finish();
+}
+
+void parse_recovery(JsonReader reader, ReliabilitySpec& r) {
+  for (const char* key : {"detection_time", "restart_time"}) note_default(reader, key, r.defaulted);
+  r.policy = reader.enum_choice_or("policy", RecoveryPolicy::Restart);
+  note_default(reader, r.policy == RecoveryPolicy::Spare ? "spare_delay" : "repair_time", r.defaulted);
+  r.detection_time = reader.quantity("detection_time");
+  r.restart_time = reader.quantity("restart_time");
+  r.repair_time = reader.quantity("repair_time");
+  r.spare_delay = reader.quantity("spare_delay");
+  r.min_replicas = reader.integer("min_replicas");
+  reader.finish();
+}
+
+void parse_checkpoint(JsonReader reader, ReliabilitySpec& r) {
+  if (reader.has("interval")) {
+    const JsonReader interval = reader.child("interval");
+    if (!(interval.value().is_string() && interval.as_string() == "auto"))
+      r.interval = interval.as_quantity(Dimension::Time, Bounds::positive(1e9));
+  }
+  if (reader.has("interval_iterations")) {
+    if (r.interval)
+      throw InputError(reader.source(), reader.pointer() + "/interval_iterations",
+                       "give interval or interval_iterations, not both");
+    r.interval_iterations = reader.integer("interval_iterations");
+  }
+  if (reader.has("size")) r.checkpoint_bytes = reader.quantity("size");
+  r.mode = reader.enum_choice_or("mode", CheckpointMode::Sync);
+  note_default(reader, "storage_bandwidth", r.defaulted);
+  r.write_bandwidth = reader.quantity("storage_bandwidth");
+  r.read_bandwidth = reader.quantity_or("storage_read_bandwidth", r.write_bandwidth);
+  r.bandwidth_source = reader.string("storage_source");
+  if (r.mode == CheckpointMode::Async) note_default(reader, "host_copy_bandwidth", r.defaulted);
+  r.host_copy_bandwidth = reader.quantity("host_copy_bandwidth");
+  reader.finish();
+}
+
+} // namespace
+
+ReliabilitySpec parse_reliability(JsonReader reader, const ClusterSpec& cluster) {
+  ReliabilitySpec r;
+  reader.expect_object();
+  if (reader.has("iterations")) r.iterations = reader.integer("iterations");
+  parse_failures(section(reader, "failures"), cluster, r);
+  parse_recovery(section(reader, "recovery"), r);
+  parse_checkpoint(section(reader, "checkpoint"), r);
+  if (!r.interval && !r.interval_iterations && r.components.empty() && !r.failure_times.empty())
+    throw InputError(reader.source(), reader.pointer() + "/checkpoint/interval",
+                     "an \"auto\" interval needs failure rates (an MTBF); with listed failure times only, give "
+                     "interval or interval_iterations");
+  reader.finish();
+  return r;
+}
+
+} // namespace partsim

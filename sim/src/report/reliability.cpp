@@ -1,0 +1,243 @@
+// A run's `/reliability` figures (report/reliability.hpp).
+#include "partsim/report/reliability.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/plan/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace partsim {
+
+namespace {
+
+/** Events kept for the report's consumers; the counts cover all. */
+constexpr std::size_t kMaxEvents = 10'000;
+constexpr double kSecondsPerDay = 86400.0;
+constexpr double kSecondsPerHour = 3600.0;
+
+/** A duration for the table: s, h or days as fits. */
+std::string human_duration(double s) {
+  if (s < 2.0 * kSecondsPerHour) return fmt::format("{:.4g} s", s);
+  if (s < 2.0 * kSecondsPerDay) return fmt::format("{:.4g} h", s / kSecondsPerHour);
+  return fmt::format("{:.4g} days", s / kSecondsPerDay);
+}
+
+/** The data-parallel replica of each of a node's GPUs, in rank order (rank = GPU). */
+std::vector<std::int64_t> replicas_of_node(const Scenario& scenario) {
+  const std::int64_t g = scenario.cluster.gpus_per_node;
+  std::vector<std::int64_t> out;
+  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
+    auto size = [&](ParallelAxis axis) -> std::int64_t {
+      return axis == ParallelAxis::Tensor ? mp->tensor : axis == ParallelAxis::Data ? mp->data : mp->pipeline;
+    };
+    for (std::int64_t rank = 0; rank < g; ++rank) {
+      // rank = i0 + n0 (i1 + n1 i2) over the placement's axes, fastest first.
+      const std::int64_t n0 = size(mp->placement[0]);
+      const std::int64_t n1 = size(mp->placement[1]);
+      const std::int64_t index[3] = {rank % n0, (rank / n0) % n1, rank / (n0 * n1)};
+      for (int a = 0; a < 3; ++a)
+        if (mp->placement[static_cast<std::size_t>(a)] == ParallelAxis::Data) out.push_back(index[a]);
+    }
+  } else {
+    for (std::int64_t rank = 0; rank < g; ++rank) out.push_back(rank); // one GPU per replica
+  }
+  return out;
+}
+
+/** Distinct values among the first `n` of `v`. */
+std::int64_t distinct(const std::vector<std::int64_t>& v, std::int64_t n) {
+  std::vector<std::int64_t> head(v.begin(), v.begin() + std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size())));
+  std::sort(head.begin(), head.end());
+  return std::unique(head.begin(), head.end()) - head.begin();
+}
+
+} // namespace
+
+CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
+  CheckpointSize out;
+  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
+    const double data = mp->data;
+    for (int s = 0; s < mp->pipeline; ++s) {
+      const MemoryBreakdown& m = static_cast<std::size_t>(s) < plan.stage_memory.size()
+                                     ? plan.stage_memory[static_cast<std::size_t>(s)]
+                                     : *plan.memory;
+      // Per GPU, already divided by the data degree for what ZeRO shards.
+      const double parameters = m.parameters * (mp->zero >= 3 ? data : 1.0);
+      const double optimizer = m.optimizer_states * (mp->zero >= 1 ? data : 1.0);
+      out.bytes += mp->tensor * (parameters + optimizer);
+      out.largest_writer_bytes = std::max(out.largest_writer_bytes, m.parameters + m.optimizer_states);
+    }
+    out.writers = static_cast<std::int64_t>(mp->pipeline) * mp->tensor * (mp->zero >= 1 ? mp->data : 1);
+  } else {
+    PARTSIM_CHECK(plan.memory.has_value()) << "a model-training plan without memory figures";
+    out.bytes = plan.memory->parameters + plan.memory->optimizer_states;
+    out.largest_writer_bytes = out.bytes;
+    out.writers = 1;
+  }
+  return out;
+}
+
+ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan) {
+  PARTSIM_CHECK(scenario.reliability.has_value() && plan.iterations > 0 && makespan > 0.0) << makespan;
+  ReliabilityFigures f;
+  f.spec = *scenario.reliability;
+  const ReliabilitySpec& spec = f.spec;
+  f.assumed = spec.defaulted;
+  f.iteration_time = makespan / static_cast<double>(plan.iterations);
+  if (spec.iterations) {
+    f.iterations = *spec.iterations;
+  } else {
+    PARTSIM_CHECK(plan.tokens_per_iteration > 0.0) << "model training without tokens";
+    f.iterations = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::ceil(scenario.budget.tokens / plan.tokens_per_iteration)));
+    if (scenario.budget.defaulted) f.assumed.emplace_back("/budget/tokens");
+  }
+  if (plan.tokens_per_iteration > 0.0) f.tokens = static_cast<double>(f.iterations) * plan.tokens_per_iteration;
+
+  f.size = checkpoint_size(scenario, plan);
+  if (spec.checkpoint_bytes) {
+    const double scale = *spec.checkpoint_bytes / f.size.bytes;
+    f.size.largest_writer_bytes *= scale;
+    f.size.bytes = *spec.checkpoint_bytes;
+  }
+  f.checkpoint_write = f.size.bytes / spec.write_bandwidth;
+  f.reload = f.size.bytes / spec.read_bandwidth;
+  f.checkpoint_block =
+      spec.mode == CheckpointMode::Sync ? f.checkpoint_write : f.size.largest_writer_bytes / spec.host_copy_bandwidth;
+  const double wait = spec.policy == RecoveryPolicy::Restart ? spec.repair_time
+                      : spec.policy == RecoveryPolicy::Spare ? spec.spare_delay
+                                                             : 0.0; // elastic: no wait for the failed part
+  f.recovery = spec.detection_time + wait + spec.restart_time + f.reload;
+
+  if (!spec.components.empty()) {
+    f.mtbf = job_mtbf(spec.components);
+    f.young_daly = young_daly_interval(f.checkpoint_block, *f.mtbf);
+  }
+  if (spec.interval_iterations) {
+    f.interval_iterations = *spec.interval_iterations;
+  } else {
+    const std::optional<double> interval = spec.interval ? spec.interval : f.young_daly;
+    // Without failures an auto interval never checkpoints.
+    f.interval_iterations =
+        interval ? std::max<std::int64_t>(1, std::llround(*interval / f.iteration_time)) : f.iterations;
+  }
+  f.interval_iterations = std::min(f.interval_iterations, f.iterations);
+  f.interval = static_cast<double>(f.interval_iterations) * f.iteration_time;
+  if (f.mtbf)
+    f.daly_expected_time = daly_expected_time(static_cast<double>(f.iterations) * f.iteration_time, f.interval,
+                                              f.checkpoint_block, f.recovery, *f.mtbf);
+
+  ReplayInput in;
+  in.iteration_time = f.iteration_time;
+  in.iterations = f.iterations;
+  in.checkpoint_every = f.interval_iterations;
+  in.checkpoint_block = f.checkpoint_block;
+  in.checkpoint_write = spec.mode == CheckpointMode::Async ? f.checkpoint_write : 0.0;
+  in.recovery = f.recovery;
+  in.distribution = spec.distribution;
+  in.weibull_shape = spec.weibull_shape;
+  in.components = spec.components;
+  in.failure_times = spec.failure_times;
+  in.seed = scenario.run.seed;
+  in.max_events = kMaxEvents;
+  if (spec.policy == RecoveryPolicy::Elastic) {
+    const auto* mp = std::get_if<ModelParallel>(&scenario.strategy);
+    in.elastic = true;
+    in.replicas = mp != nullptr ? mp->data : scenario.cluster.gpu_count();
+    if (spec.min_replicas > in.replicas)
+      throw InputError(
+          scenario.source, "/reliability/recovery/min_replicas",
+          fmt::format("expected at most the {} data-parallel replicas, got {}", in.replicas, spec.min_replicas));
+    in.min_replicas = spec.min_replicas;
+    const std::vector<std::int64_t> node = replicas_of_node(scenario);
+    const std::int64_t g = scenario.cluster.gpus_per_node;
+    const std::int64_t nics = scenario.cluster.nodes > 1 ? scenario.cluster.network.nics_per_node : 1;
+    auto hit = [&](FailureComponent c) -> std::int64_t& { return in.replicas_hit[static_cast<std::size_t>(c)]; };
+    hit(FailureComponent::Gpu) = 1;
+    hit(FailureComponent::Listed) = 1;
+    hit(FailureComponent::Nic) = distinct(node, std::max<std::int64_t>(1, g / nics));
+    hit(FailureComponent::Host) = distinct(node, g);
+    hit(FailureComponent::Switch) = in.replicas; // the simulated network has no redundant path
+    in.repair = spec.repair_time;
+    in.rejoin = spec.restart_time;
+    f.replicas = in.replicas;
+  }
+  f.replay = replay_reliability(in);
+  return f;
+}
+
+ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t seed) {
+  const ReplayResult& r = f.replay;
+  ReportReliability out;
+  out.method = "one iteration simulated on SimGrid; its time replayed over a seeded discrete-event process of "
+               "failures, checkpoints and recoveries (docs/failures.md)";
+  out.seed = seed;
+  out.iterations = f.iterations;
+  out.tokens = f.tokens;
+  out.iteration_time = f.iteration_time;
+  out.time_to_finish = r.total;
+  out.time_to_finish_days = r.total / kSecondsPerDay;
+  out.useful = r.useful;
+  out.goodput = r.total > 0.0 ? r.useful / r.total : 0.0;
+  if (f.spec.policy == RecoveryPolicy::Elastic) out.degraded = r.degraded;
+  out.lost_work = r.lost;
+  out.checkpoint_time = r.checkpoint;
+  out.recovery_time = r.recovery;
+  out.failures = r.failures;
+  for (const auto& [component, count] : r.failures_by_component)
+    out.failures_by_component[std::string(enum_name(component))] = count;
+  out.job_mtbf = f.mtbf;
+  out.distribution = f.spec.distribution;
+  out.weibull_shape = f.spec.weibull_shape;
+  out.policy = f.spec.policy;
+  out.recovery_per_failure = f.recovery;
+  out.checkpoint_mode = f.spec.mode;
+  out.checkpoint_bytes = f.size.bytes;
+  out.checkpoint_writers = f.size.writers;
+  out.checkpoint_block = f.checkpoint_block;
+  out.checkpoint_write = f.checkpoint_write;
+  out.reload = f.reload;
+  out.checkpoints = r.checkpoints;
+  out.checkpoints_lost = r.checkpoints_lost;
+  out.interval_iterations = f.interval_iterations;
+  out.interval = f.interval;
+  out.young_daly_interval = f.young_daly;
+  if (f.young_daly && *f.young_daly > 0.0) out.interval_over_young_daly = f.interval / *f.young_daly;
+  out.daly_expected_time = f.daly_expected_time;
+  out.storage_source = f.spec.bandwidth_source;
+  out.assumed = f.assumed;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> reliability_table_lines(const ReliabilityFigures& f) {
+  const ReplayResult& r = f.replay;
+  std::vector<std::pair<std::string, std::string>> out;
+  out.emplace_back("time to finish / goodput",
+                   fmt::format("{} for {} iterations / {:.2f}% (replayed over failures)", human_duration(r.total),
+                               f.iterations, r.total > 0.0 ? 100.0 * r.useful / r.total : 0.0));
+  if (f.spec.policy == RecoveryPolicy::Elastic)
+    out.emplace_back("on fewer replicas (elastic)",
+                     fmt::format("{} beyond the full-speed time, {} replicas", human_duration(r.degraded), f.replicas));
+  std::string by;
+  for (const auto& [component, count] : r.failures_by_component)
+    by += fmt::format("{}{} {}", by.empty() ? "" : ", ", count, enum_name(component));
+  out.emplace_back("failures / lost work / recovery",
+                   fmt::format("{}{} / {} / {} ({} each, {})", r.failures, by.empty() ? "" : " (" + by + ")",
+                               human_duration(r.lost), human_duration(r.recovery), human_duration(f.recovery),
+                               enum_name(f.spec.policy)));
+  out.emplace_back("checkpoints", fmt::format("{} of {:.4g} GB ({}), {} blocking each, {} in all", r.checkpoints,
+                                              f.size.bytes / 1e9, enum_name(f.spec.mode),
+                                              human_duration(f.checkpoint_block), human_duration(r.checkpoint)));
+  out.emplace_back("checkpoint interval",
+                   f.young_daly
+                       ? fmt::format("every {} iterations ({}); Young/Daly {}", f.interval_iterations,
+                                     human_duration(f.interval), human_duration(*f.young_daly))
+                       : fmt::format("every {} iterations ({})", f.interval_iterations, human_duration(f.interval)));
+  return out;
+}
+
+} // namespace partsim

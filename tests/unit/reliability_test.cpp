@@ -1,0 +1,342 @@
+// Failures and checkpoints: the replay against Young/Daly's first-order model and Daly's closed form over many seeds,
+// the best simulated interval against sqrt(2 C M), hand-timed cases, determinism, the checkpoint size of a sharded
+// plan, the scenario's /reliability and its errors, and the report with and without the section.
+#include "partsim/common/exit_codes.hpp"
+#include "partsim/input/scenario.hpp"
+#include "partsim/model/reliability_replay.hpp"
+#include "partsim/report/reliability.hpp"
+
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace partsim {
+namespace {
+
+using nlohmann::json;
+
+/** One GPU-like unit of MTBF `mtbf` s, sync checkpoints of `c` s, `r` s per failure, iterations of 1 s. */
+ReplayInput one_unit(double mtbf, double c, double r, std::int64_t every, std::int64_t iterations) {
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = iterations;
+  in.checkpoint_every = every;
+  in.checkpoint_block = c;
+  in.recovery = r;
+  in.components = {ComponentFailures{FailureComponent::Gpu, 1, mtbf}};
+  return in;
+}
+
+double overhead(const ReplayResult& r) {
+  return r.total / r.useful - 1.0;
+}
+
+TEST(ReliabilityReplay, MeanOverheadMatchesYoungDalyOverManySeeds) {
+  // M = 20,000 s, C = 100 s, R = 200 s: tau* = sqrt(2 C M) = 2,000 s; about 100 failures per run, 200 seeds.
+  const double m = 20'000.0;
+  const double c = 100.0;
+  const double r = 200.0;
+  const double tau = young_daly_interval(c, m);
+  ASSERT_DOUBLE_EQ(tau, 2000.0);
+  ReplayInput in = one_unit(m, c, r, 2000, 2'000'000);
+  double sum = 0.0;
+  double lost = 0.0;
+  std::int64_t failures = 0;
+  constexpr int kSeeds = 200;
+  for (int seed = 1; seed <= kSeeds; ++seed) {
+    in.seed = static_cast<std::uint64_t>(seed);
+    const ReplayResult out = replay_reliability(in);
+    sum += overhead(out);
+    lost += out.lost;
+    failures += out.failures;
+  }
+  const double simulated = sum / kSeeds;
+  const double first_order = first_order_overhead(tau, c, r, m);
+  const double daly = daly_expected_time(2'000'000.0, tau, c, r, m) / 2'000'000.0 - 1.0;
+  EXPECT_NEAR(simulated / first_order, 1.0, 0.10) << simulated << " against " << first_order;
+  EXPECT_NEAR(simulated / daly, 1.0, 0.03) << simulated << " against Daly's " << daly;
+  // Lost work per failure: about half an interval plus checkpoint (first order: (tau + C) / 2).
+  EXPECT_NEAR(lost / static_cast<double>(failures) / ((tau + c) / 2.0), 1.0, 0.10);
+}
+
+TEST(ReliabilityReplay, BestSimulatedIntervalIsYoungDalys) {
+  // A scan of intervals from 0.5 to 2 x tau* on the same failure draws (common random numbers): the mean overhead is
+  // smallest within 10% of sqrt(2 C M).
+  const double m = 20'000.0;
+  const double c = 100.0;
+  const double r = 200.0;
+  const double tau = young_daly_interval(c, m);
+  double best = 0.0;
+  double best_overhead = 1e300;
+  for (double f = 0.5; f <= 2.0 + 1e-9; f += 0.05) {
+    const auto every = static_cast<std::int64_t>(std::llround(f * tau));
+    ReplayInput in = one_unit(m, c, r, every, 20'000'000);
+    double sum = 0.0;
+    for (int seed = 1; seed <= 20; ++seed) {
+      in.seed = static_cast<std::uint64_t>(seed);
+      sum += overhead(replay_reliability(in));
+    }
+    if (sum < best_overhead) {
+      best_overhead = sum;
+      best = static_cast<double>(every);
+    }
+  }
+  EXPECT_NEAR(best / tau, 1.0, 0.10) << "best interval " << best << " s against " << tau << " s";
+}
+
+TEST(ReliabilityReplay, TimeAddsUpAndIsDeterministic) {
+  ReplayInput in = one_unit(5'000.0, 30.0, 100.0, 500, 100'000);
+  in.seed = 7;
+  in.max_events = 1'000'000;
+  const ReplayResult a = replay_reliability(in);
+  const ReplayResult b = replay_reliability(in);
+  EXPECT_GT(a.failures, 10);
+  EXPECT_NEAR(a.total, a.useful + a.lost + a.checkpoint + a.recovery, 1e-9 * a.total);
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.failures, b.failures);
+  EXPECT_EQ(a.events.size(), b.events.size());
+  in.seed = 8;
+  EXPECT_NE(replay_reliability(in).total, a.total);
+}
+
+TEST(ReliabilityReplay, WeibullOfShapeOneIsTheExponential) {
+  ReplayInput in = one_unit(5'000.0, 30.0, 100.0, 500, 100'000);
+  const ReplayResult exponential = replay_reliability(in);
+  in.distribution = FailureDistribution::Weibull;
+  in.weibull_shape = 1.0;
+  const ReplayResult weibull = replay_reliability(in);
+  EXPECT_EQ(weibull.failures, exponential.failures);
+  EXPECT_NEAR(weibull.total, exponential.total, 1e-9 * exponential.total);
+}
+
+TEST(ReliabilityReplay, WeibullFailuresComeAtTheMtbfRateInTheLongRun) {
+  // Renewal theorem: failures / time -> units / MTBF whatever the shape; nothing else takes time here.
+  for (const double shape : {0.7, 2.0}) {
+    ReplayInput in = one_unit(1'000.0, 0.0, 0.0, 1'000'000, 10'000'000);
+    in.components[0].units = 10;
+    in.distribution = FailureDistribution::Weibull;
+    in.weibull_shape = shape;
+    in.iteration_time = 0.1; // a failure loses at most the work since the start: keep it short
+    in.checkpoint_every = 1;
+    const ReplayResult out = replay_reliability(in);
+    EXPECT_NEAR(static_cast<double>(out.failures) / (out.total / 100.0), 1.0, 0.05) << "shape " << shape;
+  }
+}
+
+TEST(ReliabilityReplay, ListedFailureByHand) {
+  // Iterations of 1 s, a sync checkpoint of 1 s every 10, 5 s to recover, one failure at 25.5 s (training from 22 s
+  // after the checkpoint of iteration 20): 3.5 s lost, then 80 iterations and 7 checkpoints from 30.5 s.
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = 100;
+  in.checkpoint_every = 10;
+  in.checkpoint_block = 1.0;
+  in.recovery = 5.0;
+  in.failure_times = {25.5};
+  in.max_events = 100;
+  const ReplayResult r = replay_reliability(in);
+  EXPECT_DOUBLE_EQ(r.total, 117.5);
+  EXPECT_DOUBLE_EQ(r.lost, 3.5);
+  EXPECT_DOUBLE_EQ(r.recovery, 5.0);
+  EXPECT_DOUBLE_EQ(r.checkpoint, 9.0);
+  EXPECT_EQ(r.checkpoints, 9);
+  EXPECT_EQ(r.failures_by_component.at(FailureComponent::Listed), 1);
+}
+
+TEST(ReliabilityReplay, AsyncCheckpointIsDurableOnlyWhenWritten) {
+  // Copies of 1 s, writes of 5 s behind training, a checkpoint every 10 iterations: iteration 20's checkpoint is
+  // copied from 21 s to 22 s and written until 27 s, so the failure at 25 s rolls the run back to iteration 10
+  // (3 s + 10 iterations lost); then 90 iterations and 8 checkpoints from 30 s.
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = 100;
+  in.checkpoint_every = 10;
+  in.checkpoint_block = 1.0;
+  in.checkpoint_write = 5.0;
+  in.recovery = 5.0;
+  in.failure_times = {25.0};
+  const ReplayResult r = replay_reliability(in);
+  EXPECT_DOUBLE_EQ(r.lost, 13.0);
+  EXPECT_EQ(r.checkpoints_lost, 1);
+  EXPECT_EQ(r.checkpoints, 10);
+  EXPECT_DOUBLE_EQ(r.total, 128.0);
+  // A write longer than the interval makes the next copy wait for it: 20 s writes, 10 s between copies.
+  in.failure_times.clear();
+  in.checkpoint_write = 20.0;
+  const ReplayResult slow = replay_reliability(in);
+  EXPECT_DOUBLE_EQ(slow.checkpoint, 1.0 + 8 * 11.0);
+}
+
+TEST(ReliabilityReplay, NoFailuresCostOnlyTheCheckpoints) {
+  ReplayInput in;
+  in.iteration_time = 2.0;
+  in.iterations = 1000;
+  in.checkpoint_every = 100;
+  in.checkpoint_block = 3.0;
+  const ReplayResult r = replay_reliability(in);
+  EXPECT_DOUBLE_EQ(r.total, 2000.0 + 9 * 3.0);
+  EXPECT_EQ(r.failures, 0);
+}
+
+TEST(ReliabilityReplay, ElasticGoesOnWithFewerReplicasByHand) {
+  // As ListedFailureByHand, but elastic on 4 replicas: after the failure at 25.5 s and 5 s of recovery the job trains
+  // on 3 replicas (4/3 s per iteration) until the failed one is repaired at 45.5 s, pauses 2 s to take it back, and
+  // goes on at full speed: 10.5 iterations ran slow (3.5 s degraded).
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = 100;
+  in.checkpoint_every = 10;
+  in.checkpoint_block = 1.0;
+  in.recovery = 5.0;
+  in.failure_times = {25.5};
+  in.elastic = true;
+  in.replicas = 4;
+  in.replicas_hit.fill(1);
+  in.repair = 20.0;
+  in.rejoin = 2.0;
+  const ReplayResult r = replay_reliability(in);
+  EXPECT_NEAR(r.total, 123.0, 1e-9);
+  EXPECT_NEAR(r.degraded, 3.5, 1e-9);
+  EXPECT_NEAR(r.recovery, 7.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.lost, 3.5);
+  EXPECT_NEAR(r.total, r.useful + r.degraded + r.lost + r.checkpoint + r.recovery, 1e-9);
+}
+
+TEST(ReliabilityReplay, ElasticBelowTheMinimumWaitsForTheRepair) {
+  // One replica of one: elastic cannot go on, so it waits for the repair (20 s) and the rejoin pause (2 s), the
+  // longer of that and the 5 s recovery.
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = 100;
+  in.checkpoint_every = 10;
+  in.checkpoint_block = 1.0;
+  in.recovery = 5.0;
+  in.failure_times = {25.5};
+  in.elastic = true;
+  in.replicas = 1;
+  in.replicas_hit.fill(1);
+  in.repair = 20.0;
+  in.rejoin = 2.0;
+  const ReplayResult r = replay_reliability(in);
+  EXPECT_NEAR(r.recovery, 22.0, 1e-9);
+  EXPECT_NEAR(r.total, 117.5 - 5.0 + 22.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.degraded, 0.0);
+}
+
+// --- the scenario --------------------------------------------------------------------------------------------
+
+/** A small model-training scenario: GPT-2-sized, tensor 2 x pipeline 2 x data 2 on 2 nodes of 4. */
+json training_scenario() {
+  json doc = test::base_scenario(2, 4);
+  doc["workload"] = {{"kind", "model_training"}, {"model", "gpt3-1.3b"}, {"sequence_length", 1024},
+                     {"global_batch", 16},       {"micro_batch", 2},     {"data_type", "bf16"},
+                     {"optimizer", "adam"},      {"iterations", 1}};
+  doc["strategy"] = {{"kind", "model_parallel"}, {"data", 2}, {"tensor", 2}, {"pipeline", 2}, {"zero", 1}};
+  return doc;
+}
+
+TEST(ReliabilityScenario, DefaultsAndComponentCounts) {
+  json doc = training_scenario();
+  doc["reliability"] = {{"failures", {{"gpu_mtbf_hours", 1000}, {"host_mtbf_hours", 2000}}}};
+  const Scenario s = test::parse(doc);
+  ASSERT_TRUE(s.reliability);
+  const ReliabilitySpec& r = *s.reliability;
+  ASSERT_EQ(r.components.size(), 2u);
+  EXPECT_EQ(r.components[0].units, 8);
+  EXPECT_DOUBLE_EQ(r.components[0].mtbf, 1000 * 3600.0);
+  EXPECT_EQ(r.components[1].component, FailureComponent::Host);
+  EXPECT_EQ(r.components[1].units, 2);
+  EXPECT_DOUBLE_EQ(job_mtbf(r.components), 1.0 / (8 / 3.6e6 + 2 / 7.2e6));
+  EXPECT_EQ(r.policy, RecoveryPolicy::Restart);
+  EXPECT_EQ(r.mode, CheckpointMode::Sync);
+  EXPECT_FALSE(r.interval);
+  EXPECT_EQ(r.defaulted, (std::vector<std::string>{
+                             "/reliability/recovery/detection_time", "/reliability/recovery/restart_time",
+                             "/reliability/recovery/repair_time", "/reliability/checkpoint/storage_bandwidth"}));
+  EXPECT_FALSE(test::parse(training_scenario()).reliability);
+}
+
+TEST(ReliabilityScenario, BadInputNamesFileAndPointer) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"failures", {{"gpu_mtbf_hours", -1}}}}, "/reliability/failures/gpu_mtbf_hours"},
+      {{{"failures", {{"weibull_shape", 0.5}}}}, "/reliability/failures/weibull_shape"},
+      {{{"failures", {{"times", {"10s", "5s"}}}}}, "/reliability/failures/times/1"},
+      {{{"failures", {{"times", {10}}}}}, "/reliability/checkpoint/interval"},
+      {{{"recovery", {{"policy", "pray"}}}}, "/reliability/recovery/policy"},
+      {{{"checkpoint", {{"interval", "soon"}}}}, "/reliability/checkpoint/interval"},
+      {{{"checkpoint", {{"interval", "3600s"}, {"interval_iterations", 5}}}},
+       "/reliability/checkpoint/interval_iterations"},
+      {{{"checkpoint", {{"storage_bandwidth", 0}}}}, "/reliability/checkpoint/storage_bandwidth"},
+      {{{"checkpoint", {{"mod", "async"}}}}, "/reliability/checkpoint/mod"},
+      {{{"iteration", 5}}, "/reliability/iteration"},
+  };
+  for (const auto& [section, pointer] : cases) {
+    json doc = training_scenario();
+    doc["reliability"] = section;
+    const InputError e = test::input_error([&] { test::parse(doc, "scen.json"); });
+    EXPECT_EQ(e.source(), "scen.json") << section.dump();
+    EXPECT_EQ(e.pointer(), pointer) << section.dump() << ": " << e.what();
+  }
+  json doc = test::base_scenario();
+  doc["reliability"] = json::object();
+  EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/reliability");
+}
+
+TEST(ReliabilityScenario, BadInputExitsWithTwoAndOneLine) {
+  const test::CliResult run =
+      test::run_cli({"run", (test::source_dir() / "scenarios/gpt3-1.3b-dp-8xa100.json").string(), "--set",
+                     "/reliability={\"checkpoint\":{\"mode\":\"later\"}}", "--no-files", "--no-progress"});
+  EXPECT_EQ(run.exit_code, kExitInputError);
+  EXPECT_NE(run.err.find("/reliability/checkpoint/mode"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("gpt3-1.3b-dp-8xa100.json"), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(ReliabilityReport, AbsentSectionLeavesTheReportAsItWasAndNoFailuresCostNothing) {
+  const std::string scenario = "gpt3-1.3b-dp-8xa100.json";
+  json plain = test::run_scenario_json(scenario, {});
+  json with = test::run_scenario_json(scenario, {"/reliability={\"iterations\":1000}"});
+  EXPECT_FALSE(plain.contains("reliability"));
+  ASSERT_TRUE(with.contains("reliability"));
+  const json r = with["reliability"];
+  // Nothing fails and an auto interval never checkpoints: the run takes iterations x the simulated iteration.
+  EXPECT_EQ(r["failures"], 0);
+  EXPECT_EQ(r["checkpoints"], 0);
+  EXPECT_DOUBLE_EQ(r["goodput"].get<double>(), 1.0);
+  const double iteration =
+      plain["summary"]["makespan_s"].get<double>() / plain["scenario"]["input"]["workload"]["iterations"].get<double>();
+  EXPECT_DOUBLE_EQ(r["iteration_time_s"].get<double>(), iteration);
+  EXPECT_NEAR(r["time_to_finish_s"].get<double>(), 1000 * iteration, 1e-9 * r["time_to_finish_s"].get<double>());
+  // Everything else is the plain run's, to the bit.
+  with.erase("reliability");
+  with["scenario"]["input"].erase("reliability");
+  EXPECT_EQ(with.dump(), plain.dump());
+}
+
+TEST(ReliabilityReport, CheckpointSizeIsTheShardedModelAndOptimizerState) {
+  // The shipped 405B run: tensor 8 x pipeline 16 x data 128, ZeRO-2 (optimizer states sharded over the replicas).
+  // Bytes: bf16 weights (2 B) written once + fp32 master weights and two Adam moments (12 B) over all shards.
+  const json r = test::run_scenario_json("llama3-405b-16384xh100.json",
+                                         {"/reliability={\"iterations\":10,\"failures\":{\"gpu_mtbf_hours\":50000}}"});
+  ASSERT_TRUE(r.contains("reliability"));
+  const double bytes = r["reliability"]["checkpoint_bytes"].get<double>();
+  EXPECT_NEAR(bytes / (14.0 * 405e9), 1.0, 0.03) << bytes;
+  EXPECT_EQ(r["reliability"]["checkpoint_writers"], 16 * 8 * 128);
+}
+
+TEST(ReliabilityReport, ElasticOnTheSeedNineRunLosesLessThanRestart) {
+  // seed-9 scenario: elastic (no wait for a spare or a repair, slower on fewer replicas) against waiting for repairs.
+  const json elastic =
+      test::run_scenario_json("seed-9-failures-checkpointing.json", {"/reliability/recovery/policy=\"elastic\""});
+  const json restart =
+      test::run_scenario_json("seed-9-failures-checkpointing.json", {"/reliability/recovery/policy=\"restart\""});
+  ASSERT_TRUE(elastic.contains("reliability") && restart.contains("reliability"));
+  EXPECT_GT(elastic["reliability"]["degraded_s"].get<double>(), 0.0);
+  EXPECT_FALSE(restart["reliability"].contains("degraded_s"));
+  EXPECT_GT(elastic["reliability"]["goodput"].get<double>(), restart["reliability"]["goodput"].get<double>());
+}
+
+} // namespace
+} // namespace partsim
