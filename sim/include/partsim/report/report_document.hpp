@@ -6,8 +6,8 @@
 #include "partsim/input/energy_cost.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
-#include "partsim/serving/serving_report.hpp"
 #include "partsim/report/report_reliability.hpp"
+#include "partsim/serving/serving_report.hpp"
 
 #include <nlohmann/json.hpp>
 
