@@ -48,6 +48,10 @@ void run_rank(RunContext& ctx, int rank) {
   timeline.finish = sg4::Engine::get_clock();
 }
 
+} // namespace
+
+namespace engine {
+
 NetworkConfig configure_network(NetworkModel model) {
   NetworkConfig config;
   if (model == NetworkModel::CM02) {
@@ -68,7 +72,7 @@ NetworkConfig configure_network(NetworkModel model) {
   return config;
 }
 
-} // namespace
+} // namespace engine
 
 std::string simgrid_version() {
   return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) +
@@ -83,7 +87,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
   RunResult result;
   sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
-  result.network = configure_network(scenario.run.network_model);
+  result.network = engine::configure_network(scenario.run.network_model);
   // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
   sg4::Engine::set_config("contexts/stack-size:128");
   // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks

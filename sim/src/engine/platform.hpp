@@ -3,6 +3,7 @@
 #pragma once
 
 #include "partsim/input/scenario.hpp"
+#include "partsim/report/run_result.hpp"
 
 #include <array>
 #include <unordered_set>
@@ -48,6 +49,11 @@ struct Platform {
     return node_of(gpu) * nics_per_node + (gpu % gpus_per_node) * nics_per_node / gpus_per_node;
   }
 };
+
+/** Sets SimGrid's network model as the scenario asks (CM02 without cross-traffic or TCP window, for RDMA fabrics; or
+ * SimGrid's TCP-calibrated LV08) and says which, for the report. Call before the platform is built; the training
+ * and the serving engines share it. */
+NetworkConfig configure_network(NetworkModel model);
 
 /** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */
 Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator);

@@ -326,20 +326,6 @@ class ServingRun {
   bool done_ = false;
 };
 
-NetworkConfig configure_serving_network(NetworkModel model) {
-  // The same configuration as the training engine's (engine.cpp, configure_network).
-  if (model == NetworkModel::CM02) {
-    sg4::Engine::set_config("network/model:CM02");
-    sg4::Engine::set_config("network/crosstraffic:0");
-    sg4::Engine::set_config("network/TCP-gamma:1e30");
-    return {"CM02", false, "alpha-beta per message, max-min sharing, no TCP window, no ACK cross-traffic",
-            simgrid_version()};
-  }
-  sg4::Engine::set_config("network/model:LV08");
-  return {"LV08", true, "SimGrid's TCP-calibrated default: latency x13.01, bandwidth x0.97, ACK cross-traffic",
-          simgrid_version()};
-}
-
 } // namespace
 
 ServingRunResult simulate_serving(const Scenario& scenario) {
@@ -359,7 +345,7 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
   ServingRunResult result;
   sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
-  result.network = configure_serving_network(scenario.run.network_model);
+  result.network = engine::configure_network(scenario.run.network_model);
   sg4::Engine::set_config("contexts/stack-size:128");
   const engine::Platform platform = engine::build_platform(scenario.cluster, workload.data_type, false);
   // On the heap and never freed: daemons still blocked on its semaphores when the run ends belong to SimGrid.

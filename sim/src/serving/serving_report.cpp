@@ -14,8 +14,9 @@ namespace partsim {
 namespace {
 
 ReportLatency latency_section(const std::vector<double>& values) {
-  const LatencySummary s = summarize_latency(values);
-  return {s.count, s.mean, s.mean_ci, s.p50, s.p50_ci, s.p90, s.p90_ci, s.p95, s.p95_ci, s.p99, s.p99_ci, s.max};
+  ReportLatency r;
+  static_cast<LatencySummary&>(r) = summarize_latency(values);
+  return r;
 }
 
 std::string ms(double s) {

@@ -13,16 +13,9 @@ namespace partsim {
 struct ReportDocument;
 struct Scenario;
 
-/** A latency sample: mean and percentiles, each with the half-width of its 95% batch-means interval. */
-struct ReportLatency {
-  std::uint64_t count = 0;
-  double mean = 0.0, mean_ci = 0.0;
-  double p50 = 0.0, p50_ci = 0.0;
-  double p90 = 0.0, p90_ci = 0.0;
-  double p95 = 0.0, p95_ci = 0.0;
-  double p99 = 0.0, p99_ci = 0.0;
-  double max = 0.0;
-
+/** A latency sample in report.json: the summary's figures (mean and percentiles, each with the half-width of its
+ * 95% batch-means interval) under their report keys. */
+struct ReportLatency : LatencySummary {
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
     f.field("count", s.count, "", "measured items (sent at or after the warm-up, not dropped)");
