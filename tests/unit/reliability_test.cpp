@@ -180,10 +180,9 @@ TEST(ReliabilityReplay, NoFailuresCostOnlyTheCheckpoints) {
   EXPECT_EQ(r.failures, 0);
 }
 
-TEST(ReliabilityReplay, ElasticGoesOnWithFewerReplicasByHand) {
-  // As ListedFailureByHand, but elastic on 4 replicas: after the failure at 25.5 s and 5 s of recovery the job trains
-  // on 3 replicas (4/3 s per iteration) until the failed one is repaired at 45.5 s, pauses 2 s to take it back, and
-  // goes on at full speed: 10.5 iterations ran slow (3.5 s degraded).
+/** ListedFailureByHand's job (100 iterations of 1 s, a checkpoint of 1 s every 10, 5 s of recovery, one failure at
+ * 25.5 s), elastic over `replicas` replicas: the failed one is repaired in 20 s and rejoins after a 2 s pause. */
+ReplayInput elastic_listed_failure(int replicas) {
   ReplayInput in;
   in.iteration_time = 1.0;
   in.iterations = 100;
@@ -192,11 +191,18 @@ TEST(ReliabilityReplay, ElasticGoesOnWithFewerReplicasByHand) {
   in.recovery = 5.0;
   in.failure_times = {25.5};
   in.elastic = true;
-  in.replicas = 4;
+  in.replicas = replicas;
   in.replicas_hit.fill(1);
   in.repair = 20.0;
   in.rejoin = 2.0;
-  const ReplayResult r = replay_reliability(in);
+  return in;
+}
+
+TEST(ReliabilityReplay, ElasticGoesOnWithFewerReplicasByHand) {
+  // As ListedFailureByHand, but elastic on 4 replicas: after the failure at 25.5 s and 5 s of recovery the job trains
+  // on 3 replicas (4/3 s per iteration) until the failed one is repaired at 45.5 s, pauses 2 s to take it back, and
+  // goes on at full speed: 10.5 iterations ran slow (3.5 s degraded).
+  const ReplayResult r = replay_reliability(elastic_listed_failure(4));
   EXPECT_NEAR(r.total, 123.0, 1e-9);
   EXPECT_NEAR(r.degraded, 3.5, 1e-9);
   EXPECT_NEAR(r.recovery, 7.0, 1e-9);
@@ -207,19 +213,7 @@ TEST(ReliabilityReplay, ElasticGoesOnWithFewerReplicasByHand) {
 TEST(ReliabilityReplay, ElasticBelowTheMinimumWaitsForTheRepair) {
   // One replica of one: elastic cannot go on, so it waits for the repair (20 s) and the rejoin pause (2 s), the
   // longer of that and the 5 s recovery.
-  ReplayInput in;
-  in.iteration_time = 1.0;
-  in.iterations = 100;
-  in.checkpoint_every = 10;
-  in.checkpoint_block = 1.0;
-  in.recovery = 5.0;
-  in.failure_times = {25.5};
-  in.elastic = true;
-  in.replicas = 1;
-  in.replicas_hit.fill(1);
-  in.repair = 20.0;
-  in.rejoin = 2.0;
-  const ReplayResult r = replay_reliability(in);
+  const ReplayResult r = replay_reliability(elastic_listed_failure(1));
   EXPECT_NEAR(r.recovery, 22.0, 1e-9);
   EXPECT_NEAR(r.total, 117.5 - 5.0 + 22.0, 1e-9);
   EXPECT_DOUBLE_EQ(r.degraded, 0.0);
