@@ -80,8 +80,8 @@ inline ReportDocument training_run() {
   s.overlapped_communication = 0.7;
   doc.memory_per_gpu = ReportMemory{2e10, 2e10, 3e10, 1e10, 1e9, 8.1e10, 8e10, false};
   doc.collectives = std::vector<partsim::ReportCollective>{
-      {partsim::CollectiveOp::AllReduce, partsim::CollectiveAlgorithm::Ring, partsim::Fidelity::Steps,
-       partsim::CommKind::Data, 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
+      {partsim::CollectiveOp::AllReduce, partsim::CollectiveAlgorithm::Ring, partsim::CollectiveProtocol::Simple,
+       partsim::Fidelity::Steps, partsim::CommKind::Data, 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
   doc.class_split.emplace();
   doc.class_split->minority_class = "fraud";
   doc.class_split->starved_partitions = 2;

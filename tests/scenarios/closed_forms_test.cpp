@@ -2,6 +2,8 @@
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
 #include "test_support.hpp"
 
+#include "partsim/model/collective_cost.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +22,15 @@ constexpr double kIntraLatency = 1e-6;
 /** Alpha-beta time of a ring all-reduce of S bytes over n ranks whose slowest hop has bandwidth B, latency a. */
 double ring_time(int n, double bytes, double bandwidth, double latency) {
   return 2.0 * (n - 1) / n * bytes / bandwidth + 2.0 * (n - 1) * latency;
+}
+
+/** What NCCL's Simple protocol adds to that ring (the data job's `ring_allreduce` runs Simple): its base latency and
+ * its per-step latencies beyond the links' (protocol_latency), g GPUs per node on m nodes. The base scenario's links
+ * have no transport: PCIe's figures inside a node. */
+double simple_latency(int g, int m) {
+  const TwoLevelCost links{{kIntraLatency, kIntraBandwidth}, {kNetLatency, kNetBandwidth}, 1};
+  return protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple, g * m, g, m,
+                          links);
 }
 
 TEST(ClosedForms, BalancedComputeOnlyMakespanIsShareTimesWorkOverPeak) {
@@ -80,7 +91,7 @@ TEST_P(RingAllReduceOverNetwork, MatchesAlphaBeta) {
   const Outcome o = simulate_document(doc);
   const double compute = 1e9 / kPeak;
   const double ring = o.report.makespan - compute;
-  const double expected = ring_time(n, bytes, kNetBandwidth, kNetLatency);
+  const double expected = ring_time(n, bytes, kNetBandwidth, kNetLatency) + simple_latency(1, n);
   EXPECT_NEAR(ring, expected, 0.05 * expected) << "the issue's bound";
   // CM02 without cross-traffic is alpha-beta exactly; chunks differ by at most one byte.
   EXPECT_NEAR(ring, expected, 2.0 * (n - 1) / kNetBandwidth + 1e-12);
@@ -97,7 +108,7 @@ TEST(ClosedForms, RingInsideOneNodeUsesIntraNodeLinks) {
   doc["workload"]["gradient_bytes"] = "2GB";
   doc["strategy"]["gradient_sync"] = "ring_allreduce";
   const Outcome o = simulate_document(doc);
-  const double expected = ring_time(n, 2e9, kIntraBandwidth, kIntraLatency);
+  const double expected = ring_time(n, 2e9, kIntraBandwidth, kIntraLatency) + simple_latency(n, 1);
   EXPECT_NEAR(o.report.makespan - 1e9 / kPeak, expected, expected * 1e-9);
 }
 
@@ -111,7 +122,7 @@ TEST(ClosedForms, RingAcrossNodesIsPacedByTheSlowestHop) {
   const Outcome o = simulate_document(doc);
   const double chunk = 1e9 / n;
   const double step = std::max(kIntraLatency + chunk / kIntraBandwidth, kNetLatency + chunk / kNetBandwidth);
-  const double expected = 2.0 * (n - 1) * step;
+  const double expected = 2.0 * (n - 1) * step + simple_latency(4, 2);
   EXPECT_NEAR(o.report.makespan - 1e9 / kPeak, expected, expected * 1e-9);
 }
 
@@ -122,7 +133,8 @@ TEST(ClosedForms, TrainingIterationsRepeatComputeAndRing) {
   doc["workload"]["iterations"] = iterations;
   doc["workload"]["gradient_bytes"] = "100MB";
   const Outcome o = simulate_document(doc); // gradient_sync defaults to ring_allreduce with gradients
-  const double per_iteration = 250.0 * 1e9 / kPeak + ring_time(n, 1e8, kNetBandwidth, kNetLatency);
+  const double per_iteration =
+      250.0 * 1e9 / kPeak + ring_time(n, 1e8, kNetBandwidth, kNetLatency) + simple_latency(1, n);
   EXPECT_NEAR(o.report.makespan, iterations * per_iteration, iterations * per_iteration * 1e-9);
   EXPECT_NEAR(o.report.baseline_time, iterations * 1000.0 * 1e9 / kPeak, 1e-9);
   EXPECT_NEAR(o.report.throughput, iterations * 1000.0 / o.report.makespan, 1e-6);

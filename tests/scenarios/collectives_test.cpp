@@ -245,6 +245,41 @@ TEST_P(Nvls, MatchesItsClosedFormAtEveryFidelity) {
 INSTANTIATE_TEST_SUITE_P(OneNode, Nvls, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
                          [](const auto& info) { return to_string(info.param); });
 
+// ---- NCCL's protocols: latency and bytes on the wire ----
+
+/** One node of 8 GPUs on NVLink (transport nvlink): a 4 MB ring all-reduce with each protocol, at every fidelity,
+ * against the closed form with the protocol (its latency plus the closed form of its wire bytes); the report's bytes
+ * are the data's, whatever the wire carries. */
+class Protocols : public ::testing::TestWithParam<std::tuple<CollectiveProtocol, Fidelity>> {};
+
+TEST_P(Protocols, RingMatchesItsClosedFormWithTheProtocol) {
+  const auto [protocol, fidelity] = GetParam();
+  auto doc = base_scenario(1, 8);
+  doc["cluster"]["intra_node_link"]["transport"] = "nvlink";
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(8, {iota(0, 8)});
+  CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity, 4'000'000);
+  step.protocol = protocol;
+  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  TwoLevelCost links{kNvlink, kNet, 1};
+  links.intra_nvlink = true;
+  const double expected =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, protocol, 4e6, 8, 8, 1, links);
+  std::printf("ring all-reduce 4 MB, %s, %s: simulated %.3f us, closed form %.3f us (latency %.3f us)\n",
+              to_string(protocol).c_str(), to_string(fidelity).c_str(), result.makespan * 1e6, expected * 1e6,
+              protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, protocol, 8, 8, 1, links) * 1e6);
+  EXPECT_NEAR(result.makespan, expected, 0.01 * expected);
+  for (const RankTimeline& t : result.ranks) EXPECT_EQ(t.bytes_sent, 2u * 4'000'000 * 7 / 8);
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OneNode, Protocols,
+    ::testing::Combine(::testing::Values(CollectiveProtocol::Simple, CollectiveProtocol::LL128, CollectiveProtocol::LL),
+                       ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
+    [](const auto& info) { return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)); });
+
 // ---- Fidelity levels against each other, uncontended: three disjoint groups, one per fidelity, at once ----
 
 class Fidelities : public ::testing::TestWithParam<std::tuple<Algo, int>> {};
@@ -298,7 +333,8 @@ TEST_P(Contended, SharedNicsSlowBothGroups) {
   const RunResult result = simulate(scenario, plan);
   const double a = group_finish(result, plan.groups[0]);
   const double b = group_finish(result, plan.groups[1]);
-  const double alone = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, kNet);
+  const double alone = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple,
+                                       1e9, 4, 1, 4, TwoLevelCost{kNet, kNet, 1});
   std::printf("case %d %s: group A %.6f s, group B %.6f s (A alone %.6f s)\n", scenario_case,
               to_string(fidelity).c_str(), a, b, alone);
   if (fidelity == Fidelity::Analytic) {
@@ -372,7 +408,9 @@ TEST(Collectives, LateMemberMakesTheOthersWait) {
         collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Flows));
   }
   const RunResult result = simulate(scenario, plan);
-  const double ring = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 4, kNet);
+  // The closed form with the plan's protocol (Simple): its latency on top of the alpha-beta form.
+  const double ring = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple,
+                                      1e9, 4, 1, 4, TwoLevelCost{kNet, kNet, 1});
   EXPECT_NEAR(result.makespan, 1e-3 + ring, 1e-9);
   EXPECT_NEAR(result.ranks[0].total(IntervalKind::Wait), 1e-3, 1e-9);
   EXPECT_NEAR(result.ranks[0].total(IntervalKind::Communication), ring, 1e-9);

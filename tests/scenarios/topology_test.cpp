@@ -3,6 +3,8 @@
 // data), placed on chosen GPUs. Each TEST runs in its own process (gtest_discover_tests): one SimGrid run each.
 #include "test_support.hpp"
 
+#include "partsim/model/collective_cost.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,9 +61,22 @@ Plan exchange_plan(const std::vector<std::pair<int, int>>& pairs, std::uint64_t 
 }
 
 /** Time of a pair's exchange in exchange_plan: two messages of bytes / 2 on a path of one-way latency `latency` whose
- * narrowest share is `bandwidth`. */
-double exchange_time(double bytes, double latency, double bandwidth) {
-  return 2.0 * (latency + bytes / 2.0 / bandwidth);
+ * narrowest share is `bandwidth`, and the latency NCCL's Simple protocol adds to the 2-rank ring (protocol_latency on
+ * that path: across nodes, or inside one whose links have no transport, so PCIe's figures). */
+double exchange_time(double bytes, double latency, double bandwidth, bool same_node = false) {
+  const LinkCost path{latency, bandwidth};
+  const double protocol =
+      protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple, 2,
+                       same_node ? 2 : 1, same_node ? 1 : 2, TwoLevelCost{path, path, 1});
+  return 2.0 * (latency + bytes / 2.0 / bandwidth) + protocol;
+}
+
+/** The latency NCCL's Simple protocol adds to a ring all-reduce over n single-GPU nodes whose slowest path has
+ * one-way latency `latency` (the data job's `ring_allreduce` runs Simple; protocol_latency). */
+double simple_ring_latency(int n, double latency) {
+  const LinkCost path{latency, kNetBandwidth};
+  return protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple, n, 1, n,
+                          TwoLevelCost{path, path, 1});
 }
 
 /** All-to-all by pairwise exchange over n ranks (n a power of two), rank i on GPU i: in step s = 1 .. n-1 rank i
@@ -239,7 +254,8 @@ TEST(Topology, NonOversubscribedFatTreeRingAllReduceEqualsStar) {
   doc["workload"]["gradient_bytes"] = 1e9;
   doc["strategy"]["gradient_sync"] = "ring_allreduce";
   const Outcome o = simulate_document(doc);
-  const double star = 2.0 * (n - 1) / n * 1e9 / kNetBandwidth + 2.0 * (n - 1) * kNetLatency;
+  const double star =
+      2.0 * (n - 1) / n * 1e9 / kNetBandwidth + 2.0 * (n - 1) * kNetLatency + simple_ring_latency(n, kNetLatency);
   const double ring = o.report.makespan - 1e9 / 100e12;
   EXPECT_NEAR(ring, star, 2.0 * (n - 1) / kNetBandwidth + 1e-12); // chunks differ by at most one byte
 }
@@ -253,7 +269,8 @@ TEST(Topology, FatTreeSwitchLatencyPacesEveryRingStep) {
   doc["workload"]["gradient_bytes"] = 1e9;
   doc["strategy"]["gradient_sync"] = "ring_allreduce";
   const Outcome o = simulate_document(doc);
-  const double expected = 2.0 * (n - 1) / n * 1e9 / kNetBandwidth + 2.0 * (n - 1) * (kNetLatency + 2 * kSwitchLatency);
+  const double expected = 2.0 * (n - 1) / n * 1e9 / kNetBandwidth + 2.0 * (n - 1) * (kNetLatency + 2 * kSwitchLatency) +
+                          simple_ring_latency(n, kNetLatency + 2 * kSwitchLatency);
   EXPECT_NEAR(o.report.makespan - 1e9 / 100e12, expected, 2.0 * (n - 1) / kNetBandwidth + 1e-12);
 }
 
@@ -306,7 +323,7 @@ TEST(Topology, CrossNodeTrafficBypassesIntraNodeLinks) {
   const Scenario s = parse(doc);
   const double bytes = 1e9;
   const RunResult r = simulate(s, exchange_plan({{0, 1}, {0, 2}}, static_cast<std::uint64_t>(bytes)));
-  const double intra = exchange_time(bytes, kIntraLatency, kNetBandwidth);
+  const double intra = exchange_time(bytes, kIntraLatency, kNetBandwidth, true);
   const double cross = exchange_time(bytes, kNetLatency, kNetBandwidth);
   for (int rank : {0, 1}) EXPECT_NEAR(finish(r, rank), intra, intra * 1e-9);
   for (int rank : {2, 3}) EXPECT_NEAR(finish(r, rank), cross, cross * 1e-9);
@@ -316,7 +333,7 @@ TEST(Topology, IntraNodeExchangeOnARailNodeIsOneHop) {
   const Scenario s = parse(document_on(2, 8, {{"topology", "rail"}}));
   const double bytes = 1e9;
   const RunResult r = simulate(s, exchange_plan({{0, 7}, {8, 9}}, static_cast<std::uint64_t>(bytes)));
-  const double expected = exchange_time(bytes, kIntraLatency, kIntraBandwidth);
+  const double expected = exchange_time(bytes, kIntraLatency, kIntraBandwidth, true);
   for (int rank = 0; rank < 4; ++rank) EXPECT_NEAR(finish(r, rank), expected, expected * 1e-9) << rank;
 }
 

@@ -4,6 +4,8 @@
 #include "partsim/model/training.hpp"
 #include "test_support.hpp"
 
+#include "partsim/model/collective_cost.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,18 +24,23 @@ nlohmann::json training_scenario(const std::string& model, int gpus, bool overla
   doc["cluster"]["gpu"] = "a100-sxm4-80gb";
   doc["workload"] = {
       {"kind", "model_training"}, {"model", model}, {"global_batch", 8 * gpus}, {"micro_batch", 4}, {"iterations", 2}};
-  doc["strategy"] = {{"kind", "data_parallel"},
-                     {"gradient_sync", {{"algorithm", "ring"}, {"fidelity", "steps"}, {"overlap", overlap}}}};
+  doc["strategy"] = {
+      {"kind", "data_parallel"},
+      {"gradient_sync", {{"algorithm", "ring"}, {"protocol", "simple"}, {"fidelity", "steps"}, {"overlap", overlap}}}};
   return doc;
 }
 
-/** Ring all-reduce of `bytes` over n ranks, chunks cut as the engine cuts them (n near-equal integer sizes). */
+/** Ring all-reduce of `bytes` over n ranks, chunks cut as the engine cuts them (n near-equal integer sizes), with
+ * the latency NCCL's Simple protocol adds (protocol_latency; the links have no transport: PCIe's figures). */
 double ring_time(int n, std::uint64_t bytes) {
   const std::uint64_t base = bytes / static_cast<std::uint64_t>(n);
   const std::uint64_t extra = bytes % static_cast<std::uint64_t>(n);
   // Every step moves one chunk per rank at once; the step lasts as long as its largest chunk.
   const double largest = static_cast<double>(base + (extra > 0 ? 1 : 0));
-  return 2.0 * (n - 1) * (kIntraLatency + largest / kIntraBandwidth);
+  const LinkCost intra{kIntraLatency, kIntraBandwidth};
+  return 2.0 * (n - 1) * (kIntraLatency + largest / kIntraBandwidth) +
+         protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple, n, n, 1,
+                          TwoLevelCost{intra, intra, 1});
 }
 
 struct Expected {
@@ -145,8 +152,15 @@ TEST(CollectiveRun, RingAllReduceBusBandwidthApproachesTheLinkBandwidth) {
   ASSERT_EQ(o.report.collectives.size(), 1u);
   const Report::Collective& c = o.report.collectives.front();
   EXPECT_EQ(c.stats.count, 3u);
-  const double expected_busbw = kIntraBandwidth / (1.0 + 8.0 * kIntraLatency * kIntraBandwidth / 1e9);
+  // With the protocol `auto` picks at 1 GB (Simple) and its latency (PCIe's figures: the links have no transport).
+  EXPECT_EQ(c.stats.protocol, CollectiveProtocol::Simple);
+  const LinkCost intra{kIntraLatency, kIntraBandwidth};
+  const double time = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::Simple,
+                                      1e9, 8, 8, 1, TwoLevelCost{intra, intra, 1});
+  const double expected_busbw = 2.0 * 7.0 / 8.0 * 1e9 / time;
   EXPECT_NEAR(c.busbw, expected_busbw, expected_busbw * 1e-6);
+  // Without the protocol's latency, the ring alone: B / (1 + n a B / S).
+  EXPECT_LT(c.busbw, kIntraBandwidth / (1.0 + 8.0 * kIntraLatency * kIntraBandwidth / 1e9));
   EXPECT_NEAR(o.report.makespan, 3.0 * c.mean_time, 1e-9);
   expect_invariants(o);
 }

@@ -233,6 +233,85 @@ TEST(CollectiveModel, NvlsReducesInTheSwitch) {
   EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 8u * 7);
 }
 
+TEST(CollectiveModel, ProtocolsCostWhatNcclsTunerCharges) {
+  // Wire bytes per byte of data: LL128 lines carry 120 of 128 bytes, LL 8-byte stores carry 4 bytes and a flag.
+  EXPECT_DOUBLE_EQ(protocol_wire_factor(CollectiveProtocol::Simple), 1.0);
+  EXPECT_DOUBLE_EQ(protocol_wire_factor(CollectiveProtocol::LL128), 128.0 / 120.0);
+  EXPECT_DOUBLE_EQ(protocol_wire_factor(CollectiveProtocol::LL), 2.0);
+  // One node of 8 on NVLink (1 us of wire latency): NCCL's base latency plus 14 ring steps of its NVLink figure less
+  // the wire's 1 us (LL's 0.6 us is all wire).
+  TwoLevelCost node{kNvlink, kNet, 1};
+  node.intra_nvlink = true;
+  const auto latency = [&](CollectiveProtocol p, const TwoLevelCost& links, int g, int m) {
+    return protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, p, g * m, g, m, links);
+  };
+  EXPECT_NEAR(latency(CollectiveProtocol::Simple, node, 8, 1), 8.4e-6 + 14 * 2.4e-6, 1e-12);
+  EXPECT_NEAR(latency(CollectiveProtocol::LL128, node, 8, 1), 14.0e-6 + 14 * 0.9e-6, 1e-12);
+  EXPECT_NEAR(latency(CollectiveProtocol::LL, node, 8, 1), 6.6e-6, 1e-12);
+  // Over PCIe: NCCL's PCI figures (Simple 5.7 us a step).
+  EXPECT_NEAR(latency(CollectiveProtocol::Simple, {kNvlink, kNet, 1}, 8, 1), 8.4e-6 + 14 * 4.7e-6, 1e-12);
+  // 2 nodes x 8: 30 steps, 2 of them across the network (NCCL's 14 us plus the network's 2 us again for Simple's
+  // flush); the intra-node steps pay at least NCCL's network post overhead (3 us for Simple).
+  EXPECT_NEAR(latency(CollectiveProtocol::Simple, node, 8, 2), 8.4e-6 + 28 * 3.0e-6 + 2 * 16e-6, 1e-12);
+  EXPECT_NEAR(latency(CollectiveProtocol::LL, node, 8, 2), 6.6e-6 + 28 * 1.0e-6 + 2 * 2.7e-6, 1e-12);
+  // One GPU per node: every step crosses the network, at NCCL's tree figure (5 us for LL).
+  EXPECT_NEAR(latency(CollectiveProtocol::LL, node, 1, 4), 6.6e-6 + 6 * 5.0e-6, 1e-12);
+  // Reduce-scatter: n-1 steps; tree: 2 (g-1) intra-node and 2 log2(m) network steps; NVLS and all-to-all: none.
+  EXPECT_NEAR(protocol_latency(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, 8, 8,
+                               1, node),
+              14.0e-6 + 7 * 0.9e-6, 1e-12);
+  EXPECT_NEAR(
+      protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, CollectiveProtocol::Simple, 32, 8, 4, node),
+      8.4e-6 + 2 * (7 * 3.0e-6 + 2 * 16e-6), 1e-12);
+  EXPECT_EQ(
+      protocol_latency(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, CollectiveProtocol::Simple, 8, 8, 1, node),
+      0.0);
+  EXPECT_EQ(latency(CollectiveProtocol::LL, node, 1, 1), 0.0);
+  // The closed form with a protocol: its latency plus the closed form of the bytes it puts on the wire.
+  for (CollectiveProtocol p : {CollectiveProtocol::Simple, CollectiveProtocol::LL128, CollectiveProtocol::LL})
+    EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, p, 1e6, 16, 8, 2, node),
+                     latency(p, node, 8, 2) + collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring,
+                                                              1e6 * protocol_wire_factor(p), 16, 8, 2, node));
+  // Availability: LL128 only over NVLink; NVLS and all-to-all Simple only.
+  EXPECT_TRUE(protocol_available(CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, node));
+  EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, {kNvlink, kNet, 1}));
+  EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Nvls, CollectiveProtocol::LL, node));
+  EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Direct, CollectiveProtocol::LL128, node));
+}
+
+TEST(CollectiveModel, AutoPicksTheProtocolAsNcclsTunerDoes) {
+  TwoLevelCost node{kNvlink, kNet, 1};
+  node.intra_nvlink = true;
+  // Small all-reduces: LL's latency; large: Simple's bandwidth; in between LL128.
+  EXPECT_EQ(choose_method(CollectiveOp::AllReduce, 8, 1, 1e3, node).protocol, CollectiveProtocol::LL);
+  EXPECT_EQ(choose_method(CollectiveOp::AllReduce, 8, 1, 1e9, node).protocol, CollectiveProtocol::Simple);
+  const CollectiveMethod mid = choose_method(CollectiveOp::AllReduce, 8, 1, 16e6, node);
+  EXPECT_EQ(mid.protocol, CollectiveProtocol::LL128);
+  EXPECT_EQ(mid.algorithm, CollectiveAlgorithm::Ring);
+  // Each choice is the smallest closed form over the protocols.
+  for (double bytes : {1e3, 1e5, 1e7, 1e9}) {
+    const CollectiveMethod m = choose_method(CollectiveOp::AllReduce, 16, 2, bytes, node, CollectiveAlgorithm::Ring);
+    const double chosen =
+        collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, m.protocol, bytes, 16, 8, 2, node);
+    for (CollectiveProtocol p : {CollectiveProtocol::Simple, CollectiveProtocol::LL128, CollectiveProtocol::LL})
+      EXPECT_LE(chosen, collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, p, bytes, 16, 8, 2, node));
+  }
+  // Over PCIe never LL128; a given protocol is kept; all-to-all runs Simple.
+  for (double bytes : {1e3, 1e5, 1e7, 1e9})
+    EXPECT_NE(choose_method(CollectiveOp::AllReduce, 8, 1, bytes, {kNvlink, kNet, 1}).protocol,
+              CollectiveProtocol::LL128);
+  EXPECT_EQ(choose_method(CollectiveOp::AllReduce, 8, 1, 1e9, node, std::nullopt, CollectiveProtocol::LL).protocol,
+            CollectiveProtocol::LL);
+  EXPECT_EQ(choose_method(CollectiveOp::AllToAll, 8, 1, 1e3, node).protocol, CollectiveProtocol::Simple);
+  // Planned messages: the tree's chunks follow the bytes on the wire.
+  CollectiveStep step;
+  step.algorithm = CollectiveAlgorithm::Tree;
+  step.bytes = 1'000'000;
+  CollectiveStep ll = step;
+  ll.protocol = CollectiveProtocol::LL;
+  EXPECT_GT(planned_messages(ll, 64, 64, kNet), planned_messages(step, 64, 64, kNet));
+}
+
 TEST(CollectiveModel, AutoFidelityByMessageBudget) {
   EXPECT_EQ(choose_fidelity(523'264, 512), Fidelity::Steps);     // ring all-reduce, 512 ranks
   EXPECT_EQ(choose_fidelity(33'529'856, 4096), Fidelity::Flows); // 4096 ranks

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -124,6 +125,17 @@ inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
  * (1 + 1/n) per port, cut into n-1 near-equal pieces. */
 inline std::uint64_t nvls_peer_bytes(const CollectiveGroup& g, std::uint64_t bytes, int i) {
   return chunk(bytes + bytes / static_cast<std::uint64_t>(g.size), g.size - 1, i - 1);
+}
+
+/** The latency `step`'s protocol adds over group g (protocol_latency): paid once, at the end, at every fidelity. */
+inline double protocol_latency(const CollectiveGroup& g, const CollectiveStep& step) {
+  return protocol_latency(step.op, step.algorithm, step.protocol, g.size, g.per_node,
+                          static_cast<int>(g.members.size()), g.links);
+}
+
+/** Bytes on the links of a message of `bytes` of data under `step`'s protocol, whole (LL128's 128/120). */
+inline double wire_bytes(const CollectiveStep& step, double bytes) {
+  return std::ceil(bytes * protocol_wire_factor(step.protocol));
 }
 
 // ---- step_collectives.cpp ----

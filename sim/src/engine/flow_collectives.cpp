@@ -14,6 +14,7 @@
 #include <simgrid/simix.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -104,16 +105,20 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
     }
     break;
   }
+  const double factor = protocol_wire_factor(step.protocol);
+  if (factor != 1.0)
+    for (Flow& f : flows)
+      if (f.wire < 0) f.wire = std::ceil(static_cast<double>(f.bytes) * factor);
   return flows;
 }
 
 /** Time a phase takes beyond its flows: the latencies of the algorithm's steps after the first (a flow pays one)
  * and the pipeline's fill and drain, from the closed form on the group's slowest paths. */
-double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) {
+double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) {
   const int n = g.size;
   const double alpha = g.slowest.latency;
   const double beta = g.slowest.bandwidth;
-  const auto bytes = static_cast<double>(step.bytes);
+  const double bytes = wire_bytes(step, static_cast<double>(step.bytes));
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: {
     if (step.op == CollectiveOp::Broadcast) {
@@ -137,6 +142,11 @@ double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     return std::max(0.0, g.links.nvls_latency - alpha); // the flows pay one traversal
   }
   return 0.0;
+}
+
+/** links_extra, and after the last phase the protocol's latency. */
+double phase_extra(const Group& g, const CollectiveStep& step, FlowPhase phase, bool last) {
+  return links_extra(g, step, phase) + (last ? protocol_latency(g, step) : 0.0);
 }
 
 /** Flows member `pos` receives in `phase` (the edges of member_flows that end at it). */
@@ -242,7 +252,9 @@ double driven_flows(RunContext& ctx, const CollectiveStep& step, Group& g,
  * SimGrid 3.32 detaches every host-to-host comm and removes each finished one from one list of all of them. */
 void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::CollectiveGroups::Rendezvous& slot,
                        int members, int pos) {
-  for (FlowPhase phase : flow_phases(g, step)) {
+  const std::vector<FlowPhase> phases = flow_phases(g, step);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    const FlowPhase phase = phases[i];
     std::vector<sg4::CommPtr> comms;
     std::deque<std::uint64_t*> received;
     // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
@@ -256,7 +268,7 @@ void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::Collect
     for (const sg4::CommPtr& c : comms) c->wait(); // not wait_all: see StepTransfers::wait
     for (std::uint64_t* r : received) std::unique_ptr<std::uint64_t>{r};
     barrier(members, slot.waiting, *slot.released, [&] {
-      const double extra = phase_extra(g, step, phase);
+      const double extra = phase_extra(g, step, phase, i + 1 == phases.size());
       if (extra > 0) sg4::this_actor::sleep_for(extra);
     });
   }
@@ -289,10 +301,11 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
   // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
-  const double closed = step.algorithm == CollectiveAlgorithm::Tree
-                            ? tree_time(*g.tree, static_cast<double>(step.bytes), g.slowest)
-                            : collective_time(step.op, step.algorithm, static_cast<double>(step.bytes), g.size,
-                                              g.per_node, static_cast<int>(g.members.size()), g.links);
+  const double closed =
+      step.algorithm == CollectiveAlgorithm::Tree
+          ? tree_time(*g.tree, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest) + protocol_latency(g, step)
+          : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes), g.size, g.per_node,
+                            static_cast<int>(g.members.size()), g.links);
   if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
   // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
   return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));
@@ -347,7 +360,7 @@ void drive_phases(RunContext& ctx, const CollectiveGroup& g, const CollectiveSte
   for (std::size_t i = 0; i < phases.size(); ++i) {
     drive_flows(ctx, g, step, phases[i], first, last);
     barrier(drivers, met, phase_done, [&] {
-      const double extra = phase_extra(g, step, phases[i]);
+      const double extra = phase_extra(g, step, phases[i], i + 1 == phases.size());
       if (extra > 0) sg4::this_actor::sleep_for(extra);
       if (i + 1 == phases.size()) ended();
     });

@@ -182,7 +182,7 @@ class Folder {
           const auto& xb = std::get<CollectiveStep>(sb[k]);
           if (xa->op != xb.op || xa->algorithm != xb.algorithm || xa->fidelity != xb.fidelity ||
               xa->bytes != xb.bytes || xa->root != xb.root || xa->stream != xb.stream || xa->kind != xb.kind ||
-              xa->channels != xb.channels)
+              xa->channels != xb.channels || xa->protocol != xb.protocol)
             return false;
           // A program meets the same group many times in a row (a layer's tensor collectives): keep one of a run, or
           // the pairs of a production plan fill gigabytes before the sort below removes them.

@@ -106,11 +106,12 @@ void record_collective(RunContext& ctx, const CollectiveStep& step, double durat
   const auto weight = static_cast<std::uint64_t>(ctx.group_weight[group]);
   auto& all = ctx.result.collectives;
   auto it = std::find_if(all.begin(), all.end(), [&](const CollectiveStats& c) {
-    return c.op == step.op && c.algorithm == step.algorithm && c.fidelity == step.fidelity && c.kind == step.kind &&
-           c.ranks == members && c.bytes == step.bytes;
+    return c.op == step.op && c.algorithm == step.algorithm && c.protocol == step.protocol &&
+           c.fidelity == step.fidelity && c.kind == step.kind && c.ranks == members && c.bytes == step.bytes;
   });
   if (it == all.end()) {
-    all.push_back({step.op, step.algorithm, step.fidelity, step.kind, members, step.bytes, 0, 0.0, duration, duration});
+    all.push_back({step.op, step.algorithm, step.protocol, step.fidelity, step.kind, members, step.bytes, 0, 0.0,
+                   duration, duration});
     it = all.end() - 1;
   }
   it->count += weight;

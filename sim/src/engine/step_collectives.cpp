@@ -10,6 +10,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <utility>
@@ -28,15 +29,18 @@ using Group = CollectiveGroup;
  * (both sides posted: SimGrid's start time of a rendezvous comm) to its finish. */
 class StepTransfers {
  public:
-  StepTransfers(RunContext& ctx, RankTimeline& timeline) : ctx_(ctx), timeline_(timeline) {}
+  /** `wire_factor`: bytes on the links per byte of data (the protocol's, protocol_wire_factor). */
+  StepTransfers(RunContext& ctx, RankTimeline& timeline, double wire_factor)
+      : ctx_(ctx), timeline_(timeline), wire_factor_(wire_factor) {}
 
-  /** Sends `bytes` (what the receiver counts) as a transfer of `wire` bytes on the links (default: the same). Not
+  /** Sends `bytes` (what the receiver counts) as a transfer of `wire` bytes on the links (default: bytes x the
+   * protocol's wire factor). Not
    * detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of all of
    * them, quadratic in the messages in flight (30% slower at 1024 ranks). */
   void send(sg4::Mailbox* to, std::uint64_t bytes, double wire = -1.0) {
     mark_posted();
-    comms_.push_back(
-        to->put_async(std::make_unique<std::uint64_t>(bytes).release(), wire < 0 ? static_cast<double>(bytes) : wire));
+    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(),
+                                   wire < 0 ? std::ceil(static_cast<double>(bytes) * wire_factor_) : wire));
     timeline_.bytes_sent += bytes;
     ++timeline_.messages_sent;
     ++ctx_.result.messages;
@@ -88,6 +92,7 @@ class StepTransfers {
 
   RunContext& ctx_;
   RankTimeline& timeline_;
+  double wire_factor_ = 1.0;
   std::vector<sg4::CommPtr> comms_;
   std::deque<std::uint64_t*> received_;
   std::vector<std::pair<double, double>> spans_;
@@ -152,8 +157,8 @@ void ring_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, in
 void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
   const int n = g.size;
   const int d = mod(pos - step.root, n);
-  const auto k =
-      static_cast<int>(pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), g.slowest));
+  const auto k = static_cast<int>(
+      pipeline_chunks(step.op, step.algorithm, n, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest));
   sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
   sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
   for (int s = 0; s < n + k - 2; ++s) {
@@ -169,7 +174,7 @@ void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& ste
  * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
 void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
   const DoubleBinaryTree& tree = *g.tree;
-  const auto k = static_cast<int>(tree_chunks(tree, static_cast<double>(step.bytes), g.slowest));
+  const auto k = static_cast<int>(tree_chunks(tree, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest));
   const int depth = tree.max_depth;
   const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
   const auto p = static_cast<std::size_t>(pos);
@@ -249,7 +254,7 @@ void nvls_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos)
 } // namespace
 
 void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, CollectiveGroup& g, int pos) {
-  StepTransfers x(ctx, timeline);
+  StepTransfers x(ctx, timeline, protocol_wire_factor(step.protocol));
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring:
     step.op == CollectiveOp::Broadcast ? broadcast_steps(x, g, step, pos) : ring_steps(x, g, step, pos);
@@ -267,6 +272,9 @@ void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& st
     nvls_steps(x, g, step, pos);
     break;
   }
+  // The protocol's latency (its base and per-step figures beyond the links'), after the messages: in a ring or a tree
+  // every step waits for the one before, so where it is paid does not change the end.
+  x.hold(protocol_latency(g, step));
 }
 
 } // namespace partsim::engine

@@ -32,6 +32,12 @@ LinkProfile parse_link_profile(JsonReader& reader) {
                                   parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3))};
     nvls.finish();
   }
+  if (link.scope == "intra_node" && reader.has("transport"))
+    link.transport = reader.choice("transport", {"nvlink", "pcie"});
+  else if (reader.has("transport"))
+    throw reader.child("transport")
+        .error("the transport of an intra-node link; expected it only with scope "
+               "\"intra_node\"");
   link.switch_profile = reader.string_or("switch", "");
   if (!link.switch_profile.empty() && (link.scope != "inter_node" || link.bandwidth_per == "switch"))
     throw reader.child("switch").error(
@@ -64,6 +70,7 @@ nlohmann::json to_json(const LinkProfile& link) {
                         {"latency", to_json(link.latency)}};
   if (link.efficiency) out["efficiency"] = to_json(*link.efficiency);
   if (!link.switch_profile.empty()) out["switch"] = link.switch_profile;
+  if (!link.transport.empty()) out["transport"] = link.transport;
   if (link.nvls)
     out["nvls"] = {{"efficiency", to_json(link.nvls->efficiency)}, {"latency", to_json(link.nvls->latency)}};
   return out;

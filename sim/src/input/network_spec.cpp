@@ -80,6 +80,7 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
     link.latency = reader.quantity_or("latency", profile.latency.value);
     link.efficiency = reader.number_or("efficiency", profile.efficiency ? profile.efficiency->value : 1.0);
     link.switch_profile = profile.switch_profile;
+    link.nvlink = profile.transport == "nvlink";
     if (profile.nvls) {
       link.nvls_efficiency = profile.nvls->efficiency.value;
       link.nvls_latency = profile.nvls->latency.value;
@@ -92,6 +93,7 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
   if (scope == "intra_node") {
     link.nvls_efficiency = reader.number_or("nvls_efficiency", link.nvls_efficiency);
     link.nvls_latency = reader.quantity_or("nvls_latency", link.nvls_latency);
+    if (reader.has("transport")) link.nvlink = reader.choice("transport", {"nvlink", "pcie"}) == "nvlink";
   }
   link.bandwidth = link.line_rate * link.efficiency;
   return link;

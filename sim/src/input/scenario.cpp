@@ -265,6 +265,7 @@ CollectiveChoice parse_collective_choice(JsonReader& reader) {
   choice.algorithm = reader.auto_or_enum_choice<CollectiveAlgorithm>("algorithm");
   choice.fidelity = reader.auto_or_enum_choice<Fidelity>("fidelity");
   if (reader.has("channels")) choice.channels = static_cast<int>(reader.integer("channels"));
+  choice.protocol = reader.auto_or_enum_choice<CollectiveProtocol>("protocol");
   return choice;
 }
 
@@ -342,6 +343,16 @@ std::vector<Expectation> parse_expectations(const JsonReader& reader) {
  * own groups). */
 void check_algorithm(const JsonReader& reader, CollectiveOp op, const CollectiveChoice& choice,
                      const ClusterSpec& cluster, bool whole_cluster) {
+  if (choice.protocol == CollectiveProtocol::LL128 && !cluster.intra_node.nvlink)
+    throw InputError(reader.source(), reader.pointer() + "/protocol",
+                     "ll128 runs only over NVLink inside the node (NCCL enables it only there; the intra-node link's "
+                     "transport is pcie); expected auto, simple or ll");
+  if (choice.protocol && choice.protocol != CollectiveProtocol::Simple &&
+      (op == CollectiveOp::AllToAll || (choice.algorithm && (*choice.algorithm == CollectiveAlgorithm::Nvls ||
+                                                             *choice.algorithm == CollectiveAlgorithm::Direct))))
+    throw InputError(reader.source(), reader.pointer() + "/protocol",
+                     fmt::format("{} runs with the simple protocol only (NVLS and all-to-all); expected auto or simple",
+                                 choice.algorithm ? to_string(*choice.algorithm) : to_string(op)));
   if (!choice.algorithm) return;
   const CollectiveAlgorithm a = *choice.algorithm;
   if (!is_supported(op, a)) // the engine's own list (a broadcast has no tree algorithm)
@@ -432,7 +443,9 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   if (!reader.has("gradient_sync")) {
     dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
     // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
-    if (job) dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt};
+    if (job)
+      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt,
+                                     CollectiveProtocol::Simple};
     return;
   }
   JsonReader sync = reader.child("gradient_sync");
@@ -443,7 +456,8 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
       return;
     }
     if (text == "ring_allreduce")
-      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt};
+      dp.gradient_sync.collective = {CollectiveAlgorithm::Ring, Fidelity::Steps, std::nullopt,
+                                     CollectiveProtocol::Simple};
     else if (text != "all_reduce")
       throw sync.error(fmt::format("expected \"none\", \"ring_allreduce\", \"all_reduce\" or an object "
                                    "{{\"algorithm\", \"fidelity\", \"bucket_size\", \"overlap\"}}, got \"{}\"",

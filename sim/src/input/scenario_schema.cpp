@@ -152,6 +152,12 @@ void cluster_fields(std::vector<F>& f) {
                   .doc("the fraction of the line rate that data moves at when the GPU's SMs drive the transfers "
                        "(NCCL's kernels: NVLink carries 128-byte payloads in packets with headers); the simulation "
                        "uses bandwidth x efficiency"));
+  f.push_back(F("/cluster/intra_node_link/transport", T::Choice, "cluster")
+                  .choices({"nvlink", "pcie"})
+                  .def_doc("the profile's `transport`, else `pcie`")
+                  .label("Intra-node transport")
+                  .doc("what carries GPU-to-GPU transfers inside a node: NCCL's per-step latencies for NVLink or PCIe, "
+                       "and its LL128 protocol only over NVLink"));
   f.push_back(F("/cluster/intra_node_link/nvls_efficiency", T::Number, "cluster")
                   .closed(0.0, 1.0)
                   .def_doc("the profile's `nvls`, else 0")
@@ -736,6 +742,16 @@ void collective_choice_fields(std::vector<F>& f, const std::string& base, const 
                   .doc("rings of a ring reduce-scatter, all-gather or all-reduce across nodes, each on its share of "
                        "the data and its own NIC where there are enough (NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS); at "
                        "most the members per node; a group inside one node or with one member per node runs one"));
+  f.push_back(F(base + "protocol", T::Choice, section)
+                  .kinds(kinds)
+                  .choices(with_auto<CollectiveProtocol>())
+                  .def("auto")
+                  .allowed("`ll128` over NVLink only; NVLS and all-to-all `simple` only")
+                  .label("Protocol")
+                  .doc("NCCL's protocol (NCCL_PROTO): `simple` (full bandwidth, the largest latency per step), "
+                       "`ll128` (120 of every 128 bytes carry data), `ll` (half the bandwidth, the smallest latency); "
+                       "`auto` picks, with the algorithm, the smallest closed form with NCCL's latencies, as its tuner "
+                       "does ([collectives.md](collectives.md#protocols))"));
   f.push_back(F(base + "fidelity", T::Choice, section)
                   .kinds(kinds)
                   .choices(with_auto<Fidelity>())

@@ -6,6 +6,7 @@
 #include "partsim/plan/plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -220,6 +221,7 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
   links.ports_per_node = std::max(1, cluster.network.nics_per_node);
   links.nvls_efficiency = cluster.intra_node.nvls_efficiency;
   links.nvls_latency = cluster.intra_node.nvls_latency;
+  links.intra_nvlink = cluster.intra_node.nvlink;
   return links;
 }
 
@@ -254,7 +256,9 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
   const auto un = static_cast<std::uint64_t>(n);
   const bool steps = step.fidelity == Fidelity::Steps;
   const std::uint64_t k =
-      steps ? pipeline_chunks(step.op, step.algorithm, n, static_cast<double>(step.bytes), link) : 1;
+      steps ? pipeline_chunks(step.op, step.algorithm, n,
+                              static_cast<double>(step.bytes) * protocol_wire_factor(step.protocol), link)
+            : 1;
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: {
     if (step.op == CollectiveOp::Broadcast) return (un - 1) * k;
@@ -279,20 +283,130 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
 }
 
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links) {
+  return choose_method(op, n, nodes, bytes, links).algorithm;
+}
+
+namespace {
+
+/** NCCL's tuner constants (src/graph/tuning.cc at 5067397c, ncclTunerConstantsDefaults), in us, per protocol in
+ * NCCL's order LL, LL128, Simple: for the tree and for the ring. */
+struct NcclLatencies {
+  std::array<double, 3> tree;
+  std::array<double, 3> ring;
+};
+constexpr NcclLatencies kNcclBase{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};  ///< baseLatencies
+constexpr NcclLatencies kNcclNvlink{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}; ///< hwLatencies[NCCL_HW_NVLINK]
+constexpr NcclLatencies kNcclPci{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};     ///< hwLatencies[NCCL_HW_PCI]
+constexpr NcclLatencies kNcclNet{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};   ///< hwLatencies[NCCL_HW_NET]
+constexpr double kNcclNetOverhead = 1.0; ///< getNetOverhead on x86 Intel hosts (AMD: 2), x3 for Simple
+
+double nccl_latency(const NcclLatencies& table, bool tree, CollectiveProtocol protocol) {
+  const std::size_t i = protocol == CollectiveProtocol::LL ? 0 : protocol == CollectiveProtocol::LL128 ? 1 : 2;
+  return 1e-6 * (tree ? table.tree : table.ring)[i];
+}
+
+int floor_log2(int x) {
+  int l = 0;
+  while (x > 1) {
+    x >>= 1;
+    ++l;
+  }
+  return l;
+}
+
+} // namespace
+
+double protocol_wire_factor(CollectiveProtocol protocol) {
+  switch (protocol) {
+  case CollectiveProtocol::Simple:
+    return 1.0;
+  case CollectiveProtocol::LL128:
+    return 128.0 / 120.0;
+  case CollectiveProtocol::LL:
+    return 2.0;
+  }
+  return 1.0;
+}
+
+bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protocol, const TwoLevelCost& links) {
+  if (algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::Direct)
+    return protocol == CollectiveProtocol::Simple;
+  return protocol != CollectiveProtocol::LL128 || links.intra_nvlink;
+}
+
+double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, int n,
+                        int gpus_per_node, int nodes, const TwoLevelCost& links) {
+  if (n < 2 || algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::Direct) return 0.0;
+  const int g = std::max(gpus_per_node, 1);
+  const int m = std::max(nodes, 1);
+  const bool tree = algorithm == CollectiveAlgorithm::Tree;
+  const bool simple = protocol == CollectiveProtocol::Simple;
+  // Per intra-node step: NCCL's figure includes the wire, which the link's latency already pays.
+  double intra =
+      std::max(0.0, nccl_latency(links.intra_nvlink ? kNcclNvlink : kNcclPci, tree, protocol) - links.intra.latency);
+  double inter = 0.0;
+  if (m > 1) {
+    // Per network step: NCCL's figure on top of the network's latency (paid by the messages), once more for Simple's
+    // flush; with one member per node every step is exposed, and NCCL takes the tree's figure.
+    inter = nccl_latency(kNcclNet, tree || g == 1, protocol) + (simple ? links.inter.latency : 0.0);
+    if (!tree) intra = std::max(intra, 1e-6 * kNcclNetOverhead * (simple ? 3.0 : 1.0));
+  }
+  const double base = nccl_latency(kNcclBase, tree, protocol);
+  const double nd = n;
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring: {
+    const bool all_reduce = op == CollectiveOp::AllReduce;
+    const double steps = all_reduce ? 2.0 * (nd - 1) : nd - 1;
+    const double network_steps = m > 1 ? (all_reduce ? 2.0 * (m - 1) : m - 1.0) : 0.0;
+    return base + (steps - network_steps) * intra + network_steps * inter;
+  }
+  case CollectiveAlgorithm::Tree:
+    return base + 2.0 * ((g - 1) * intra + floor_log2(m) * inter);
+  case CollectiveAlgorithm::Hierarchical:
+    return base + 2.0 * (g - 1) * intra + 2.0 * (m - 1) * inter;
+  case CollectiveAlgorithm::Direct:
+  case CollectiveAlgorithm::Nvls:
+    return 0.0;
+  }
+  return 0.0;
+}
+
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, double bytes, int n,
+                       int gpus_per_node, int nodes, const TwoLevelCost& links) {
+  PARTSIM_CHECK(gpus_per_node >= 1 && nodes >= 1) << "layout " << gpus_per_node << " x " << nodes;
+  if (n < 2) return 0.0;
+  return protocol_latency(op, algorithm, protocol, n, gpus_per_node, nodes, links) +
+         two_level_time(op, algorithm, bytes * protocol_wire_factor(protocol), n, gpus_per_node, nodes, links);
+}
+
+CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links,
+                               std::optional<CollectiveAlgorithm> algorithm,
+                               std::optional<CollectiveProtocol> protocol) {
   nodes = std::max(nodes, 1);
   const bool even = n % nodes == 0;
   const int g = (n + nodes - 1) / nodes;
-  CollectiveAlgorithm best = op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring;
+  CollectiveMethod best{op == CollectiveOp::AllToAll ? CollectiveAlgorithm::Direct : CollectiveAlgorithm::Ring,
+                        CollectiveProtocol::Simple};
+  if (algorithm) best.algorithm = *algorithm;
+  if (protocol && protocol_available(best.algorithm, *protocol, links)) best.protocol = *protocol;
   double best_time = std::numeric_limits<double>::infinity();
   for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
                                 CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls}) {
+    if (algorithm && a != *algorithm) continue;
     if (!is_supported(op, a)) continue;
-    if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
-    if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
-    const double t = two_level_time(op, a, bytes, n, g, nodes, links);
-    if (t < best_time) {
-      best = a;
-      best_time = t;
+    if (!algorithm) {
+      if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
+      if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
+    }
+    // NCCL's order of protocols: LL, LL128, Simple; the first of equal times wins.
+    for (CollectiveProtocol p : {CollectiveProtocol::LL, CollectiveProtocol::LL128, CollectiveProtocol::Simple}) {
+      if (protocol && p != *protocol) continue;
+      if (!protocol_available(a, p, links)) continue;
+      const double t = collective_time(op, a, p, bytes, n, g, nodes, links);
+      if (t < best_time) {
+        best = {a, p};
+        best_time = t;
+      }
     }
   }
   return best;

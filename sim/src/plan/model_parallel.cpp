@@ -489,9 +489,10 @@ class Planner {
     // data-parallel synchronisation (Megatron-LM's finalize_model_grads).
     if (tied_copy() && (at.pipeline == 0 || at.pipeline == mp_.pipeline - 1)) {
       const int group = embedding_group_.at({at.data, at.tensor});
-      steps.emplace_back(collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group,
-                                    CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity, std::nullopt},
-                                    CommKind::Data, 0));
+      steps.emplace_back(
+          collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group,
+                     CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity, std::nullopt, std::nullopt},
+                     CommKind::Data, 0));
     }
     // The optimizer step over this rank's share of the stage's parameters (sharded over the replicas under ZeRO).
     double parameters = 0.0;

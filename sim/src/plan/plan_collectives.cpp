@@ -35,15 +35,14 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
   step.op = op;
   step.bytes = bytes;
   step.kind = kind;
-  step.stream = stream;
-  if (choice.algorithm) {
-    step.algorithm = *choice.algorithm;
-  } else {
-    const GroupShape& s = shape(group);
-    const auto [it, added] = algorithms_.try_emplace({op, bytes, s.members, s.nodes});
-    if (added) it->second = choose_algorithm(op, s.members, s.nodes, static_cast<double>(bytes), links_);
-    step.algorithm = it->second;
-  }
+  step.stream = static_cast<std::int8_t>(stream);
+  const GroupShape& s = shape(group);
+  const auto [it, added] = methods_.try_emplace({op, bytes, s.members, s.nodes, choice.algorithm, choice.protocol});
+  if (added)
+    it->second =
+        choose_method(op, s.members, s.nodes, static_cast<double>(bytes), links_, choice.algorithm, choice.protocol);
+  step.algorithm = it->second.algorithm;
+  step.protocol = it->second.protocol;
   step.fidelity = choice.fidelity.value_or(Fidelity::Steps);
   step.channels = choice.channels.value_or(0);
   return step;

@@ -215,9 +215,9 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   if (!r.collectives.empty()) {
     doc.collectives.emplace();
     for (const Report::Collective& c : r.collectives)
-      doc.collectives->push_back({c.stats.op, c.stats.algorithm, c.stats.fidelity, c.stats.kind, c.stats.ranks,
-                                  c.stats.bytes, c.stats.count, c.mean_time, c.stats.min_time, c.stats.max_time,
-                                  c.algbw, c.busbw});
+      doc.collectives->push_back({c.stats.op, c.stats.algorithm, c.stats.protocol, c.stats.fidelity, c.stats.kind,
+                                  c.stats.ranks, c.stats.bytes, c.stats.count, c.mean_time, c.stats.min_time,
+                                  c.stats.max_time, c.algbw, c.busbw});
   }
   if (r.class_split) doc.class_split = class_split_section(*r.class_split, r);
   if (r.coordinator_serial > 0 || r.coordinator_coordination > 0 || r.coordinator_setup > 0)
@@ -408,7 +408,8 @@ std::string format_table(const Report& r) {
          fmt::format("{}: {} dispatches, {} steals, coordinator busy {}", r.balancing->policy, r.balancing->dispatches,
                      r.balancing->steals, human_seconds(r.balancing->coordinator_busy)));
   for (const Report::Collective& c : r.collectives)
-    line(fmt::format("{} {} ({})", to_string(c.stats.op), to_string(c.stats.algorithm), to_string(c.stats.fidelity)),
+    line(fmt::format("{} {}/{} ({})", to_string(c.stats.op), to_string(c.stats.algorithm), to_string(c.stats.protocol),
+                     to_string(c.stats.fidelity)),
          fmt::format("{} x {} B on {} ranks: {} each, algbw {}/s, busbw {}/s", c.stats.count, c.stats.bytes,
                      c.stats.ranks, human_seconds(c.mean_time), human_bytes(c.algbw), human_bytes(c.busbw)));
   line("bytes sent / received", fmt::format("{} / {}", human_bytes(static_cast<double>(r.bytes_sent)),

@@ -33,6 +33,9 @@ struct LinkProfile {
     Figure latency;
   };
   std::optional<Nvls> nvls;
+  /** Intra-node links: what carries the transfers, "nvlink" or "pcie" (NCCL's NVLink or PCI hardware class: its
+   * per-step latencies, and LL128 only over NVLink). Empty on inter-node links. */
+  std::string transport;
   /** A NIC's switch: the switch profile (bandwidth per switch) whose latency a fat-tree or rail network of these
    * NICs adds per switch crossed, unless the scenario gives its own. Empty: none. */
   std::string switch_profile;

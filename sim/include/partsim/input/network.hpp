@@ -20,6 +20,9 @@ struct LinkSpec {
    * all-reduce (the profile's `nvls`, or the scenario's). */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** Intra-node only: the links are NVLink (the profile's `transport`, or the scenario's): NCCL's NVLink latencies
+   * and its LL128 protocol; else PCIe. */
+  bool nvlink = false;
   /** Inter-node only: the profile's switch (LinkProfile::switch_profile), empty when none or no profile. */
   std::string switch_profile;
 };

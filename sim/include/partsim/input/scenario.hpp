@@ -142,6 +142,7 @@ struct CollectiveChoice {
   std::optional<CollectiveAlgorithm> algorithm;
   std::optional<Fidelity> fidelity;
   std::optional<int> channels; ///< rings of a ring across nodes (NCCL_MIN/MAX_NCHANNELS); empty: one per NIC
+  std::optional<CollectiveProtocol> protocol; ///< NCCL_PROTO; empty: `auto` (NCCL's tuner)
 };
 
 enum class GradientSync { None, AllReduce };

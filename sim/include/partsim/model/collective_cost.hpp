@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Al
  * `Direct`: every rank sends to every other rank at once (all-to-all); `Nvls`: NVLink SHARP, the NVSwitch reduces
  * and multicasts (all-reduce inside one node whose switch has it). */
 enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls };
+
+/** How NCCL's kernels move the data (NCCL's protocols, src/graph/tuning.cc and src/device/prims_*.h):
+ * `Simple`: bulk copies with a fence and a flag per chunk (full bandwidth, the largest per-step latency);
+ * `LL128`: 128-byte lines of 120 bytes of data and an 8-byte flag (NVLink only; 120/128 of the bandwidth);
+ * `LL` (low latency): 8-byte stores of 4 bytes of data and a 4-byte flag (half the bandwidth, the smallest latency). */
+enum class CollectiveProtocol : std::uint8_t { Simple, LL128, LL };
 
 /** How faithfully the engine simulates it. `Steps`: every message of the algorithm; `Flows`: one flow per edge of the
  * algorithm for its whole duration plus the latency terms; `Analytic`: alpha-beta time, no network simulation. */
@@ -49,6 +56,11 @@ struct EnumNames<CollectiveAlgorithm> {
        {CollectiveAlgorithm::Nvls, "nvls"}}};
 };
 template <>
+struct EnumNames<CollectiveProtocol> {
+  static constexpr std::array<EnumEntry<CollectiveProtocol>, 3> entries{
+      {{CollectiveProtocol::Simple, "simple"}, {CollectiveProtocol::LL128, "ll128"}, {CollectiveProtocol::LL, "ll"}}};
+};
+template <>
 struct EnumNames<Fidelity> {
   static constexpr std::array<EnumEntry<Fidelity>, 3> entries{
       {{Fidelity::Steps, "steps"}, {Fidelity::Flows, "flows"}, {Fidelity::Analytic, "analytic"}}};
@@ -66,6 +78,9 @@ inline std::string to_string(CollectiveOp op) {
 }
 inline std::string to_string(CollectiveAlgorithm algorithm) {
   return std::string(enum_name(algorithm));
+}
+inline std::string to_string(CollectiveProtocol protocol) {
+  return std::string(enum_name(protocol));
 }
 inline std::string to_string(Fidelity fidelity) {
   return std::string(enum_name(fidelity));
@@ -97,6 +112,9 @@ struct TwoLevelCost {
    * 0 where the switch has none; and the latency of one NVLS all-reduce. */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** The intra-node links are NVLink (NCCL's NCCL_HW_NVLINK latencies, LL128 allowed); else PCIe (NCCL_HW_PCI, no
+   * LL128). */
+  bool intra_nvlink = false;
 };
 
 /** Time of an NVLS all-reduce of `bytes` over n members of one node: each member sends its whole buffer into the
@@ -197,13 +215,51 @@ double bus_bandwidth(CollectiveOp op, int n, double algbw);
  * analytic: 0. */
 std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels = 1);
 
-/** `auto` algorithm, NCCL-like: the supported algorithm with the smallest two-level closed form. Hierarchical only when
+/** `auto` algorithm, NCCL-like: choose_method's algorithm: the supported algorithm with the smallest two-level closed
+ * form with its best protocol. Hierarchical only when
  * the group spans several nodes with the same number of members on each (n divisible by nodes) and more than one per
  * node; nvls only inside one node whose switch has NVLink SHARP (nvls_available). */
 CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links);
 
 /** Whether an NVLS all-reduce can run over a group on `nodes` nodes: one node, whose switch has NVLink SHARP. */
 bool nvls_available(int nodes, const TwoLevelCost& links);
+
+/** Bytes a protocol puts on the links per byte of data: Simple 1, LL128 128/120, LL 2. */
+double protocol_wire_factor(CollectiveProtocol protocol);
+
+/** Whether `algorithm` runs with `protocol` on these links: NVLS and all-to-all (point-to-point sends) run Simple only;
+ * LL128 needs NVLink inside the node (NCCL enables it only when the intra-node path is NVLink). */
+bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protocol, const TwoLevelCost& links);
+
+/** Latency a protocol adds to a collective over n members, g per node on m nodes, as NCCL's tuner models it
+ * (ncclTopoTuneModel, src/graph/tuning.cc at 5067397c): a base latency per collective (ring: LL 6.6, LL128 14,
+ * Simple 8.4 us; tree: 6.8, 14, 8.4 us) plus a latency per step, for each hop the larger of NCCL's figure for its
+ * hardware (NVLink ring: 0.6, 1.9, 3.4 us; PCIe ring: 1.0, 2.5, 5.7 us; network ring: 2.7, 4.0, 14 us; trees their
+ * own) less what the link's latency already pays (intra-node: NCCL's figure includes the wire; network: NCCL adds the
+ * network's latency to its figure, and once more for Simple's flush), and, across nodes, NCCL's network post overhead
+ * (1 us, x3 for Simple). Ring: (steps - s2) intra-node steps and s2 = 2(m-1) (all-reduce) or m-1 network steps;
+ * tree: 2 D steps on the slowest hop (D the tree's depth); hierarchical: 2(g-1) intra-node and 2(m-1) network steps;
+ * NVLS and all-to-all: 0 (NVLS pays its own latency, nvls_time). 0 when n < 2. */
+double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, int n,
+                        int gpus_per_node, int nodes, const TwoLevelCost& links);
+
+/** The two-level closed form with a protocol: protocol_latency plus the closed form of the bytes the protocol puts on
+ * the links (bytes x protocol_wire_factor). */
+double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, double bytes, int n,
+                       int gpus_per_node, int nodes, const TwoLevelCost& links);
+
+/** An algorithm and the protocol it runs with. */
+struct CollectiveMethod {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
+};
+
+/** `auto`, as NCCL's tuner picks: among the supported algorithms (or `algorithm` when given) and the protocols they run
+ * with on these links (or `protocol` when given), the pair with the smallest closed form with its protocol (the
+ * availability rules of choose_algorithm). */
+CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links,
+                               std::optional<CollectiveAlgorithm> algorithm = std::nullopt,
+                               std::optional<CollectiveProtocol> protocol = std::nullopt);
 
 /** Message budgets of `auto` fidelity (see docs/collectives.md for the measurements behind them). */
 inline constexpr std::uint64_t kMaxStepMessages = 1'000'000; ///< ~3 us each: a few seconds of wall time

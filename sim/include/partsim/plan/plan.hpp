@@ -31,8 +31,9 @@ struct CollectiveStep {
   Fidelity fidelity = Fidelity::Steps;
   CommKind kind = CommKind::Data;
   std::uint64_t bytes = 0;
-  int root = 0;            ///< broadcast: the root's position in the group
-  std::int16_t stream = 0; ///< 0: blocking; 1: the communication stream
+  int root = 0;                                             ///< broadcast: the root's position in the group
+  std::int8_t stream = 0;                                   ///< 0: blocking; 1: the communication stream
+  CollectiveProtocol protocol = CollectiveProtocol::Simple; ///< NCCL's protocol (the choice's, or `auto`'s)
   /** Rings of a ring across nodes as the scenario asks (0: one per NIC, ring_channels); at most 64. */
   std::int16_t channels = 0;
 };

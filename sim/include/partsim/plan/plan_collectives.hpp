@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -34,7 +35,7 @@ class PlanCollectives {
   const GroupShape& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
 
   /** A collective of `op` on `bytes` over `group`: the choice's algorithm, or the `auto` one; the choice's fidelity,
-   * or Steps until resolve_auto_fidelity settles it. */
+   * or Steps until resolve_auto_fidelity settles it; the choice's protocol, or the `auto` one for the algorithm. */
   CollectiveStep step(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice, CommKind kind,
                       int stream);
 
@@ -53,7 +54,10 @@ class PlanCollectives {
   const ClusterSpec& cluster_;
   TwoLevelCost links_;
   std::vector<GroupShape> shapes_;
-  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int>, CollectiveAlgorithm> algorithms_;
+  std::map<std::tuple<CollectiveOp, std::uint64_t, int, int, std::optional<CollectiveAlgorithm>,
+                      std::optional<CollectiveProtocol>>,
+           CollectiveMethod>
+      methods_;
 };
 
 } // namespace partsim

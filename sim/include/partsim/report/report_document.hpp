@@ -186,6 +186,7 @@ struct ReportEngine {
 struct ReportCollective {
   CollectiveOp operation = CollectiveOp::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
   Fidelity fidelity = Fidelity::Steps;
   CommKind kind = CommKind::Data;
   std::int64_t ranks = 0;
@@ -201,6 +202,7 @@ struct ReportCollective {
   static void fields(Self& s, Fields& f) {
     f.field("operation", s.operation, "", "the collective");
     f.field("algorithm", s.algorithm, "", "how it was run");
+    f.field("protocol", s.protocol, "", "NCCL's protocol it ran with");
     f.field("fidelity", s.fidelity, "", "how it was simulated");
     f.field("kind", s.kind, "", "what it carries");
     f.field("ranks", s.ranks, "", "group size");

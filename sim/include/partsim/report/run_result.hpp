@@ -43,11 +43,12 @@ struct CoordinatorStats {
   RankTimeline timeline;            ///< its compute (the serial part) and waits, for the parallel fraction and trace
 };
 
-/** The instances of one kind of collective in a run (same op, algorithm, fidelity, group size and bytes): each
- * instance timed from the last member's arrival to the last member's completion, as nccl-tests times it. */
+/** The instances of one kind of collective in a run (same op, algorithm, protocol, fidelity, group size and bytes):
+ * each instance timed from the last member's arrival to the last member's completion, as nccl-tests times it. */
 struct CollectiveStats {
   CollectiveOp op = CollectiveOp::AllReduce;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
+  CollectiveProtocol protocol = CollectiveProtocol::Simple;
   Fidelity fidelity = Fidelity::Steps;
   CommKind kind = CommKind::Data;
   int ranks = 0;
