@@ -224,9 +224,11 @@ Action add_search_command(CLI::App& app) {
   command->add_option("--csv", options->csv, "Write one CSV row per point to FILE")->type_name("FILE");
   command->add_option("--json", options->json, "Write the search as JSON (schema partsim.search) to FILE")
       ->type_name("FILE");
-  command->add_option("--out", options->out_dir,
-                      "Also write search.csv, search.txt (the table) and search.json (last) in DIR; a shard's names "
-                      "are search-shard-I-of-N.*");
+  command
+      ->add_option("--out", options->out_dir,
+                   "Also write search.csv, search.txt (the table) and search.json (last) in DIR; a shard's names "
+                   "are search-shard-I-of-N.*")
+      ->type_name("DIR");
   command
       ->add_option("--progress", options->progress,
                    "Progress on stderr: text, or json (one JSON line per simulation done)")
