@@ -1,6 +1,7 @@
 // partsim-gui: what-if exploration of partitioning strategies. `--screenshot out.png [SCENARIO]` renders the
 // window after a run (and optionally a sweep) to a PNG, for docs and tests.
 #include "charts/imbalance_chart.hpp"
+#include "charts/search_view.hpp"
 #include "main_window.hpp"
 #include "scenario_document.hpp"
 
@@ -48,13 +49,20 @@ int main(int argc, char** argv) {
                                    QStringLiteral("Pin the first run, apply this edit, run again (screenshots)"),
                                    QStringLiteral("PATH=VALUE"));
   const QCommandLineOption tab(QStringLiteral("tab"),
-                               QStringLiteral("Tab to show: imbalance, overhead, speedup, timeline, ranks"),
+                               QStringLiteral("Tab to show: imbalance, overhead, speedup, timeline, ranks, search"),
                                QStringLiteral("NAME"), QStringLiteral("imbalance"));
   const QCommandLineOption sweep(QStringLiteral("sweep"),
                                  QStringLiteral("Also run the speedup sweep before the screenshot"));
+  const QCommandLineOption search(QStringLiteral("search"),
+                                  QStringLiteral("Also run the search view's search (its default space) before the "
+                                                 "screenshot"));
+  const QCommandLineOption search_vary(QStringLiteral("search-vary"),
+                                       QStringLiteral("An axis of the --search instead of the view's defaults "
+                                                      "(repeatable): /pointer=v1,v2,..."),
+                                       QStringLiteral("PATH=V1,V2,..."));
   const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size WxH"), QStringLiteral("WxH"),
                                 QStringLiteral("1500x950"));
-  parser.addOptions({shot, set, compare, tab, sweep, size});
+  parser.addOptions({shot, set, compare, tab, sweep, search, search_vary, size});
   parser.process(app);
 
   partsim::gui::MainWindow window;
@@ -79,7 +87,7 @@ int main(int argc, char** argv) {
     if (!apply(s)) return fail(set_error);
 
   const QStringList tabs{QStringLiteral("imbalance"), QStringLiteral("overhead"), QStringLiteral("speedup"),
-                         QStringLiteral("timeline"), QStringLiteral("ranks")};
+                         QStringLiteral("timeline"),  QStringLiteral("ranks"),    QStringLiteral("search")};
   const qsizetype tab_index = tabs.indexOf(parser.value(tab));
   if (tab_index < 0) return fail(QStringLiteral("unknown --tab %1").arg(parser.value(tab)));
   window.show_tab(static_cast<partsim::gui::MainWindow::Tab>(tab_index));
@@ -93,6 +101,8 @@ int main(int argc, char** argv) {
   const QString out = parser.value(shot);
   QStringList compare_sets = parser.values(compare);
   const bool with_sweep = parser.isSet(sweep);
+  const bool with_search = parser.isSet(search);
+  if (parser.isSet(search_vary)) window.search_view()->set_axes(parser.values(search_vary));
   int exit_code = 0;
   auto grab = [&] {
     QTimer::singleShot(50, &window, [&] {
@@ -102,7 +112,13 @@ int main(int argc, char** argv) {
       QApplication::exit(exit_code);
     });
   };
-  QObject::connect(&window, &partsim::gui::MainWindow::sweep_finished, &window, [&](bool) { grab(); });
+  QObject::connect(&window, &partsim::gui::MainWindow::sweep_finished, &window, [&](bool) {
+    if (with_search)
+      window.start_search();
+    else
+      grab();
+  });
+  QObject::connect(&window, &partsim::gui::MainWindow::search_finished, &window, [&](bool) { grab(); });
   QObject::connect(&window, &partsim::gui::MainWindow::run_finished, &window, [&](partsim::gui::RunState state) {
     if (state != partsim::gui::RunState::Finished) {
       exit_code =
@@ -119,6 +135,8 @@ int main(int argc, char** argv) {
     }
     if (with_sweep)
       window.start_sweep();
+    else if (with_search)
+      window.start_search();
     else
       grab();
   });

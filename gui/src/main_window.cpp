@@ -3,12 +3,14 @@
 
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
+#include "charts/search_view.hpp"
 #include "charts/speedup_chart.hpp"
 #include "charts/timeline_view.hpp"
 #include "exporter.hpp"
 #include "form/scenario_form.hpp"
 #include "models/rank_model.hpp"
 #include "models/summary_model.hpp"
+#include "partsim/common/error.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim_locator.hpp"
 #include "scenario_document.hpp"
@@ -37,6 +39,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
+
 namespace partsim::gui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -45,6 +49,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   validator_ = new Validator(this);
   runner_ = new SimulationRunner(this);
   sweeper_ = new SweepRunner(this);
+  searcher_ = new SearchRunner(this);
 
   form_ = new ScenarioForm(document_, QString::fromStdString(data_dir().string()));
   auto* form_scroll = new QScrollArea;
@@ -61,6 +66,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   overhead_ = new OverheadChart;
   speedup_ = new SpeedupChart;
   timeline_ = new TimelineView;
+  search_ = new SearchView;
   ranks_ = new RankModel(this);
   auto* rank_view = new QTableView;
   rank_view->setModel(ranks_);
@@ -71,6 +77,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(speedup_, tr("Speedup"));
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(rank_view, tr("Ranks"));
+  tabs_->addTab(search_, tr("Search"));
 
   summary_ = new SummaryModel(this);
   summary_view_ = new QTableView;
@@ -146,6 +153,31 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     }
     emit sweep_finished(ok);
   });
+  connect(search_, &SearchView::search_requested, this, &MainWindow::start_search);
+  connect(search_, &SearchView::cancel_requested, this, [this] {
+    searcher_->cancel();
+    search_->set_running(false, tr("search cancelled"));
+  });
+  connect(search_, &SearchView::candidate_chosen, this, &MainWindow::load_candidate);
+  connect(searcher_, &SearchRunner::progress, search_, &SearchView::set_progress);
+  connect(
+      searcher_, &SearchRunner::finished, this, [this](bool ok, const SearchOutcome& outcome, const ErrorLine& error) {
+        if (ok) {
+          search_->set_outcome(outcome);
+          const SearchResult& r = outcome.result;
+          const auto simulated = static_cast<std::size_t>(
+              std::count_if(r.rows.begin(), r.rows.end(), [](const SearchRow& row) { return row.fast.has_value(); }));
+          QString message = tr("%1 points: %2 simulated, %3 ranked; click a point or a row to load it into the form")
+                                .arg(r.rows.size())
+                                .arg(simulated)
+                                .arg(outcome.ranking.size());
+          if (!error.message.isEmpty()) message += tr(" (%1)").arg(error.message);
+          search_->set_running(false, message);
+        } else {
+          search_->set_running(false, error.message);
+        }
+        emit search_finished(ok);
+      });
 
   setWindowTitle(tr("partsim-gui"));
   resize(1500, 950);
@@ -241,6 +273,18 @@ void MainWindow::on_loaded() {
   for (int c = 1; c < 2 * n && c <= 1024; c *= 2) counts << QString::number(c);
   if (!counts.contains(QString::number(n))) counts << QString::number(n);
   speedup_->set_node_counts(counts.join(QLatin1Char(',')));
+  // The search's defaults: the split of a model-parallel scenario, else the node count; time to train a budget for a
+  // model-training workload, else throughput.
+  const nlohmann::json* strategy = document_->value("/strategy/kind");
+  const nlohmann::json* workload = document_->value("/workload/kind");
+  const bool training = workload != nullptr && *workload == "model_training";
+  if (strategy != nullptr && *strategy == "model_parallel")
+    search_->set_axes({QStringLiteral("/strategy/tensor=1,2,4,8"), QStringLiteral("/strategy/pipeline=1,2,4,8")});
+  else
+    search_->set_axes({QStringLiteral("/cluster/nodes=") + counts.join(QLatin1Char(','))});
+  search_->set_rank_by(training ? QStringLiteral("time_to_train") : QStringLiteral("throughput"));
+  search_->set_tokens(training ? QStringLiteral("1e12") : QString());
+  search_->set_outcome(std::nullopt);
   run_after_validation_ = false;
   validate_now();
 }
@@ -437,6 +481,52 @@ void MainWindow::start_sweep() {
   }));
 }
 
+void MainWindow::start_search() {
+  if (partsim_.isEmpty()) {
+    search_->set_running(false, tr("partsim not found"));
+    emit search_finished(false);
+    return;
+  }
+  SearchRequest request;
+  request.program = partsim_;
+  request.axes = search_->axes();
+  if (request.axes.isEmpty()) {
+    search_->set_running(false, tr("no axis to search: give one per line, /json/pointer=v1,v2,..."));
+    emit search_finished(false);
+    return;
+  }
+  request.rank_by = search_->rank_by();
+  request.tokens = search_->tokens();
+  request.refine = search_->refine();
+  request.jobs = std::max(1, QThread::idealThreadCount());
+  request.scenario_args = document_->scenario_arguments();
+  if (document_->path().isEmpty())
+    request.scenario_file_text = QByteArray::fromStdString(document_->original().dump(2));
+  searcher_->start(request);
+  search_->set_running(true, tr("searching: %1").arg(searcher_->last_arguments().mid(1).join(QLatin1Char(' '))));
+}
+
+void MainWindow::load_candidate(std::size_t candidate) {
+  const std::optional<SearchOutcome>& outcome = search_->outcome();
+  if (!outcome || candidate >= outcome->candidates.size()) return;
+  std::vector<Override> edits;
+  try {
+    edits = candidate_overrides(*outcome, candidate, document_->document());
+  } catch (const InputError& e) {
+    set_status(tr("cannot load point %1: %2").arg(outcome->candidates[candidate].point).arg(e.what()));
+    return;
+  }
+  for (const Override& o : edits) {
+    if (o.remove)
+      document_->remove_value(o.pointer);
+    else
+      document_->set_value(o.pointer, o.value);
+  }
+  set_status(tr("loaded search point %1: %2")
+                 .arg(outcome->candidates[candidate].point)
+                 .arg(outcome->candidates[candidate].settings));
+}
+
 void MainWindow::set_auto_run(bool on) {
   auto_action_->setChecked(on);
 }
@@ -506,6 +596,10 @@ QString MainWindow::export_chart(Tab tab, const QString& path) {
   case TimelineTab:
     widget = timeline_->canvas();
     title = tr("Timeline");
+    break;
+  case SearchTab:
+    widget = search_->view();
+    title = tr("Search");
     break;
   default:
     widget = tabs_->widget(static_cast<int>(tab));

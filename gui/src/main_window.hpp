@@ -1,6 +1,7 @@
 // MainWindow: the scenario form, run control, and the charts of the current (and pinned) run.
 #pragma once
 
+#include "run/search_runner.hpp"
 #include "run/simulation_runner.hpp"
 #include "run/sweep_runner.hpp"
 #include "run/validator.hpp"
@@ -26,6 +27,7 @@ namespace partsim::gui {
 class ImbalanceChart;
 class OverheadChart;
 class RankModel;
+class SearchView;
 class ScenarioDocument;
 class ScenarioForm;
 class SpeedupChart;
@@ -43,7 +45,7 @@ class MainWindow : public QMainWindow {
   /** Edits are validated (and maybe re-run) this long after the last one. */
   static constexpr int kDebounceMs = 300;
 
-  enum Tab { ImbalanceTab, OverheadTab, SpeedupTab, TimelineTab, RanksTab, NUM_TABS };
+  enum Tab { ImbalanceTab, OverheadTab, SpeedupTab, TimelineTab, RanksTab, SearchTab, NUM_TABS };
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -55,6 +57,10 @@ class MainWindow : public QMainWindow {
   void pin();
   void unpin();
   void start_sweep();
+  /** Runs `partsim search` of the current scenario over the search view's axes. */
+  void start_search();
+  /** Loads a candidate of the last search into the form: its fixed, axis and derived values (edits). */
+  void load_candidate(std::size_t candidate);
   void set_auto_run(bool on);
   void show_tab(Tab tab);
 
@@ -69,6 +75,8 @@ class MainWindow : public QMainWindow {
   ScenarioForm* form() const { return form_; }
   SimulationRunner* runner() const { return runner_; }
   SweepRunner* sweeper() const { return sweeper_; }
+  SearchRunner* searcher() const { return searcher_; }
+  SearchView* search_view() const { return search_; }
   ImbalanceChart* imbalance_chart() const { return imbalance_; }
   OverheadChart* overhead_chart() const { return overhead_; }
   SpeedupChart* speedup_chart() const { return speedup_; }
@@ -86,6 +94,7 @@ class MainWindow : public QMainWindow {
   /** Every run's end (finished, cancelled, failed...). */
   void run_finished(partsim::gui::RunState state);
   void sweep_finished(bool ok);
+  void search_finished(bool ok);
   void validated(bool ok);
 
  private:
@@ -108,12 +117,14 @@ class MainWindow : public QMainWindow {
   Validator* validator_ = nullptr;
   SimulationRunner* runner_ = nullptr;
   SweepRunner* sweeper_ = nullptr;
+  SearchRunner* searcher_ = nullptr;
   SummaryModel* summary_ = nullptr;
   RankModel* ranks_ = nullptr;
   ImbalanceChart* imbalance_ = nullptr;
   OverheadChart* overhead_ = nullptr;
   SpeedupChart* speedup_ = nullptr;
   TimelineView* timeline_ = nullptr;
+  SearchView* search_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;
   QListWidget* warnings_ = nullptr;

@@ -2,12 +2,14 @@
 // document and form, and the charts fed from snapshots. No child process.
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
+#include "charts/search_view.hpp"
 #include "charts/speedup_chart.hpp"
 #include "charts/timeline_view.hpp"
 #include "form/field_editors.hpp"
 #include "form/scenario_form.hpp"
 #include "models/collectives_model.hpp"
 #include "models/rank_model.hpp"
+#include "models/search_model.hpp"
 #include "models/summary_model.hpp"
 #include "models/sweep_model.hpp"
 #include "partsim/input/data_dir.hpp"
@@ -18,6 +20,8 @@
 #include "scenario_document.hpp"
 
 #include "partsim/input/json_reader.hpp"
+#include "partsim/report/report_writers.hpp"
+#include "search_result.hpp"
 #include "sweep_result.hpp"
 #include "trace.hpp"
 
@@ -28,11 +32,39 @@
 #include <QDoubleSpinBox>
 #include <QHorizontalPercentBarSeries>
 #include <QLineSeries>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStackedBarSeries>
+#include <QTableView>
 #include <QtTest>
 
 using namespace partsim::gui;
+
+namespace {
+/** tests/data/search.json, a canned `partsim search --json` (schema partsim.search version 2), made with
+ *   partsim search scenarios/llama3-70b-3d-64xh100.json --vary /cluster/nodes=8,16 --vary /strategy/tensor=2,4,8
+ *       --vary /strategy/pipeline=4,8 --refine 2 --rank-by time_to_train --tokens 1e12 --pareto cost_to_train
+ * 12 points: 5 pruned (out of memory), 7 simulated, points 8 and 9 refined; ranking 8, 9, 10, 11, 3, 4, 5; the Pareto
+ * front of time against cost (and against energy, with --pareto energy_to_train) is points 3 and 8. Given the version
+ * of this partsim (the reader takes only its own). */
+QByteArray canned_search() {
+  QFile file(QStringLiteral(PARTSIM_GUI_TEST_DATA "/search.json"));
+  if (!file.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(file.fileName()));
+  nlohmann::json j = nlohmann::json::parse(file.readAll().toStdString());
+  j["partsim_version"] = partsim::partsim_version();
+  return QByteArray::fromStdString(j.dump(2));
+}
+
+/** The point index of each row of a sorted proxy, top to bottom. */
+std::vector<qulonglong> points_in_order(const SearchSortProxy& proxy) {
+  std::vector<qulonglong> out;
+  for (int r = 0; r < proxy.rowCount(); ++r)
+    out.push_back(proxy.index(r, SearchModel::Point).data(Qt::UserRole).toULongLong());
+  return out;
+}
+} // namespace
 
 class ModelTests : public QObject {
   Q_OBJECT
@@ -174,6 +206,115 @@ class ModelTests : public QObject {
     QCOMPARE(model.rowCount(), 3);
     QCOMPARE(model.index(2, SweepModel::Speedup).data(Qt::UserRole).toDouble(), 8.0);
     QVERIFY(!parse_sweep_csv("point,gpus\n").has_value());
+  }
+
+  void search_json_reads_into_candidates() {
+    QString error;
+    const auto outcome = parse_search_json(canned_search(), &error);
+    QVERIFY2(outcome.has_value(), qPrintable(error));
+    QCOMPARE(outcome->candidates.size(), std::size_t(12));
+    QCOMPARE(outcome->ranking, (std::vector<std::size_t>{8, 9, 10, 11, 3, 4, 5}));
+    QCOMPARE(outcome->rank_title, QStringLiteral("time_to_train (s)"));
+    const SearchCandidate& best = outcome->candidates[8];
+    QCOMPARE(best.rank, 1);
+    QCOMPARE(best.settings, QStringLiteral("/cluster/nodes=16, /strategy/tensor=4, /strategy/pipeline=4"));
+    QCOMPARE(best.status, QStringLiteral("simulated"));
+    QCOMPARE(best.fidelity, QStringLiteral("faithful"));
+    QCOMPARE(best.gpus, std::int64_t(128));
+    QCOMPARE(*best.rank_value, 7272096.398675363);
+    QCOMPARE(*best.cost, 0.6464085687711433 * 1e12 / 1e6);     // cost per million tokens x the budget
+    QCOMPARE(*best.energy, 1.3129491841854688 * 1e12 / 3.6e9); // J per token x the budget, in MWh
+    QCOMPARE(outcome->candidates[3].fidelity, QStringLiteral("fast"));
+    const SearchCandidate& pruned = outcome->candidates[0];
+    QCOMPARE(pruned.status, QStringLiteral("out_of_memory"));
+    QCOMPARE(pruned.rank, 0);
+    QVERIFY(!pruned.rank_value.has_value());
+    QVERIFY(pruned.memory_gib.value() > 80.0);
+    // The Pareto front of time against cost is the CLI's (--pareto cost_to_train); against energy too (points 3, 8).
+    const nlohmann::json j = nlohmann::json::parse(canned_search().toStdString());
+    QCOMPARE(search_front(*outcome, SearchSecondFigure::Cost), j["pareto_front"].get<std::vector<std::size_t>>());
+    QCOMPARE(search_front(*outcome, SearchSecondFigure::Energy), (std::vector<std::size_t>{3, 8}));
+    // Not partsim's search: one line naming the pointer.
+    nlohmann::json bad = j;
+    bad["counts"]["points"] = 13;
+    QVERIFY(!parse_search_json(QByteArray::fromStdString(bad.dump()), &error).has_value());
+    QVERIFY2(error.contains(QStringLiteral("/counts/points")), qPrintable(error));
+    QVERIFY(!parse_search_json("{", &error).has_value());
+  }
+
+  void search_model_rows_and_sort_order() {
+    const auto outcome = parse_search_json(canned_search());
+    QVERIFY(outcome.has_value());
+    SearchModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_outcome(*outcome);
+    QCOMPARE(model.rowCount(), 12);
+    QCOMPARE(model.columnCount(), int(SearchModel::NUM_COLUMNS));
+    QCOMPARE(model.index(8, SearchModel::Rank).data().toString(), QStringLiteral("1"));
+    QCOMPARE(model.index(0, SearchModel::Rank).data().toString(), QStringLiteral("-"));
+    QCOMPARE(model.index(9, SearchModel::Gpus).data(Qt::UserRole).toLongLong(), 128);
+    QCOMPARE(model.index(3, SearchModel::Status).data().toString(), QStringLiteral("simulated"));
+    QCOMPARE(model.headerData(SearchModel::RankValue, Qt::Horizontal).toString(), QStringLiteral("time_to_train (s)"));
+    SearchSortProxy proxy;
+    proxy.setSourceModel(&model);
+    proxy.sort(SearchModel::Rank, Qt::AscendingOrder);
+    std::vector<qulonglong> order = points_in_order(proxy);
+    order.resize(7); // the ranked points first, in the search's ranking; the unranked ones after
+    QCOMPARE(order, (std::vector<qulonglong>{8, 9, 10, 11, 3, 4, 5}));
+    QCOMPARE(proxy.index(7, SearchModel::Rank).data().toString(), QStringLiteral("-"));
+    proxy.sort(SearchModel::Cost, Qt::AscendingOrder);
+    order = points_in_order(proxy);
+    order.resize(7);
+    QCOMPARE(order, (std::vector<qulonglong>{3, 8, 9, 4, 10, 5, 11}));
+    proxy.sort(SearchModel::RankValue, Qt::DescendingOrder); // the slowest first, the unranked still last
+    QCOMPARE(proxy.index(0, SearchModel::Point).data(Qt::UserRole).toULongLong(), qulonglong(5));
+    QCOMPARE(proxy.index(6, SearchModel::Point).data(Qt::UserRole).toULongLong(), qulonglong(8));
+    QVERIFY(!proxy.index(7, SearchModel::RankValue).data(Qt::UserRole).isValid());
+    proxy.sort(SearchModel::Rank, Qt::DescendingOrder);
+    order = points_in_order(proxy);
+    order.resize(7);
+    QCOMPARE(order, (std::vector<qulonglong>{5, 4, 3, 11, 10, 9, 8}));
+    proxy.sort(SearchModel::Point, Qt::DescendingOrder);
+    QCOMPARE(proxy.index(0, SearchModel::Point).data(Qt::UserRole).toULongLong(), qulonglong(11));
+  }
+
+  void search_view_draws_the_front_and_loads_a_candidate() {
+    SearchView view;
+    view.resize(1000, 800);
+    view.set_outcome(parse_search_json(canned_search()));
+    QCOMPARE(view.candidates_series()->count(), 7);
+    QCOMPARE(view.plotted(), (std::vector<std::size_t>{8, 9, 10, 11, 3, 4, 5}));
+    const auto& c = view.outcome()->candidates;
+    // The front as a line, by the ranking metric: point 8 (the fastest), then point 3 (the cheapest).
+    QCOMPARE(view.front_series()->count(), 2);
+    QCOMPARE(view.front_series()->at(0), QPointF(*c[8].rank_value, *c[8].cost));
+    QCOMPARE(view.front_series()->at(1), QPointF(*c[3].rank_value, *c[3].cost));
+    view.set_second_figure(SearchSecondFigure::Energy);
+    QCOMPARE(view.front_series()->at(1), QPointF(*c[3].rank_value, *c[3].energy));
+    QCOMPARE(view.candidates_series()->at(0), QPointF(*c[8].rank_value, *c[8].energy));
+    QSignalSpy chosen(&view, &SearchView::candidate_chosen);
+    emit view.candidates_series()->clicked(view.candidates_series()->at(4)); // point 3
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(chosen.takeFirst().at(0).value<std::size_t>(), std::size_t(3));
+    QCOMPARE(view.selected_series()->count(), 1);
+    QCOMPARE(view.selected_series()->at(0), view.candidates_series()->at(4));
+    QCOMPARE(view.proxy()->mapToSource(view.table()->currentIndex()).row(), 3);
+    // A click on a table row.
+    const QModelIndex row = view.proxy()->mapFromSource(view.model()->index(9, SearchModel::Settings));
+    emit view.table()->clicked(row);
+    QCOMPARE(chosen.count(), 1);
+    QCOMPARE(chosen.takeFirst().at(0).value<std::size_t>(), std::size_t(9));
+    // Loading it into the scenario: its axis values, and /strategy/data derived (taken out) as the search did.
+    const nlohmann::json& scenario = view.outcome()->result.scenario_document;
+    QVERIFY(scenario.contains(nlohmann::json::json_pointer("/strategy/data")));
+    nlohmann::json document = scenario;
+    partsim::apply_overrides(document, candidate_overrides(*view.outcome(), 9, scenario));
+    QCOMPARE(document["cluster"]["nodes"].get<int>(), 16);
+    QCOMPARE(document["strategy"]["tensor"].get<int>(), 4);
+    QCOMPARE(document["strategy"]["pipeline"].get<int>(), 8);
+    QVERIFY(!document["strategy"].contains("data"));
+    view.set_outcome(std::nullopt);
+    QVERIFY(view.candidates_series() == nullptr);
   }
 
   void trace_reads_tracks_in_rank_order() {

@@ -2,6 +2,7 @@
 // invalid edits, cancel, debounced auto re-run, pin and compare, the speedup sweep, export, a responsive loop.
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
+#include "charts/search_view.hpp"
 #include "charts/speedup_chart.hpp"
 #include "charts/timeline_view.hpp"
 #include "form/field_catalog.hpp"
@@ -9,6 +10,7 @@
 #include "form/scenario_form.hpp"
 #include "main_window.hpp"
 #include "models/rank_model.hpp"
+#include "models/search_model.hpp"
 #include "models/summary_model.hpp"
 #include "models/sweep_model.hpp"
 #include "scenario_document.hpp"
@@ -22,6 +24,7 @@
 #include <QHorizontalPercentBarSeries>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QScatterSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStackedBarSeries>
@@ -373,6 +376,52 @@ class WindowTests : public QObject {
     QVERIFY(std::fabs(w.speedup_chart()->model()->result().rows[2].karp_flatt - 0.5) < 0.01);
     qInfo("longest event-loop stall: %lld ms", static_cast<long long>(stalls.max_gap_ms()));
     QVERIFY2(stalls.max_gap_ms() < 1000, "the event loop was blocked");
+  }
+
+  void search_runs_in_the_background_and_loads_a_candidate() {
+    MainWindow w;
+    w.set_auto_run(false);
+    w.show();
+    w.show_tab(MainWindow::SearchTab);
+    const QString llama = scenario("llama3-70b-3d-64xh100.json");
+    QVERIFY(w.open_scenario(llama).isEmpty());
+    SearchView* view = w.search_view();
+    // The defaults for a model-parallel training scenario.
+    QCOMPARE(view->axes(),
+             (QStringList{QStringLiteral("/strategy/tensor=1,2,4,8"), QStringLiteral("/strategy/pipeline=1,2,4,8")}));
+    QCOMPARE(view->rank_by(), QStringLiteral("time_to_train"));
+    QCOMPARE(view->tokens(), QStringLiteral("1e12"));
+    view->set_axes({QStringLiteral("/strategy/tensor=4,8"), QStringLiteral("/strategy/pipeline=4,8")});
+    QSignalSpy searched(&w, &MainWindow::search_finished);
+    QSignalSpy progress(w.searcher(), &SearchRunner::progress);
+    w.start_search();
+    QVERIFY(searched.wait(120000));
+    QCOMPARE(searched.takeFirst().at(0).toBool(), true);
+    QVERIFY(view->outcome().has_value());
+    QVERIFY2(progress.count() > 2, "progress from --progress=json");
+    // What the CLI gives for the same search.
+    QTemporaryDir dir;
+    const QString json = dir.filePath(QStringLiteral("search.json"));
+    run_cli({QStringLiteral("search"), llama, QStringLiteral("--vary"), QStringLiteral("/strategy/tensor=4,8"),
+             QStringLiteral("--vary"), QStringLiteral("/strategy/pipeline=4,8"), QStringLiteral("--rank-by"),
+             QStringLiteral("time_to_train"), QStringLiteral("--tokens"), QStringLiteral("1e12"),
+             QStringLiteral("--refine"), QString::number(view->refine()), QStringLiteral("--json"), json},
+            0);
+    QFile file(json);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(partsim::search_json(view->outcome()->result), nlohmann::json::parse(file.readAll().toStdString()));
+    QVERIFY(!view->outcome()->ranking.empty());
+    QCOMPARE(view->model()->rowCount(), 4);
+    QCOMPARE(static_cast<std::size_t>(view->candidates_series()->count()), view->outcome()->ranking.size());
+    QVERIFY(view->front_series()->count() >= 1);
+    // A click loads the winner into the form: its split, the data degree derived (taken out).
+    const std::size_t best = view->outcome()->ranking.front();
+    view->choose(best);
+    const partsim::SweepPoint& point = view->outcome()->result.rows[best].point;
+    QCOMPARE(*w.document()->value("/strategy/tensor"), point.overrides[0].value);
+    QCOMPARE(*w.document()->value("/strategy/pipeline"), point.overrides[1].value);
+    QVERIFY(w.document()->value("/strategy/data") == nullptr);
+    QVERIFY2(w.status_text().contains(QStringLiteral("loaded search point")), qPrintable(w.status_text()));
   }
 
   void exports_charts_report_and_scenario() {

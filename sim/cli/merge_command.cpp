@@ -1,6 +1,8 @@
-// partsim merge: joins the folders of a sharded sweep's shards into the outputs of the whole sweep.
+// partsim merge: joins the folders of a sharded sweep's shards into the outputs of the whole sweep, or the outputs of
+// a sharded search's shards into the whole search's.
 #include "commands.hpp"
 
+#include "partsim/batch/search_merge.hpp"
 #include "partsim/batch/sweep.hpp"
 #include "partsim/batch/sweep_manifest.hpp"
 #include "partsim/common/output_file.hpp"
@@ -8,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
@@ -26,8 +29,33 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
   return std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
+/** The shards of a search: the whole search's search.csv, search.txt and search.json in the output folder. */
+int merge_search(const std::vector<std::filesystem::path>& paths, const std::string& out_dir) {
+  const std::vector<SearchShard> shards = find_search_shards(paths);
+  const SearchResult whole = merge_search_shards(shards);
+  const std::filesystem::path dir =
+      out_dir.empty() ? std::filesystem::path("partsim-out") / "search" : std::filesystem::path(out_dir);
+  const std::string table = format_search_table(whole);
+  const std::vector<std::string> written = write_search_folder(dir, whole, table);
+  write_stdout(table);
+  write_stdout(
+      fmt::format("\n  merged {} shards: wrote {} in {}\n", shards.size(), fmt::join(written, ", "), dir.string()));
+  // As the unsharded search: its outputs written, a point whose run failed makes the exit code 1.
+  CommandFailed failed;
+  for (const SearchRow& row : whole.rows)
+    if (row.status == PointStatus::Failed)
+      failed.errors.push_back({shards.front().path.string(), "",
+                               fmt::format("search point {} ({}) failed: {}", row.point.index,
+                                           fmt::join(row.point.labels, ", "), row.reason)});
+  if (failed.errors.empty()) return kExitOk;
+  throw failed;
+}
+
 int merge(const MergeOptions& options) {
   std::vector<std::filesystem::path> dirs(options.dirs.begin(), options.dirs.end());
+  // A search's shards: a search's JSON file, or a folder with search-shard-I-of-N.json; else a sweep's.
+  if (std::any_of(dirs.begin(), dirs.end(), [](const std::filesystem::path& p) { return is_search_shard_path(p); }))
+    return merge_search(dirs, options.out_dir);
   const std::vector<SweepShard> shards = find_sweep_shards(dirs);
   const SweepMerge whole = plan_sweep_merge(shards);
   const std::vector<SweepRow> rows = read_sweep_rows(whole);
@@ -63,10 +91,13 @@ int merge(const MergeOptions& options) {
 Action add_merge_command(CLI::App& app) {
   auto options = std::make_shared<MergeOptions>();
   CLI::App* command =
-      app.add_subcommand("merge", "Join the folders of a sharded sweep (sweep --shard I/N) into the whole sweep");
-  command->add_option("DIR", options->dirs, "Folders holding the shards' outputs (sweep-shard-I-of-N.json)")
+      app.add_subcommand("merge", "Join the shards of a sharded sweep or search (--shard I/N) into the whole one");
+  command
+      ->add_option("DIR", options->dirs,
+                   "Folders holding the shards' outputs (sweep-shard-I-of-N.json, or search-shard-I-of-N.json from "
+                   "search --out), or a search's --json files")
       ->required();
-  command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/sweep)");
+  command->add_option("--out", options->out_dir, "Output folder (default: partsim-out/sweep or partsim-out/search)");
   return [options] { return merge(*options); };
 }
 

@@ -4,7 +4,9 @@
 #include "commands.hpp"
 
 #include "partsim/batch/search.hpp"
+#include "partsim/batch/search_merge.hpp"
 #include "partsim/common/error.hpp"
+#include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/json_file.hpp"
@@ -12,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -31,6 +34,8 @@ struct SearchOptions {
   std::size_t jobs = 0;
   std::string shard = "0/1";
   std::string csv, json;
+  std::string out_dir;
+  std::string progress = "text"; ///< "text" (a line per phase) or "json" (a JSON line per child run done)
 };
 
 SearchSpace command_line_space(const SearchOptions& options) {
@@ -82,6 +87,7 @@ int search(const SearchOptions& options) {
   result.top = options.top;
   std::tie(result.shard, result.shards) = parse_shard(options.shard);
   const nlohmann::json scenario = read_json_file(options.scenario);
+  result.scenario_document = scenario;
   derive_data_degree(space, scenario);
   const std::vector<SweepPoint> points = select_shard(expand_sweep(space.axes), result.shard, result.shards);
 
@@ -92,6 +98,9 @@ int search(const SearchOptions& options) {
   result.space = space;
 
   const std::size_t jobs = job_count(options.jobs);
+  const bool json_progress = options.progress == "json";
+  std::size_t runs_done = 0;
+  std::size_t runs_total = 0; // the fast runs, and the refined ones (at most --refine, known after the fast runs)
   CommandFailed failed;
   // Runs the rows `which` in children; `fast` adds the fast fidelity's overrides, except to a point the scenario
   // would refuse with them (then it runs as written, and its figures say faithful).
@@ -113,9 +122,14 @@ int search(const SearchOptions& options) {
       faster.push_back(!extra.empty());
       commands.push_back(point_command(options.scenario, result.rows[i], extra));
     }
-    std::cerr << fmt::format("partsim: search: simulating {} point(s) at the {} fidelity, {} at once\n", which.size(),
-                             fast ? "fast" : "faithful", jobs);
-    const std::vector<ChildResult> results = run_children(commands, jobs, {});
+    if (json_progress)
+      std::cerr << sweep_progress_line(runs_done, runs_total) << std::flush;
+    else
+      std::cerr << fmt::format("partsim: search: simulating {} point(s) at the {} fidelity, {} at once\n", which.size(),
+                               fast ? "fast" : "faithful", jobs);
+    const std::vector<ChildResult> results = run_children(commands, jobs, [&](std::size_t) {
+      if (json_progress) std::cerr << sweep_progress_line(++runs_done, runs_total) << std::flush;
+    });
     for (std::size_t k = 0; k < which.size(); ++k) {
       SearchRow& row = result.rows[which[k]];
       const ChildResult& r = results[k];
@@ -152,17 +166,23 @@ int search(const SearchOptions& options) {
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < result.rows.size(); ++i)
     if (result.rows[i].status == PointStatus::Simulated) candidates.push_back(i);
+  runs_total = candidates.size() + std::min(candidates.size(), options.refine);
   simulate(candidates, true);
   std::vector<std::size_t> refine; // the best by their fast figures, less those already run as written
   for (std::size_t i : refine_candidates(result.rows, result.rank_by, options.refine))
     if (!result.rows[i].faithful) refine.push_back(i);
+  runs_total = candidates.size() + refine.size();
   if (!refine.empty()) simulate(refine, false);
+  if (json_progress && runs_done == runs_total) std::cerr << sweep_progress_line(runs_done, runs_total) << std::flush;
 
   const std::string table = format_search_table(result);
   if (!options.csv.empty())
     write_file_atomically(options.csv, [&](std::ostream& out) { write_search_csv(out, result); });
   if (!options.json.empty()) write_file_atomically(options.json, search_json(result).dump(2) + '\n');
+  std::vector<std::string> written;
+  if (!options.out_dir.empty()) written = write_search_folder(options.out_dir, result, table);
   write_stdout(table);
+  if (!written.empty()) write_stdout(fmt::format("\n  wrote {} in {}\n", fmt::join(written, ", "), options.out_dir));
   if (failed.errors.empty()) return kExitOk;
   throw failed;
 }
@@ -197,10 +217,22 @@ Action add_search_command(CLI::App& app) {
   command->add_option("--refine", options->refine, "Best points run again at the faithful fidelity (default 5)");
   command->add_option("--top", options->top, "Points in the table (default 10)");
   command->add_option("--jobs,-j", options->jobs, "Points simulated at once (default: one per core)");
-  command->add_option("--shard", options->shard, "Search only points with index mod N == I")->type_name("I/N");
+  command
+      ->add_option("--shard", options->shard,
+                   "Search only points with index mod N == I (partsim merge joins the shards' --out folders)")
+      ->type_name("I/N");
   command->add_option("--csv", options->csv, "Write one CSV row per point to FILE")->type_name("FILE");
   command->add_option("--json", options->json, "Write the search as JSON (schema partsim.search) to FILE")
       ->type_name("FILE");
+  command
+      ->add_option("--out", options->out_dir,
+                   "Also write search.csv, search.txt (the table) and search.json (last) in DIR; a shard's names "
+                   "are search-shard-I-of-N.*")
+      ->type_name("DIR");
+  command
+      ->add_option("--progress", options->progress,
+                   "Progress on stderr: text, or json (one JSON line per simulation done)")
+      ->check(CLI::IsMember({"text", "json"}));
   return [options] { return search(*options); };
 }
 

@@ -103,7 +103,7 @@ TEST(Search, OutputsAreByteIdenticalWhateverTheJobs) {
   EXPECT_EQ(read_file(a / "search.json"), read_file(b / "search.json"));
   EXPECT_EQ(one.cli.out, two.cli.out);
   EXPECT_EQ(one.json["schema"], "partsim.search");
-  EXPECT_EQ(one.json["schema_version"], 1);
+  EXPECT_EQ(one.json["schema_version"], 2);
   EXPECT_EQ(one.csv.rfind("point,/strategy/tensor,/strategy/pipeline,status,", 0), 0U) << one.csv;
   EXPECT_EQ(std::count(one.csv.begin(), one.csv.end(), '\n'), 10) << "a header and one row per point";
   EXPECT_EQ(one.json["space"]["derived"]["/strategy/data"], "default");
@@ -175,6 +175,80 @@ TEST(Search, ASpaceFileWithConstraintsAndTimeToTrain) {
   const auto& winner = s["points"][s["winner"].get<std::size_t>()];
   const double tokens_per_s = winner["faithful"]["tokens_per_s"].get<double>();
   EXPECT_DOUBLE_EQ(winner["faithful"]["rank_value"].get<double>(), 1e12 / tokens_per_s);
+}
+
+/** `partsim search` of the test space with `extra` options; expects exit code 0. */
+CliResult search_with(const std::vector<std::string>& extra, const std::vector<std::string>& space = kSpace) {
+  std::vector<std::string> args{"search", llama70b()};
+  args.insert(args.end(), space.begin(), space.end());
+  args.insert(args.end(), extra.begin(), extra.end());
+  CliResult r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r;
+}
+
+TEST(Search, MergedShardsAreByteForByteTheUnshardedSearch) {
+  const auto dir = temp_dir();
+  // Ranked by time, against cost, the 2 best refined: with 3 shards each refines its own best (4 refined in all), the
+  // whole search only the 2 best of all.
+  const std::vector<std::string> options{"--refine", "2",        "--rank-by",     "time_to_train", "--tokens",
+                                         "1e12",     "--pareto", "cost_to_train", "--jobs",        "2"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), options.begin(), options.end());
+    return more;
+  };
+  const CliResult whole = search_with(with({"--out", (dir / "whole").string()}));
+  for (const char* shard : {"0/3", "1/3", "2/3"})
+    search_with(with({"--shard", shard, "--out", (dir / "three").string()}));
+  for (const char* shard : {"0", "1"})
+    search_with(with({"--shard", std::string(shard) + "/2", "--out", (dir / ("two-" + std::string(shard))).string(),
+                      "--json", (dir / ("two-" + std::string(shard) + ".json")).string()}));
+  std::size_t refined_by_shards = 0;
+  for (const char* name : {"search-shard-0-of-3.json", "search-shard-1-of-3.json", "search-shard-2-of-3.json"})
+    refined_by_shards +=
+        nlohmann::json::parse(read_file(dir / "three" / name))["counts"]["refined_faithful"].get<std::size_t>();
+  EXPECT_GT(refined_by_shards, 2U) << "the shards refine more points than the whole search keeps";
+
+  const std::vector<std::vector<std::string>> merges{
+      {"merge", (dir / "three").string(), "--out", (dir / "m3").string()},
+      {"merge", (dir / "two-1").string(), (dir / "two-0").string(), "--out", (dir / "m2").string()},
+      {"merge", (dir / "two-0.json").string(), (dir / "two-1.json").string(), "--out", (dir / "mj").string()}};
+  const std::string table = read_file(dir / "whole" / "search.txt");
+  EXPECT_EQ(whole.out.rfind(table, 0), 0U) << "search.txt is the table the search prints";
+  for (const auto& merge : merges) {
+    const CliResult merged = run_cli(merge);
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    const std::filesystem::path out = merge[merge.size() - 1];
+    for (const char* name : {"search.json", "search.csv", "search.txt"})
+      EXPECT_EQ(read_file(out / name), read_file(dir / "whole" / name)) << out << " " << name;
+    EXPECT_EQ(merged.out.rfind(table, 0), 0U) << merged.out;
+    EXPECT_NE(merged.out.find("merged "), std::string::npos) << merged.out;
+  }
+  const auto json = nlohmann::json::parse(read_file(dir / "m3" / "search.json"));
+  EXPECT_EQ(json["counts"]["refined_faithful"], 2);
+  EXPECT_EQ(json["shard"]["count"], 1);
+}
+
+TEST(Search, MergeRefusesAnotherSearchsShardAMissingShardAndATwiceGivenOne) {
+  const auto dir = temp_dir();
+  for (const char* shard : {"0/2", "1/2"})
+    search_with({"--refine", "1", "--shard", shard, "--out", (dir / "a").string()});
+  search_with({"--refine", "1", "--shard", "1/2", "--out", (dir / "b").string()},
+              {"--vary", "/strategy/tensor=2,4", "--vary", "/strategy/pipeline=2,4,8"});
+  search_with({"--refine", "2", "--shard", "1/2", "--out", (dir / "c").string()});
+  const std::string a0 = (dir / "a" / "search-shard-0-of-2.json").string();
+  const std::string out = (dir / "merged").string();
+  expect_input_error(run_cli({"merge", a0, (dir / "b").string(), "--out", out}),
+                     (dir / "b" / "search-shard-1-of-2.json").string() +
+                         ": /space/axes/0/labels: expected [\"2\",\"4\",\"8\"] as in " + a0);
+  expect_input_error(run_cli({"merge", a0, (dir / "c").string(), "--out", out}),
+                     (dir / "c" / "search-shard-1-of-2.json").string() + ": /refine: expected 1 as in " + a0);
+  expect_input_error(run_cli({"merge", a0, "--out", out}),
+                     a0 + ": /shard/count: expected 2 shards, but no path given holds shard 1 "
+                          "(search-shard-1-of-2.json): it is missing");
+  expect_input_error(run_cli({"merge", (dir / "a").string(), (dir / "a").string(), "--out", out}), "given twice");
+  expect_input_error(run_cli({"merge", (dir / "missing").string(), "--out", out}), "missing");
+  EXPECT_FALSE(std::filesystem::exists(dir / "merged")) << "a refused merge writes nothing";
 }
 
 } // namespace

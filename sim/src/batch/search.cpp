@@ -226,6 +226,13 @@ SearchFigures search_figures(const nlohmann::json& report, const std::string& so
   f.samples_per_s = s.throughput;
   f.tokens_per_s = s.tokens_per_s;
   f.mfu = s.mfu;
+  const auto number_at = [&report](const char* pointer) -> std::optional<double> {
+    const nlohmann::json::json_pointer p(pointer);
+    return report.contains(p) && report.at(p).is_number() ? std::optional<double>(report.at(p).get<double>())
+                                                          : std::nullopt;
+  };
+  f.cost_per_million_tokens = number_at("/cost/per_million_tokens");
+  f.energy_per_token = number_at("/energy/per_token_j");
   std::set<std::string> levels;
   for (const ReportCollective& c : document.collectives.value_or(std::vector<ReportCollective>{}))
     levels.insert(to_string(c.fidelity));

@@ -220,7 +220,10 @@ nlohmann::json figures_json(const SearchFigures& f) {
                    {"makespan_s", f.makespan},
                    {"throughput_samples_per_s", f.samples_per_s},
                    {"tokens_per_s", f.tokens_per_s ? nlohmann::json(*f.tokens_per_s) : nlohmann::json()},
-                   {"mfu", f.mfu ? nlohmann::json(*f.mfu) : nlohmann::json()}};
+                   {"mfu", f.mfu ? nlohmann::json(*f.mfu) : nlohmann::json()},
+                   {"cost_per_million_tokens",
+                    f.cost_per_million_tokens ? nlohmann::json(*f.cost_per_million_tokens) : nlohmann::json()},
+                   {"energy_per_token_j", f.energy_per_token ? nlohmann::json(*f.energy_per_token) : nlohmann::json()}};
   const SearchBreakdown& b = f.breakdown;
   nlohmann::json breakdown{
       {"compute_s", b.compute}, {"communication_s", b.communication}, {"wait_s", b.wait}, {"tail_idle_s", b.tail_idle}};
@@ -257,7 +260,8 @@ nlohmann::json search_json(const SearchResult& result) {
                        {"derived", nlohmann::json::object()},
                        {"constraints", nlohmann::json::array()},
                        {"notes", result.space.notes}};
-  for (const SweepAxis& a : result.space.axes) space["axes"].push_back({{"pointer", a.pointer}, {"values", a.values}});
+  for (const SweepAxis& a : result.space.axes)
+    space["axes"].push_back({{"pointer", a.pointer}, {"values", a.values}, {"labels", a.labels}});
   for (const Override& o : result.space.sets) space["set"][o.pointer] = o.value;
   for (const DerivedValue& d : result.space.derived) space["derived"][d.pointer] = d.text;
   for (const SearchConstraint& c : result.space.constraints) space["constraints"].push_back(c.text);
@@ -288,12 +292,14 @@ nlohmann::json search_json(const SearchResult& result) {
           {"schema_version", kSearchSchemaVersion},
           {"partsim_version", partsim_version()},
           {"scenario", result.scenario},
+          {"scenario_document", result.scenario_document},
           {"space", space},
           {"shard", {{"index", result.shard}, {"count", result.shards}}},
           {"rank_by", metric_json(result.rank_by)},
           {"pareto_against", metric_json(result.pareto)},
           {"tokens", result.tokens > 0.0 ? nlohmann::json(result.tokens) : nlohmann::json()},
           {"refine", result.refine},
+          {"top", result.top},
           {"fidelities", {{"fast", kFastFidelity}, {"faithful", kFaithfulFidelity}}},
           {"counts",
            {{"points", rows.size()},

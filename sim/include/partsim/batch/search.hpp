@@ -82,6 +82,8 @@ struct SearchFigures {
   double makespan = 0.0;
   double samples_per_s = 0.0;
   std::optional<double> tokens_per_s, mfu;
+  std::optional<double> cost_per_million_tokens; ///< /cost/per_million_tokens, when the report has it
+  std::optional<double> energy_per_token;        ///< /energy/per_token_j (J), when the report has it
   SearchBreakdown breakdown;
 };
 
@@ -144,7 +146,8 @@ std::vector<InvalidReason> count_invalid(const std::vector<SearchRow>& rows);
 
 /** Everything a search reports. */
 struct SearchResult {
-  std::string scenario;
+  std::string scenario;             ///< the scenario's path, as given
+  nlohmann::json scenario_document; ///< the scenario file as the search read it (shards compare it)
   SearchSpace space;
   SearchMetric rank_by;
   SearchMetric pareto;
@@ -165,7 +168,15 @@ void write_search_csv(std::ostream& out, const SearchResult& result);
 /** The whole search as JSON (schema `partsim.search`). */
 nlohmann::json search_json(const SearchResult& result);
 
-/** Version of the partsim.search schema. */
-inline constexpr int kSearchSchemaVersion = 1;
+/** Reads what search_json wrote, strictly: unknown or missing keys, wrong types, points that are not the points of
+ * the space's shard in index order, and derived parts (counts, invalid reasons, ranking, winner, Pareto front) that
+ * are not what the points give are errors. Only the total and capacity of a point's memory are kept (held in
+ * `parameters` and `capacity`); the points' `overrides` are their axis values. @throws InputError(source, pointer,
+ * what was expected) */
+SearchResult search_result_from_json(const nlohmann::json& json, const std::string& source);
+
+/** Version of the partsim.search schema (2: the scenario's document, the axes' labels, `top`, and each figure's cost
+ * and energy). */
+inline constexpr int kSearchSchemaVersion = 2;
 
 } // namespace partsim
