@@ -4,6 +4,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/engine/engine.hpp"
+#include "partsim/serving/llm_cost.hpp"
 #include "platform.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,16 @@ struct Item {
   double stage_enter = 0.0; ///< when it joined its current stage's queue
   int client = -1;          ///< closed loop: who waits for it
   bool measured = false;    ///< sent at or after the warm-up
+  std::int64_t prompt = 0;  ///< LLM stage: input tokens
+  std::int64_t output = 0;  ///< LLM stage: output tokens
+  double first_token = 0.0; ///< LLM stage: when its first output token was produced
+};
+
+/** A request in an LLM replica's running batch. */
+struct Running {
+  ItemId id = 0;
+  std::int64_t context = 0;   ///< tokens in its KV cache
+  std::int64_t generated = 0; ///< output tokens produced
 };
 
 struct StageRun {
@@ -59,11 +71,12 @@ struct StageRun {
   double queue_changed = 0.0;
   double per_item_overhead = 0.0;
   Xoshiro256StarStar rng{1};
+  std::optional<LlmReplicaCost> llm_cost; ///< an LLM stage's prices (one replica)
 };
 
 class ServingRun {
  public:
-  ServingRun(const ServingWorkload& w, ServingRunResult& result, std::uint64_t seed)
+  ServingRun(const ServingWorkload& w, const ClusterSpec& cluster, ServingRunResult& result, std::uint64_t seed)
       : w_(w), result_(result), arrivals_rng_(seed * 0x9e3779b97f4a7c15ULL + 1) {
     result_.window_begin = w.warmup;
     result_.stages.resize(w.stages.size());
@@ -77,6 +90,12 @@ class ServingRun {
       s->delayed_count = sg4::Semaphore::create(0);
       s->per_item_overhead = i > 0 ? w.orchestration.per_item_overhead : 0.0;
       s->rng = Xoshiro256StarStar(seed * 0x9e3779b97f4a7c15ULL + 2 + i);
+      if (const auto& llm = s->spec->llm) {
+        s->llm_cost.emplace(llm->model, cluster.gpu, llm->data_type, llm->tensor_parallel,
+                            two_level_cost(cluster).intra, llm->workspace_fraction);
+        s->raw->kv_capacity_tokens = static_cast<double>(s->llm_cost->kv_capacity_tokens());
+        s->raw->kv_bytes_per_token = s->llm_cost->kv_bytes_per_token();
+      }
       stages_.push_back(std::move(s));
     }
     all_done_ = sg4::Semaphore::create(0);
@@ -89,8 +108,11 @@ class ServingRun {
       for (int n = 0; n < spec.nodes; ++n) {
         const int node = spec.first_node + n;
         s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
+        // An LLM replica of T GPUs takes GPUs r T .. r T + T - 1 of its node and runs on the first.
+        const int stride = spec.llm ? spec.llm->tensor_parallel : 1;
         for (int r = 0; r < spec.replicas_per_node; ++r) {
-          sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + r % gpus_per_node));
+          sg4::Host* host =
+              platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + (r * stride) % gpus_per_node));
           sg4::Actor::create(fmt::format("{}-{}-{}", spec.name, n, r), host, [this, &s] { replica(s); })->daemonize();
         }
       }
@@ -138,15 +160,33 @@ class ServingRun {
     s.queue_changed = t;
   }
 
+  void drop(StageRun& s, ItemId id) {
+    ++s.raw->dropped;
+    ++result_.dropped;
+    if (items_[id].measured) ++result_.measured_dropped;
+    finish(id);
+  }
+
   void enqueue(StageRun& s, ItemId id) {
     const ServingStage& spec = *s.spec;
+    if (spec.llm) {
+      // The request's lengths; one that no replica could ever serve is refused at once (vLLM refuses a request
+      // longer than the model's context; here also one longer than a step's tokens or an empty KV cache).
+      Item& item = items_[id];
+      item.prompt = sample(spec.llm->input_tokens, s.rng);
+      item.output = sample(spec.llm->output_tokens, s.rng);
+      if (item.prompt > spec.llm->max_num_batched_tokens ||
+          item.prompt + item.output > spec.llm->model.sequence_length ||
+          item.prompt + item.output > s.llm_cost->kv_capacity_tokens()) {
+        ++s.raw->rejected;
+        drop(s, id);
+        return;
+      }
+    }
     // The waiting room holds the queued items beyond those an idle replica is about to take.
     auto full = [&] { return spec.capacity && s.queue.size() >= static_cast<std::size_t>(*spec.capacity) + s.idle; };
     if (full() && spec.when_full == QueueFull::Drop) {
-      ++s.raw->dropped;
-      ++result_.dropped;
-      if (items_[id].measured) ++result_.measured_dropped;
-      finish(id);
+      drop(s, id);
       return;
     }
     while (full()) { // block: wait for a replica to take an item
@@ -239,8 +279,109 @@ class ServingRun {
     }
   }
 
+  /** An LLM server replica: continuous batching at iteration level. Each step admits requests from the stage's queue
+   * in order while the running batch, the step's token budget and the KV cache (each request reserves its prompt and
+   * output tokens) allow, prefills them and decodes one token of every running request; finished requests leave
+   * after the step. */
+  void llm_replica(StageRun& s) {
+    const LlmStage& llm = *s.spec->llm;
+    const LlmReplicaCost& cost = *s.llm_cost;
+    const std::int64_t capacity = cost.kv_capacity_tokens();
+    ServingStageRaw& raw = *s.raw;
+    std::vector<Running> running;
+    std::vector<ItemId> admitted;
+    std::vector<std::int64_t> prompts;
+    std::int64_t reserved = 0;
+    for (;;) {
+      admitted.clear();
+      prompts.clear();
+      std::int64_t budget = llm.max_num_batched_tokens - static_cast<std::int64_t>(running.size());
+      auto admit = [&](ItemId id) {
+        const Item& item = items_[id];
+        admitted.push_back(id);
+        prompts.push_back(item.prompt);
+        reserved += item.prompt + item.output;
+        budget -= item.prompt;
+        if (item.measured) raw.wait.push_back(now() - item.stage_enter);
+      };
+      if (running.empty()) {
+        ++s.idle;
+        s.available->acquire();
+        --s.idle;
+        admit(take(s));
+      }
+      while (running.size() + admitted.size() < static_cast<std::size_t>(llm.max_num_seqs) &&
+             !s.available->would_block()) {
+        const Item& next = items_[s.queue.front()];
+        if (next.prompt > budget) break;
+        if (reserved + next.prompt + next.output > capacity) {
+          ++raw.kv_blocked_steps;
+          break;
+        }
+        s.available->acquire();
+        admit(take(s));
+      }
+      double context = 0.0;
+      for (const Running& r : running) context += static_cast<double>(r.context);
+      const double step =
+          cost.prefill_time(prompts) + cost.decode_step_time(static_cast<std::int64_t>(running.size()), context);
+      const double begin = now();
+      sg4::this_actor::sleep_for(step);
+      ++result_.sleeps;
+      const double end = now();
+      const auto batch = static_cast<std::uint64_t>(running.size() + admitted.size());
+      raw.busy += end - begin;
+      raw.busy_in_window += std::max(0.0, end - std::max(begin, w_.warmup));
+      ++raw.steps;
+      if (!prompts.empty()) ++raw.prefill_steps;
+      raw.running_area += static_cast<double>(batch) * (end - begin);
+      raw.max_running = std::max(raw.max_running, batch);
+      raw.output_tokens += batch;
+      if (end >= w_.warmup) raw.output_tokens_in_window += batch;
+      for (std::int64_t p : prompts) raw.input_tokens += static_cast<std::uint64_t>(p);
+      for (Running& r : running) {
+        ++r.context;
+        ++r.generated;
+      }
+      for (ItemId id : admitted) {
+        Item& item = items_[id];
+        item.first_token = end;
+        if (item.measured) raw.ttft.push_back(end - item.sent);
+        running.push_back({id, item.prompt, 1});
+      }
+      std::int64_t held = 0;
+      for (const Running& r : running) held += r.context;
+      raw.kv_peak_tokens = std::max(raw.kv_peak_tokens, static_cast<std::uint64_t>(held));
+      Batch done;
+      std::erase_if(running, [&](const Running& r) {
+        const Item& item = items_[r.id];
+        if (r.generated < item.output) return false;
+        reserved -= item.prompt + item.output;
+        ++raw.served;
+        if (item.measured) {
+          const double ttft = item.first_token - item.sent;
+          const double tpot = item.output > 1 ? (end - item.first_token) / static_cast<double>(item.output - 1) : 0.0;
+          if (item.output > 1) raw.tpot.push_back(tpot);
+          raw.latency.push_back(end - item.stage_enter);
+          if ((!llm.ttft_target || ttft <= *llm.ttft_target) && (!llm.tpot_target || tpot <= *llm.tpot_target))
+            ++raw.slo_met;
+        }
+        done.items.push_back(r.id);
+        return true;
+      });
+      if (!done.items.empty()) {
+        ++raw.batches;
+        hand_on(s, std::move(done));
+      }
+    }
+  }
+
   void replica(StageRun& s) {
     const ServingStage& spec = *s.spec;
+    if (spec.llm) {
+      llm_replica(s);
+      return;
+    }
     Batch batch;
     for (;;) {
       batch.items.clear();
@@ -334,7 +475,13 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   double requests = workload.requests ? static_cast<double>(*workload.requests) : 0.0;
   if (!workload.requests && workload.arrivals.process == ArrivalProcess::Poisson)
     requests = workload.arrivals.rate * *workload.duration;
-  const double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
+  double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
+  // An LLM stage: one step per output token at worst (a batch of one).
+  for (const ServingStage& s : workload.stages)
+    if (s.llm) {
+      const TokenLengths& out = s.llm->output_tokens;
+      events += requests * (out.kind == LengthKind::Uniform ? 0.5 * static_cast<double>(out.min + out.max) : out.mean);
+    }
   if (events > static_cast<double>(scenario.run.max_events))
     throw InputError(scenario.source, workload.requests ? "/workload/requests" : "/workload/duration",
                      fmt::format("the run would simulate about {:.3g} events, more than /run/max_events ({}); expected "
@@ -349,7 +496,8 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   sg4::Engine::set_config("contexts/stack-size:128");
   const engine::Platform platform = engine::build_platform(scenario.cluster, workload.data_type, false);
   // On the heap and never freed: daemons still blocked on its semaphores when the run ends belong to SimGrid.
-  auto* run = new ServingRun(workload, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
+  auto* run =
+      new ServingRun(workload, scenario.cluster, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
   run->start(platform, scenario.cluster.gpus_per_node);
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
