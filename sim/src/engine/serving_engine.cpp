@@ -209,6 +209,13 @@ class ServingRun {
     return id;
   }
 
+  /** Returns a taken item to the front of its queue (an LLM replica that could not admit it). */
+  void put_back(StageRun& s, ItemId id) {
+    note_queue(s);
+    s.queue.push_front(id);
+    s.available->release();
+  }
+
   void finish(ItemId id) {
     ++finished_;
     result_.end = now();
@@ -319,7 +326,15 @@ class ServingRun {
           break;
         }
         s.available->acquire();
-        admit(take(s));
+        // Another replica of the stage may have taken the request looked at while this one waited for the token:
+        // the one taken is checked again and put back when it does not fit.
+        const ItemId id = take(s);
+        const Item& taken = items_[id];
+        if (taken.prompt > budget || reserved + taken.prompt + taken.output > capacity) {
+          put_back(s, id);
+          break;
+        }
+        admit(id);
       }
       double context = 0.0;
       for (const Running& r : running) context += static_cast<double>(r.context);
