@@ -236,6 +236,17 @@ TEST(LlmInput, ErrorsNameTheField) {
   }
 }
 
+TEST(LlmInput, CliExitsTwoWithOneLine) {
+  json doc = llm_scenario(llama(512, 128), 1, two_at_once(), 2);
+  doc["workload"]["stages"][0]["llm"]["tensor_parallel"] = 3;
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "bad.json") << doc.dump(2);
+  const test::CliResult r = test::run_cli({"run", "bad.json", "--no-files", "--no-progress"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("bad.json: /workload/stages/0/llm/tensor_parallel"), std::string::npos) << r.err;
+}
+
 // --- whole runs held to the cost model -------------------------------------------------------------------
 
 TEST(LlmServing, LoneRequestIsPrefillThenDecodeSteps) {
