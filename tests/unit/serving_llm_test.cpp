@@ -226,6 +226,12 @@ TEST(LlmInput, ErrorsNameTheField) {
       {l + "/input_tokens", json{{"distribution", "fixed"}, {"mean", 9000}}, l + "/max_num_batched_tokens"},
       {l + "/ttft_target", "-1s", l + "/ttft_target"},
       {l + "/max_tokens", 5, l + "/max_tokens"},
+      {l + "/kv_admission", "swap", l + "/kv_admission"},
+      {l + "/chunked_prefill", "yes", l + "/chunked_prefill"},
+      {l + "/prefill_pool", json{{"nodes", 1}}, l + "/prefill_pool/nodes"}, // the cluster has one node
+      {l + "/prefill_pool", json{{"nodes", 1}, {"replicas_per_node", 9}}, l + "/prefill_pool/replicas_per_node"},
+      {l + "/prefill_pool", json{{"replicas_per_node", 1}}, l + "/prefill_pool/nodes"},
+      {l + "/prefill_pool", json{{"nodes", 0}}, l + "/prefill_pool/nodes"},
   };
   for (const Case& c : cases) {
     json doc = llm_scenario(llama(512, 128), 1, two_at_once(), 2);
@@ -294,6 +300,7 @@ TEST(LlmServing, RequestWaitsWhenTheKvCacheIsFull) {
   // 2000 + 1000 tokens fits, two do not, so the second waits for the first to finish.
   json doc = llm_scenario(llama(2000, 1000), 1, two_at_once(), 2);
   doc["workload"]["stages"][0]["llm"]["workspace_fraction"] = 0.7919;
+  doc["workload"]["stages"][0]["llm"]["kv_admission"] = "reserve_full";
   const LlmReplicaCost cost = cost_of(doc);
   ASSERT_EQ(cost.kv_capacity_tokens(), 4482);
   const ReportServing r = run(doc);
@@ -308,6 +315,146 @@ TEST(LlmServing, RequestWaitsWhenTheKvCacheIsFull) {
   EXPECT_EQ(l.max_running, 1u);
   EXPECT_EQ(l.kv_blocked_steps, 1000u); // the prefill step and 999 decode steps of the first
   EXPECT_LE(static_cast<double>(l.kv_peak_tokens), l.kv_capacity_tokens);
+}
+
+// --- prefill/decode disaggregation, preemption, chunked prefill ---------------------------------------------
+
+TEST(LlmServing, DisaggregatedTtftIsPrefillPlusKvTransfer) {
+  // Prefill on node 1, decode on node 0, one GPU per replica: the KV cache of the prompt (700 x 128 KiB = 91.75 MB)
+  // crosses the star network (50 GB/s, 5 us from NIC to NIC) as one message. TTFT = prefill + latency + bytes / B;
+  // then the decode steps as on one replica.
+  const std::int64_t prompt = 700, output = 50;
+  json doc = llm_scenario(llama(prompt, output), 1, {{"process", "poisson"}, {"rate", 1}}, 1);
+  doc["cluster"]["nodes"] = 2;
+  doc["cluster"]["network"] = {{"topology", "star"}, {"bandwidth", "50GBps"}, {"latency", "5us"}};
+  doc["workload"]["stages"][0]["llm"]["prefill_pool"] = {{"nodes", 1}, {"replicas_per_node", 1}};
+  const LlmReplicaCost cost = cost_of(doc);
+  const Scenario scenario = test::parse(doc);
+  const ReportDocument report = make_serving_report_document(scenario, simulate_serving(scenario));
+  // report.json reads back through the strict reader, the disaggregation's figures with it.
+  const json written = to_json(report);
+  EXPECT_EQ(to_json(report_document_from_json(written, "report.json")), written);
+  EXPECT_EQ(report.summary->gpus, 16); // both pools' nodes
+  const ReportServing& r = *report.serving;
+  const ReportServingLlm& l = *r.stages[0].llm;
+  const double bytes = 700.0 * 131072;
+  const double transfer = 5e-6 + bytes / 50e9;
+  const double prefill = cost.prefill_time({prompt});
+  double decode = 0.0;
+  for (std::int64_t k = 0; k < output - 1; ++k) decode += cost.decode_step_time(1, static_cast<double>(prompt + k));
+  std::printf("disaggregated lone request: prefill %.4f ms + KV %.4f ms = TTFT %.4f ms; end to end %.4f ms\n",
+              prefill * 1e3, transfer * 1e3, l.ttft.mean * 1e3, r.latency.mean * 1e3);
+  EXPECT_NEAR(l.ttft.mean, prefill + transfer, 1e-9);
+  EXPECT_NEAR(r.latency.mean, prefill + transfer + decode, 1e-9);
+  ASSERT_TRUE(l.disaggregation.has_value());
+  EXPECT_EQ(l.disaggregation->kv_transfers, 1u);
+  EXPECT_DOUBLE_EQ(l.disaggregation->kv_transfer_bytes, bytes);
+  EXPECT_NEAR(l.disaggregation->kv_transfer.mean, transfer, 1e-9);
+  EXPECT_EQ(l.disaggregation->prefill_replicas, 1);
+  EXPECT_EQ(l.disaggregation->decode_replicas, 1);
+  EXPECT_EQ(l.steps, static_cast<std::uint64_t>(output)); // one prefill step, 49 decode steps
+  EXPECT_EQ(l.output_tokens, static_cast<std::uint64_t>(output));
+  EXPECT_EQ(r.stages[0].replicas, 2);
+}
+
+TEST(LlmServing, PreemptionRecomputesTheLatestRequest) {
+  // 4,482 tokens of KV cache; two requests of 2000 + 1000 tokens sent together. kv_admission preempt admits both
+  // (2 x 2000 prompt tokens fit) and decodes them together while 2 x (2000 + j) slots fit: decode steps 1..241.
+  // Step 242 would need 4,484: the later request is preempted, waits (its recomputation, 2000 + 242 tokens, does not
+  // fit beside the first) until the first finishes after decode step 999, is prefilled again over 2,242 tokens
+  // (producing its 243rd token) and decodes its last 757 tokens alone.
+  json doc = llm_scenario(llama(2000, 1000), 1, two_at_once(), 2);
+  doc["workload"]["stages"][0]["llm"]["workspace_fraction"] = 0.7919;
+  doc["workload"]["stages"][0]["llm"]["kv_admission"] = "preempt";
+  const LlmReplicaCost cost = cost_of(doc);
+  ASSERT_EQ(cost.kv_capacity_tokens(), 4482);
+  const ReportServing r = run(doc);
+  const ReportServingLlm& l = *r.stages[0].llm;
+  const double first_step = cost.prefill_time({2000, 2000});
+  double together = 0.0, alone = 0.0, after = 0.0;
+  for (std::int64_t j = 1; j <= 241; ++j) together += cost.decode_step_time(2, 2.0 * static_cast<double>(1999 + j));
+  for (std::int64_t j = 242; j <= 999; ++j) alone += cost.decode_step_time(1, static_cast<double>(1999 + j));
+  const double recompute = cost.prefill_time({2242});
+  for (std::int64_t m = 0; m < 757; ++m) after += cost.decode_step_time(1, static_cast<double>(2242 + m));
+  const double first_done = first_step + together + alone;
+  const double second_done = first_done + recompute + after;
+  std::printf("preemption: first done %.4f s, second (recomputed over 2242 tokens) %.4f s\n", first_done, second_done);
+  EXPECT_EQ(l.preemptions, 1u);
+  EXPECT_EQ(l.recomputed_tokens, 2242u);
+  EXPECT_EQ(l.input_tokens, 4000u);
+  EXPECT_NEAR(l.ttft.max, first_step, 1e-12); // both first tokens after the first step
+  EXPECT_NEAR(l.ttft.p50, first_step, 1e-12);
+  EXPECT_NEAR(r.latency.p50 - (r.latency.max - r.latency.p50), first_done, 1e-9); // the smaller of the two
+  EXPECT_NEAR(r.latency.max, second_done, 1e-9);
+  EXPECT_NEAR(l.tpot.max, (second_done - first_step) / 999, 1e-12);
+  EXPECT_EQ(l.max_running, 2u);
+  EXPECT_EQ(l.kv_peak_tokens, 4482u);  // 2 x 2241 after decode step 241
+  EXPECT_EQ(l.kv_blocked_steps, 758u); // decode steps 242..999 of the first
+  EXPECT_EQ(l.steps, 1u + 999u + 1u + 757u);
+  EXPECT_EQ(l.output_tokens, 2000u); // the tokens generated before the preemption are kept, not generated again
+}
+
+TEST(LlmCost, ChunkedStepIsOnePassOverAllTokens) {
+  const json doc = llm_scenario(llama(512, 128), 1, two_at_once(), 2);
+  const Scenario scenario = test::parse(doc);
+  const GpuProfile& gpu = scenario.cluster.gpu;
+  const LlmReplicaCost cost = cost_of(doc);
+  // One whole prompt, no decode: the prefill.
+  for (std::int64_t n : {128, 1000})
+    EXPECT_NEAR(cost.chunked_step_time({{0, n, true}}, 0, 0.0), cost.prefill_time({n}), 1e-12 * cost.prefill_time({n}));
+  // A chunk of 300 after 200 tokens, a whole prompt of 100 and 8 decodes over 5000 tokens of KV, by hand: the
+  // layer's ops but the attention core at M = 408 tokens, the attention core's rows the chunks add, x 32 layers; the
+  // decodes' KV read; the head over the 9 sequences that produce a token.
+  auto ops = [&](std::int64_t tokens, bool attention) {
+    TransformerConfig c = std::get<ServingWorkload>(scenario.workload).stages[0].llm->model;
+    c.sequence_length = tokens;
+    double t = 0.0;
+    for (const ComputeOp& op : TransformerModel(c).layer_ops(1, TensorSplit{1, false}))
+      if (op.selectively_recomputed == attention) t += op_time(op, gpu, "bf16", 2.0, false);
+    return t;
+  };
+  TransformerConfig one = std::get<ServingWorkload>(scenario.workload).stages[0].llm->model;
+  one.sequence_length = 1;
+  double head = 0.0;
+  for (const ComputeOp& op : TransformerModel(one).outer_ops(9))
+    if (op.kind != OpKind::Loss) head += op_time(op, gpu, "bf16", 2.0, false);
+  const double expected = 32 * (ops(408, false) + ops(500, true) - ops(200, true) + ops(100, true)) +
+                          131072.0 * 5000 / gpu.achieved_memory_bandwidth() + head;
+  EXPECT_NEAR(cost.chunked_step_time({{200, 300, false}, {0, 100, true}}, 8, 5000.0), expected, 1e-12 * expected);
+}
+
+TEST(LlmServing, ChunkedPrefillMixesChunksWithDecodes) {
+  // 512 tokens a step; two requests of 700 + 3 tokens sent together:
+  //   step 1: A's first 512 prompt tokens (B does not get a token of the budget);
+  //   step 2: A's last 188 (its first token) and B's first 324;
+  //   step 3: A decodes (700 tokens of KV) and B's last 376 (its first token);
+  //   step 4: both decode (701 + 700 tokens of KV): no chunk, a decode step; A is done;
+  //   step 5: B decodes (701): done.
+  json doc = llm_scenario(llama(700, 3), 1, two_at_once(), 2);
+  doc["workload"]["stages"][0]["llm"]["chunked_prefill"] = true;
+  doc["workload"]["stages"][0]["llm"]["max_num_batched_tokens"] = 512;
+  const LlmReplicaCost cost = cost_of(doc);
+  const ReportServing r = run(doc);
+  const ReportServingLlm& l = *r.stages[0].llm;
+  const double s1 = cost.chunked_step_time({{0, 512, false}}, 0, 0.0);
+  const double s2 = cost.chunked_step_time({{512, 188, true}, {0, 324, false}}, 0, 0.0);
+  const double s3 = cost.chunked_step_time({{324, 376, true}}, 1, 700.0);
+  const double s4 = cost.decode_step_time(2, 1401.0);
+  const double s5 = cost.decode_step_time(1, 701.0);
+  std::printf("chunked prefill: steps %.4f %.4f %.4f %.4f %.4f ms; unchunked prefill of 700: %.4f ms\n", s1 * 1e3,
+              s2 * 1e3, s3 * 1e3, s4 * 1e3, s5 * 1e3, cost.prefill_time({700}) * 1e3);
+  EXPECT_NEAR(l.ttft.p50 - (l.ttft.max - l.ttft.p50), s1 + s2, 1e-12); // A's
+  EXPECT_NEAR(l.ttft.max, s1 + s2 + s3, 1e-12);                        // B's
+  EXPECT_NEAR(r.latency.p50 - (r.latency.max - r.latency.p50), s1 + s2 + s3 + s4, 1e-12);
+  EXPECT_NEAR(r.latency.max, s1 + s2 + s3 + s4 + s5, 1e-12);
+  EXPECT_EQ(l.steps, 5u);
+  EXPECT_EQ(l.prefill_steps, 3u);
+  EXPECT_EQ(l.input_tokens, 1400u);
+  EXPECT_EQ(l.output_tokens, 6u);
+  EXPECT_TRUE(l.chunked_prefill);
+  // A chunk with decodes costs more than the chunk alone, less than the chunk and a decode step one after the other.
+  EXPECT_GT(s3, cost.chunked_step_time({{324, 376, true}}, 0, 0.0));
+  EXPECT_LT(s3, cost.chunked_step_time({{324, 376, true}}, 0, 0.0) + cost.decode_step_time(1, 700.0));
 }
 
 TEST(LlmServing, GoodputAndTokensPerSecondUnderLoad) {

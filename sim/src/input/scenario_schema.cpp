@@ -637,7 +637,7 @@ void llm_fields(std::vector<F>& f, const std::string& base) {
                   .kinds(serving)
                   .range(1, 100'000'000)
                   .def_doc("max(the model's sequence length, 2048)")
-                  .allowed("at least the longest prompt")
+                  .allowed("at least the longest prompt, unless `chunked_prefill`")
                   .doc("tokens of one step at most: prompts prefilled plus one per decoding request (vLLM's "
                        "`max_num_batched_tokens`, its default without chunked prefill)"));
   f.push_back(F(base + "workspace_fraction", T::Number, section)
@@ -662,6 +662,37 @@ void llm_fields(std::vector<F>& f, const std::string& base) {
                   .positive(1e6)
                   .def_doc("none")
                   .doc("time per output token a request must meet to count in the goodput"));
+  f.push_back(F(base + "kv_admission", T::Choice, section)
+                  .kinds(serving)
+                  .choices(enum_names<KvAdmission>())
+                  .def("preempt")
+                  .doc("`preempt` (vLLM's default): a request takes KV slots as it grows; when a decode step finds the "
+                       "cache full the most recently admitted request is preempted (its KV freed, its prefill "
+                       "recomputed over prompt + tokens so far when admitted again). `reserve_full`: each request "
+                       "reserves its prompt and whole output at admission and is never preempted"));
+  f.push_back(F(base + "chunked_prefill", T::Boolean, section)
+                  .kinds(serving)
+                  .def(false)
+                  .doc("prefill prompts in chunks: each step fills `max_num_batched_tokens` with one token per "
+                       "decoding request, then chunks of the prompts in order (vLLM's chunked prefill, Sarathi), "
+                       "priced as one pass of GEMMs over all the step's tokens"));
+  f.push_back(F(base + "prefill_pool", T::Object, section)
+                  .kinds(serving)
+                  .def_doc("none (each replica prefills and decodes)")
+                  .doc("prefill/decode disaggregation: prompts are prefilled on this pool (the nodes after the "
+                       "stage's own pool, same `tensor_parallel`), each request's KV cache is sent over the cluster's "
+                       "network to a decode replica of the stage's pool (round robin), which decodes"));
+  f.push_back(F(base + "prefill_pool/nodes", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, kMaxGpus)
+                  .allowed("all pools together at most `/cluster/nodes`")
+                  .doc("nodes of the prefill pool"));
+  f.push_back(F(base + "prefill_pool/replicas_per_node", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 4096)
+                  .def(1)
+                  .allowed("x `tensor_parallel` at most `gpus_per_node`")
+                  .doc("prefill replicas on each node"));
 }
 
 void serving_fields(std::vector<F>& f) {

@@ -65,6 +65,52 @@ double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) co
   return layers * (layer + 2.0 * all_reduce_time(total)) + outer;
 }
 
+double LlmReplicaCost::attention_core_time(std::int64_t tokens) const {
+  if (tokens <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = tokens;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+    if (op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::layer_gemm_time(std::int64_t tokens) const {
+  if (tokens <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = tokens;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+    if (!op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::head_time(std::int64_t sequences) const {
+  if (sequences <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = 1;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).outer_ops(sequences, TensorSplit{tensor_, false}))
+    if (op.kind != OpKind::Loss) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::chunked_step_time(const std::vector<PrefillChunk>& chunks, std::int64_t decodes,
+                                         double decode_context) const {
+  std::int64_t total = decodes;
+  std::int64_t sequences = decodes;
+  double attention = 0.0;
+  for (const PrefillChunk& c : chunks) {
+    total += c.tokens;
+    if (c.last) ++sequences;
+    attention += attention_core_time(c.done + c.tokens) - attention_core_time(c.done);
+  }
+  if (total == 0) return 0.0;
+  const auto layers = static_cast<double>(model_.layers);
+  const double kv_read = kv_per_token_ * decode_context / gpu_.achieved_memory_bandwidth();
+  return layers * (layer_gemm_time(total) + attention + 2.0 * all_reduce_time(total)) + kv_read + head_time(sequences);
+}
+
 double LlmReplicaCost::decode_flops(std::int64_t batch, double context) const {
   const double attention = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(model_.layers) *
                            static_cast<double>(model_.heads / tensor_) * static_cast<double>(model_.head_dim) * context;

@@ -95,6 +95,21 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
         l.goodput = r.measured_sent > 0 ? static_cast<double>(raw.slo_met) / static_cast<double>(r.measured_sent) : 0.0;
         l.goodput_per_s = s.window > 0 ? static_cast<double>(raw.slo_met) / s.window : 0.0;
       }
+      l.kv_admission = spec.llm->kv_admission;
+      l.chunked_prefill = spec.llm->chunked_prefill;
+      l.preemptions = raw.preemptions;
+      l.recomputed_tokens = raw.recomputed_tokens;
+      if (const auto& pool = spec.llm->prefill_pool) {
+        ReportServingDisaggregation& d = l.disaggregation.emplace();
+        d.prefill_replicas = pool->replicas();
+        d.decode_replicas = spec.nodes * spec.replicas_per_node;
+        const double decode_busy = raw.busy_in_window - raw.prefill_busy_in_window;
+        d.prefill_utilisation = s.window > 0 ? raw.prefill_busy_in_window / (s.window * d.prefill_replicas) : 0.0;
+        d.decode_utilisation = s.window > 0 ? decode_busy / (s.window * d.decode_replicas) : 0.0;
+        d.kv_transfers = raw.kv_transfers;
+        d.kv_transfer_bytes = raw.kv_transfer_bytes;
+        d.kv_transfer = latency_section(raw.kv_transfer);
+      }
       // A time-weighted mean batch: what `mean_batch_size` means for continuous batching.
       st.mean_batch = l.mean_running;
     }
@@ -128,7 +143,8 @@ ReportDocument make_serving_report_document(const Scenario& scenario, const Serv
   doc.serving = make_serving_section(w, r);
   ReportSummary summary;
   std::int64_t nodes = 0;
-  for (const ServingStage& s : w.stages) nodes += s.nodes;
+  for (const ServingStage& s : w.stages)
+    nodes += s.nodes + (s.llm && s.llm->prefill_pool ? s.llm->prefill_pool->nodes : 0);
   summary.gpus = nodes * scenario.cluster.gpus_per_node;
   summary.makespan = r.end;
   summary.throughput = doc.serving->throughput;
@@ -190,6 +206,15 @@ std::string format_serving_table(const ReportDocument& doc) {
            fmt::format("{:.4g}% of requests ({:.6g}/s) within {}", *l.goodput * 100.0, *l.goodput_per_s, targets));
     }
     if (l.rejected > 0) line("rejected (too long)", fmt::format("{}", l.rejected));
+    line("KV admission", fmt::format("{}{}; {} preemptions, {} tokens recomputed", enum_name(l.kv_admission),
+                                     l.chunked_prefill ? ", chunked prefill" : "", l.preemptions, l.recomputed_tokens));
+    if (const auto& d = l.disaggregation) {
+      line("prefill / decode replicas",
+           fmt::format("{} / {}, busy {:.1f}% / {:.1f}%", d->prefill_replicas, d->decode_replicas,
+                       d->prefill_utilisation * 100.0, d->decode_utilisation * 100.0));
+      line("KV transfer p50 / p99", fmt::format("{} / {} ({} transfers, {:.4g} GB)", ms(d->kv_transfer.p50),
+                                                ms(d->kv_transfer.p99), d->kv_transfers, d->kv_transfer_bytes / 1e9));
+    }
   }
   return out;
 }

@@ -97,7 +97,7 @@ std::int64_t longest(const TokenLengths& d) {
   return d.max;
 }
 
-LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, const ClusterSpec& cluster,
+LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node, const ClusterSpec& cluster,
                    const std::filesystem::path& data_dir) {
   LlmStage l;
   {
@@ -133,6 +133,26 @@ LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, const ClusterS
   l.output_tokens = parse_lengths(reader.child("output_tokens"));
   if (reader.has("ttft_target")) l.ttft_target = reader.quantity("ttft_target");
   if (reader.has("tpot_target")) l.tpot_target = reader.quantity("tpot_target");
+  l.kv_admission = reader.enum_choice_or("kv_admission", KvAdmission::Preempt);
+  l.chunked_prefill = reader.boolean_or("chunked_prefill", false);
+  if (auto pool = reader.optional_child("prefill_pool")) {
+    LlmPrefillPool& p = l.prefill_pool.emplace();
+    p.nodes = static_cast<int>(pool->integer("nodes"));
+    p.replicas_per_node = static_cast<int>(pool->integer("replicas_per_node"));
+    p.first_node = next_node;
+    if (static_cast<std::int64_t>(t) * p.replicas_per_node > cluster.gpus_per_node)
+      throw InputError(pool->source(), pool->pointer() + "/replicas_per_node",
+                       fmt::format("{} replicas per node of {} GPUs each need {} GPUs, the nodes have {} "
+                                   "(/cluster/gpus_per_node)",
+                                   p.replicas_per_node, t, p.replicas_per_node * t, cluster.gpus_per_node));
+    if (next_node + p.nodes > cluster.nodes)
+      throw InputError(pool->source(), pool->pointer() + "/nodes",
+                       fmt::format("the prefill pool takes the nodes after the stage's pool: it needs nodes {} to {}, "
+                                   "the cluster has {} (/cluster/nodes)",
+                                   next_node, next_node + p.nodes - 1, cluster.nodes));
+    next_node += p.nodes;
+    pool->finish();
+  }
   reader.finish();
   const LlmReplicaCost cost(l.model, cluster.gpu, l.data_type, t, two_level_cost(cluster).intra, l.workspace_fraction);
   if (cost.kv_capacity_tokens() < 1)
@@ -143,7 +163,7 @@ LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, const ClusterS
                                  l.model_name, cost.weight_bytes() / 1e9, t, l.workspace_fraction,
                                  cluster.gpu.memory_capacity.value / 1e9));
   const std::int64_t in = longest(l.input_tokens);
-  if (in > l.max_num_batched_tokens)
+  if (!l.chunked_prefill && in > l.max_num_batched_tokens)
     throw InputError(
         reader.source(), reader.pointer() + "/max_num_batched_tokens",
         fmt::format("expected at least the longest prompt ({} tokens): a prompt is prefilled in one step", in));
@@ -178,7 +198,7 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
     if (s.device != PoolDevice::Gpu)
       throw InputError(reader.source(), reader.pointer() + "/pool/device", "an LLM stage runs on GPUs; expected gpu");
     JsonReader llm = reader.child("llm");
-    s.llm = parse_llm(llm, s, cluster, data_dir);
+    s.llm = parse_llm(llm, s, next_node, cluster, data_dir);
   } else {
     s.service = parse_distribution(reader.child("service"));
   }
@@ -337,7 +357,10 @@ std::string describe(const ServingWorkload& w) {
   for (std::size_t i = 0; i < w.stages.size(); ++i) {
     const ServingStage& s = w.stages[i];
     out += fmt::format("{}{}({}x{} {}", i > 0 ? " -> " : "", s.name, s.nodes, s.replicas_per_node, enum_name(s.device));
-    if (s.llm) out += fmt::format(", {} tp{}", s.llm->model_name, s.llm->tensor_parallel);
+    if (s.llm) {
+      out += fmt::format(", {} tp{}", s.llm->model_name, s.llm->tensor_parallel);
+      if (const auto& p = s.llm->prefill_pool) out += fmt::format(", prefill on {}x{}", p->nodes, p->replicas_per_node);
+    }
     out += ")";
   }
   if (w.arrivals.process == ArrivalProcess::Poisson)

@@ -46,6 +46,30 @@ class LlmReplicaCost {
    * the loss; the first output token). */
   double prefill_time(const std::vector<std::int64_t>& prompts) const;
 
+  /** A piece of a prompt's prefill in one step: `tokens` tokens after the `done` already in the KV cache; `last`
+   * when it ends the prompt (the step then produces the request's next token). */
+  struct PrefillChunk {
+    std::int64_t done = 0;
+    std::int64_t tokens = 0;
+    bool last = true;
+  };
+
+  /** A step of chunked prefill: prefill chunks and `decodes` decoding requests (their KV caches holding
+   * `decode_context` tokens in all) in one pass (vLLM's chunked prefill, Sarathi). Per layer: every op but the
+   * attention core once over all the step's tokens (chunks + one per decode; GEMMs of M = those tokens), the attention
+   * core of each chunk as attention(done + tokens) - attention(done) (the rows of a causal attention over the prompt
+   * that the chunk adds), 2 all-reduces of all the tokens; x layers; plus the decodes' attention, which reads their KV
+   * caches (kv_bytes_per_token x decode_context at the achieved memory bandwidth: memory bound), plus the final norm
+   * and LM head over the chunks that end a prompt and the decodes. One unchunked prompt and no decode: prefill_time. */
+  double chunked_step_time(const std::vector<PrefillChunk>& chunks, std::int64_t decodes, double decode_context) const;
+
+  /** The attention core of one layer over a causal sequence of `tokens` (op_time of the layer's attention op). */
+  double attention_core_time(std::int64_t tokens) const;
+  /** One layer's ops but the attention core over `tokens` tokens (M = tokens). */
+  double layer_gemm_time(std::int64_t tokens) const;
+  /** The final norm and LM head over `sequences` tokens, one per sequence (outer_ops without the loss). */
+  double head_time(std::int64_t sequences) const;
+
   /** Flops of a decode step of `batch` requests whose KV caches hold `context` tokens in all: 2 x batch x the
    * matrix parameters (layers and LM head) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
   double decode_flops(std::int64_t batch, double context) const;

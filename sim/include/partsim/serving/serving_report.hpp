@@ -34,6 +34,34 @@ struct ReportLatency : LatencySummary {
   }
 };
 
+/** A disaggregated LLM stage's figures: `serving/stages/N/llm/disaggregation`. */
+struct ReportServingDisaggregation {
+  std::int64_t prefill_replicas = 0;
+  std::int64_t decode_replicas = 0;
+  double prefill_utilisation = 0.0;
+  double decode_utilisation = 0.0;
+  std::uint64_t kv_transfers = 0;
+  double kv_transfer_bytes = 0.0;
+  ReportLatency kv_transfer;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("prefill_replicas", s.prefill_replicas, "", "replicas of the prefill pool");
+    f.field("decode_replicas", s.decode_replicas, "", "replicas of the stage's own pool, which decode");
+    f.field("prefill_utilisation", s.prefill_utilisation, "",
+            "the prefill pool's replica time in steps / (its replicas x window)");
+    f.field("decode_utilisation", s.decode_utilisation, "",
+            "the decode pool's replica time in steps / (its replicas x window)");
+    f.field("kv_transfers", s.kv_transfers, "",
+            "requests whose KV cache was sent from prefill to decode, warm-up "
+            "included");
+    f.field("kv_transfer_bytes", s.kv_transfer_bytes, "bytes",
+            "their bytes: prompt tokens x kv_bytes_per_token x tensor_parallel (one message per GPU)");
+    f.field("kv_transfer", s.kv_transfer, "",
+            "a measured request's KV transfer time, from the end of its prefill step to its last shard's arrival");
+  }
+};
+
 /** An LLM stage's figures: `serving/stages/N/llm`. */
 struct ReportServingLlm {
   std::string model;
@@ -57,6 +85,11 @@ struct ReportServingLlm {
   std::optional<double> tpot_target;
   std::optional<double> goodput;
   std::optional<double> goodput_per_s;
+  KvAdmission kv_admission = KvAdmission::Preempt;
+  bool chunked_prefill = false;
+  std::uint64_t preemptions = 0;
+  std::uint64_t recomputed_tokens = 0;
+  std::optional<ReportServingDisaggregation> disaggregation;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
@@ -69,7 +102,8 @@ struct ReportServingLlm {
     f.field("kv_peak_tokens", s.kv_peak_tokens, "tokens", "most tokens held in one replica's KV cache");
     f.field("kv_peak_occupancy", s.kv_peak_occupancy, "", "kv_peak_tokens / kv_capacity_tokens");
     f.field("kv_blocked_steps", s.kv_blocked_steps, "",
-            "steps after which the queue's first request waited for KV room (its prompt and output reserved)");
+            "steps after which the queue's first request waited for KV room (reserve_full: for its prompt and "
+            "output; preempt: for its prompt, or its recomputation)");
     f.field("rejected", s.rejected, "",
             "requests refused (counted in `dropped`): longer than the model's context, a step's tokens or an empty "
             "KV cache");
@@ -89,6 +123,14 @@ struct ReportServingLlm {
             "share of the measured requests sent (drops included) answered within the targets; absent without one");
     f.field("goodput_requests_per_s", s.goodput_per_s, "requests/s",
             "requests answered within the targets / window_s; absent without a target");
+    f.field("kv_admission", s.kv_admission, "",
+            "`preempt`: KV slots taken as sequences grow, the latest admitted preempted when full; `reserve_full`: "
+            "prompt and whole output reserved at admission");
+    f.field("chunked_prefill", s.chunked_prefill, "", "prompts prefilled in chunks mixed with decodes");
+    f.field("preemptions", s.preemptions, "", "requests preempted when the KV cache was full (all)");
+    f.field("recomputed_tokens", s.recomputed_tokens, "tokens",
+            "tokens prefilled again after a preemption (prompt + tokens generated before it)");
+    f.field("disaggregation", s.disaggregation, "", "prefill/decode disaggregation's figures; absent without it");
   }
 };
 

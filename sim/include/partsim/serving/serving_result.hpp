@@ -38,6 +38,12 @@ struct ServingStageRaw {
   double kv_capacity_tokens = 0.0;           ///< per replica
   double kv_bytes_per_token = 0.0;           ///< per GPU of a replica
   std::uint64_t kv_peak_tokens = 0;          ///< most KV tokens held by one replica
+  std::uint64_t preemptions = 0;             ///< requests preempted (kv_admission preempt)
+  std::uint64_t recomputed_tokens = 0;       ///< tokens prefilled again after a preemption
+  std::vector<double> kv_transfer;           ///< s, disaggregated: KV transfers of measured requests
+  std::uint64_t kv_transfers = 0;            ///< disaggregated: requests whose KV cache was sent (all)
+  double kv_transfer_bytes = 0.0;            ///< their bytes
+  double prefill_busy_in_window = 0.0;       ///< disaggregated: replica-seconds of the prefill pool's steps
 };
 
 struct ServingRunResult {

@@ -85,6 +85,27 @@ struct TokenLengths {
 /** Draws one token count of `d` from `rng`. */
 std::int64_t sample(const TokenLengths& d, Xoshiro256StarStar& rng);
 
+/** How an LLM replica admits requests into its KV cache: `reserve_full` reserves each request's prompt and whole
+ * output at admission (nothing is ever preempted); `preempt` (vLLM's default) takes KV slots as the sequence grows and
+ * preempts the most recently admitted request when a decode step finds the cache full (its KV freed, its prefill
+ * recomputed over prompt + tokens generated when it is admitted again). */
+enum class KvAdmission { ReserveFull, Preempt };
+
+template <>
+struct EnumNames<KvAdmission> {
+  static constexpr std::array<EnumEntry<KvAdmission>, 2> entries{
+      {{KvAdmission::ReserveFull, "reserve_full"}, {KvAdmission::Preempt, "preempt"}}};
+};
+
+/** Prefill/decode disaggregation: a separate pool of prefill replicas (the stage's own pool decodes). */
+struct LlmPrefillPool {
+  int nodes = 1;
+  int replicas_per_node = 1;
+  int first_node = 0; ///< resolved: the cluster node of the pool's first node (after the stage's own pool)
+
+  int replicas() const { return nodes * replicas_per_node; }
+};
+
 /** An LLM server as a stage: a transformer from models/workloads on GPU replicas of `tensor_parallel` GPUs each,
  * continuous batching at iteration level (docs/serving.md#llm-serving-stage). */
 struct LlmStage {
@@ -99,6 +120,9 @@ struct LlmStage {
   TokenLengths output_tokens;
   std::optional<double> ttft_target; ///< s
   std::optional<double> tpot_target; ///< s
+  KvAdmission kv_admission = KvAdmission::Preempt;
+  bool chunked_prefill = false; ///< prompts prefilled in chunks within max_num_batched_tokens, mixed with decodes
+  std::optional<LlmPrefillPool> prefill_pool; ///< disaggregated: prefill here, decode on the stage's pool
 };
 
 struct ServingStage {
@@ -116,7 +140,10 @@ struct ServingStage {
   QueueFull when_full = QueueFull::Drop;
   std::optional<LlmStage> llm; ///< an LLM server: the service comes from the model, not `service`
 
-  int replicas() const { return nodes * replicas_per_node; }
+  /** Replicas of the stage's pool; a disaggregated LLM stage's prefill pool too. */
+  int replicas() const {
+    return nodes * replicas_per_node + (llm && llm->prefill_pool ? llm->prefill_pool->replicas() : 0);
+  }
 };
 
 /** A preset of the orchestration cost per hop, or `custom`. */
