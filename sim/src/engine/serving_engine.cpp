@@ -4,6 +4,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/engine/engine.hpp"
+#include "partsim/serving/llm_cost.hpp"
 #include "platform.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,34 @@ struct Batch {
 
 struct Item {
   double sent = 0.0;
-  double stage_enter = 0.0; ///< when it joined its current stage's queue
-  int client = -1;          ///< closed loop: who waits for it
-  bool measured = false;    ///< sent at or after the warm-up
+  double stage_enter = 0.0;   ///< when it joined its current stage's queue
+  int client = -1;            ///< closed loop: who waits for it
+  bool measured = false;      ///< sent at or after the warm-up
+  std::int64_t prompt = 0;    ///< LLM stage: input tokens
+  std::int64_t output = 0;    ///< LLM stage: output tokens
+  double first_token = 0.0;   ///< LLM stage: when its first output token was produced
+  std::int64_t generated = 0; ///< LLM stage: output tokens produced so far (kept across a preemption)
+  bool has_kv = false;        ///< LLM stage: its KV cache is in the replica that admits it (a disaggregated arrival)
+  bool waited = false;        ///< LLM stage: its time in the queue was counted (at its first admission)
+};
+
+/** A request in an LLM replica's running batch. */
+struct Running {
+  ItemId id = 0;
+  std::int64_t context = 0;      ///< tokens in its KV cache
+  std::int64_t prefill_left = 0; ///< tokens still to prefill (prompt, or prompt + generated after a preemption)
+  std::int64_t chunk = 0;        ///< prefilled in the coming step
+};
+
+/** What an LLM replica does: both phases, or one side of a disaggregated stage. */
+enum class LlmRole { Both, Prefill, Decode };
+
+/** An LLM replica's GPUs and, on the decode side of a disaggregated stage, its own queue of requests whose KV cache
+ * has arrived (and of those it preempted, at the head). */
+struct LlmReplica {
+  std::vector<sg4::Host*> gpus;
+  std::deque<ItemId> inbox;
+  sg4::SemaphorePtr inbox_count = sg4::Semaphore::create(0);
 };
 
 struct StageRun {
@@ -59,11 +86,15 @@ struct StageRun {
   double queue_changed = 0.0;
   double per_item_overhead = 0.0;
   Xoshiro256StarStar rng{1};
+  std::optional<LlmReplicaCost> llm_cost; ///< an LLM stage's prices (one replica)
+  std::vector<std::unique_ptr<LlmReplica>> llm_replicas;
+  std::vector<LlmReplica*> decoders; ///< disaggregated: the decode pool's replicas
+  std::size_t next_decoder = 0;
 };
 
 class ServingRun {
  public:
-  ServingRun(const ServingWorkload& w, ServingRunResult& result, std::uint64_t seed)
+  ServingRun(const ServingWorkload& w, const ClusterSpec& cluster, ServingRunResult& result, std::uint64_t seed)
       : w_(w), result_(result), arrivals_rng_(seed * 0x9e3779b97f4a7c15ULL + 1) {
     result_.window_begin = w.warmup;
     result_.stages.resize(w.stages.size());
@@ -77,6 +108,12 @@ class ServingRun {
       s->delayed_count = sg4::Semaphore::create(0);
       s->per_item_overhead = i > 0 ? w.orchestration.per_item_overhead : 0.0;
       s->rng = Xoshiro256StarStar(seed * 0x9e3779b97f4a7c15ULL + 2 + i);
+      if (const auto& llm = s->spec->llm) {
+        s->llm_cost.emplace(llm->model, cluster.gpu, llm->data_type, llm->tensor_parallel,
+                            two_level_cost(cluster).intra, llm->workspace_fraction);
+        s->raw->kv_capacity_tokens = static_cast<double>(s->llm_cost->kv_capacity_tokens());
+        s->raw->kv_bytes_per_token = s->llm_cost->kv_bytes_per_token();
+      }
       stages_.push_back(std::move(s));
     }
     all_done_ = sg4::Semaphore::create(0);
@@ -86,12 +123,16 @@ class ServingRun {
     for (std::size_t i = 0; i < stages_.size(); ++i) {
       StageRun& s = *stages_[i];
       const ServingStage& spec = *s.spec;
-      for (int n = 0; n < spec.nodes; ++n) {
-        const int node = spec.first_node + n;
-        s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
-        for (int r = 0; r < spec.replicas_per_node; ++r) {
-          sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + r % gpus_per_node));
-          sg4::Actor::create(fmt::format("{}-{}-{}", spec.name, n, r), host, [this, &s] { replica(s); })->daemonize();
+      if (spec.llm) {
+        start_llm(s, platform, gpus_per_node);
+      } else {
+        for (int n = 0; n < spec.nodes; ++n) {
+          const int node = spec.first_node + n;
+          s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
+          for (int r = 0; r < spec.replicas_per_node; ++r) {
+            sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + r % gpus_per_node));
+            sg4::Actor::create(fmt::format("{}-{}-{}", spec.name, n, r), host, [this, &s] { replica(s); })->daemonize();
+          }
         }
       }
       const bool receives_bytes = i > 0 && w_.stages[i - 1].output_bytes > 0;
@@ -123,6 +164,39 @@ class ServingRun {
  private:
   double now() const { return sg4::Engine::get_clock(); }
 
+  /** An LLM stage's replicas: replica r of a node of T GPUs takes GPUs r T .. r T + T - 1 and runs on the first. A
+   * disaggregated stage's prefill pool takes the stage's queue (its nodes receive the stage's input) and its own pool
+   * decodes. */
+  void start_llm(StageRun& s, const engine::Platform& platform, int gpus_per_node) {
+    const ServingStage& spec = *s.spec;
+    const int t = spec.llm->tensor_parallel;
+    auto make = [&](int first_node, int nodes, int per_node, LlmRole role, const char* label) {
+      for (int n = 0; n < nodes; ++n) {
+        const int node = first_node + n;
+        if (role != LlmRole::Decode)
+          s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
+        for (int r = 0; r < per_node; ++r) {
+          auto replica = std::make_unique<LlmReplica>();
+          for (int g = 0; g < t; ++g)
+            replica->gpus.push_back(
+                platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + (r * t + g) % gpus_per_node)));
+          LlmReplica* self = replica.get();
+          if (role == LlmRole::Decode) s.decoders.push_back(self);
+          s.llm_replicas.push_back(std::move(replica));
+          sg4::Actor::create(fmt::format("{}-{}{}-{}", spec.name, label, n, r), self->gpus.front(),
+                             [this, &s, role, self] { llm_replica(s, role, *self); })
+              ->daemonize();
+        }
+      }
+    };
+    if (const auto& pool = spec.llm->prefill_pool) {
+      make(pool->first_node, pool->nodes, pool->replicas_per_node, LlmRole::Prefill, "prefill-");
+      make(spec.first_node, spec.nodes, spec.replicas_per_node, LlmRole::Decode, "decode-");
+    } else {
+      make(spec.first_node, spec.nodes, spec.replicas_per_node, LlmRole::Both, "");
+    }
+  }
+
   ItemId new_item(int client) {
     const double t = now();
     items_.push_back({t, t, client, t >= w_.warmup});
@@ -138,15 +212,33 @@ class ServingRun {
     s.queue_changed = t;
   }
 
+  void drop(StageRun& s, ItemId id) {
+    ++s.raw->dropped;
+    ++result_.dropped;
+    if (items_[id].measured) ++result_.measured_dropped;
+    finish(id);
+  }
+
   void enqueue(StageRun& s, ItemId id) {
     const ServingStage& spec = *s.spec;
+    if (spec.llm) {
+      // The request's lengths; one that no replica could ever serve is refused at once (vLLM refuses a request
+      // longer than the model's context; here also one longer than a step's tokens or an empty KV cache).
+      Item& item = items_[id];
+      item.prompt = sample(spec.llm->input_tokens, s.rng);
+      item.output = sample(spec.llm->output_tokens, s.rng);
+      if ((!spec.llm->chunked_prefill && item.prompt > spec.llm->max_num_batched_tokens) ||
+          item.prompt + item.output > spec.llm->model.sequence_length ||
+          item.prompt + item.output > s.llm_cost->kv_capacity_tokens()) {
+        ++s.raw->rejected;
+        drop(s, id);
+        return;
+      }
+    }
     // The waiting room holds the queued items beyond those an idle replica is about to take.
     auto full = [&] { return spec.capacity && s.queue.size() >= static_cast<std::size_t>(*spec.capacity) + s.idle; };
     if (full() && spec.when_full == QueueFull::Drop) {
-      ++s.raw->dropped;
-      ++result_.dropped;
-      if (items_[id].measured) ++result_.measured_dropped;
-      finish(id);
+      drop(s, id);
       return;
     }
     while (full()) { // block: wait for a replica to take an item
@@ -167,6 +259,13 @@ class ServingRun {
     s.queue.pop_front();
     if (s.blocked_producers > 0) s.room->release();
     return id;
+  }
+
+  /** Returns a taken item to the front of its queue (an LLM replica that could not admit it). */
+  void put_back(StageRun& s, ItemId id) {
+    note_queue(s);
+    s.queue.push_front(id);
+    s.available->release();
   }
 
   void finish(ItemId id) {
@@ -236,6 +335,264 @@ class ServingRun {
       Batch batch = std::move(s.delayed.front().second);
       s.delayed.pop_front();
       for (ItemId id : batch.items) enqueue(s, id);
+    }
+  }
+
+  /** A request that produced its last token leaves the LLM stage: its statistics, then the next stage. */
+  void llm_finish(StageRun& s, ItemId id, double end) {
+    const LlmStage& llm = *s.spec->llm;
+    ServingStageRaw& raw = *s.raw;
+    const Item& item = items_[id];
+    ++raw.served;
+    if (item.measured) {
+      const double ttft = item.first_token - item.sent;
+      const double tpot = item.output > 1 ? (end - item.first_token) / static_cast<double>(item.output - 1) : 0.0;
+      if (item.output > 1) raw.tpot.push_back(tpot);
+      raw.latency.push_back(end - item.stage_enter);
+      if ((!llm.ttft_target || ttft <= *llm.ttft_target) && (!llm.tpot_target || tpot <= *llm.tpot_target))
+        ++raw.slo_met;
+    }
+  }
+
+  /** Disaggregation: the KV cache of a prefilled request goes from its prefill replica's GPUs to a decode replica's
+   * (round robin), one SimGrid communication per GPU of the replica (its shard: context x kv_bytes_per_token); the
+   * request's first token reaches the client when the last shard has arrived and it joins the decode replica's
+   * queue. Runs as a short-lived actor. */
+  void kv_transfer(StageRun& s, const LlmReplica& from, LlmReplica& to, ItemId id) {
+    const std::int64_t context = items_[id].prompt + items_[id].generated - 1;
+    const double bytes = static_cast<double>(context) * s.llm_cost->kv_bytes_per_token();
+    const double begin = now();
+    std::vector<sg4::CommPtr> comms;
+    for (std::size_t g = 0; g < from.gpus.size(); ++g)
+      comms.push_back(sg4::Comm::sendto_async(from.gpus[g], to.gpus[g], static_cast<std::uint64_t>(bytes)));
+    for (const sg4::CommPtr& c : comms) c->wait();
+    const double end = now();
+    Item& item = items_[id]; // after the waits: the items may have moved
+    ServingStageRaw& raw = *s.raw;
+    result_.messages += comms.size();
+    result_.bytes_sent += static_cast<std::uint64_t>(bytes) * comms.size();
+    ++raw.kv_transfers;
+    raw.kv_transfer_bytes += bytes * static_cast<double>(comms.size());
+    if (item.measured) raw.kv_transfer.push_back(end - begin);
+    if (item.generated == 1) {
+      item.first_token = end;
+      if (item.measured) raw.ttft.push_back(end - item.sent);
+    }
+    if (item.generated >= item.output) { // one output token: nothing to decode
+      llm_finish(s, id, end);
+      hand_on(s, Batch{{id}});
+      return;
+    }
+    item.has_kv = true;
+    to.inbox.push_back(id);
+    to.inbox_count->release();
+  }
+
+  /** An LLM server replica: continuous batching at iteration level. Each step first (kv_admission preempt) preempts
+   * the most recently admitted requests while the running ones' next KV slots do not fit; then admits requests from
+   * its queue in order while the running batch, the step's token budget and the KV cache allow; then prefills (whole
+   * prompts, or chunks with chunked_prefill) and decodes one token of every decoding request. A prefill replica of a
+   * disaggregated stage sends each prefilled request's KV cache to a decode replica; a decode replica takes requests
+   * whose KV cache has arrived. */
+  void llm_replica(StageRun& s, LlmRole role, LlmReplica& self) {
+    const LlmStage& llm = *s.spec->llm;
+    const LlmReplicaCost& cost = *s.llm_cost;
+    const std::int64_t capacity = cost.kv_capacity_tokens();
+    const bool preempt = llm.kv_admission == KvAdmission::Preempt;
+    const bool chunked = llm.chunked_prefill;
+    const bool own_queue = role == LlmRole::Decode;
+    ServingStageRaw& raw = *s.raw;
+    std::vector<Running> running;
+    std::vector<std::int64_t> prompts;
+    std::vector<LlmReplicaCost::PrefillChunk> chunks;
+    std::int64_t reserved = 0; // reserve_full: prompt + output of every running request
+    auto queue_empty = [&] { return own_queue ? self.inbox_count->would_block() : s.available->would_block(); };
+    auto queue_front = [&] { return own_queue ? self.inbox.front() : s.queue.front(); };
+    auto take_front = [&] {
+      if (!own_queue) {
+        s.available->acquire();
+        return take(s);
+      }
+      self.inbox_count->acquire();
+      const ItemId id = self.inbox.front();
+      self.inbox.pop_front();
+      return id;
+    };
+    auto put_front = [&](ItemId id) {
+      if (!own_queue) {
+        put_back(s, id);
+        return;
+      }
+      self.inbox.push_front(id);
+      self.inbox_count->release();
+    };
+    // Tokens to prefill before the request decodes: none when its KV cache is here, else its prompt and the tokens
+    // it generated before a preemption.
+    auto target = [&](ItemId id) { return items_[id].has_kv ? 0 : items_[id].prompt + items_[id].generated; };
+    // KV slots a running request needs in the coming step (preempt).
+    auto slots = [](const Running& r) { return r.prefill_left > 0 ? r.context + r.chunk : r.context + 1; };
+    for (;;) {
+      // Preemption: the running requests' slots for this step (one token per decode) must fit.
+      std::int64_t need = 0;
+      for (Running& r : running) {
+        r.chunk = 0;
+        need += slots(r);
+      }
+      while (preempt && need > capacity && !running.empty()) {
+        const Running victim = running.back();
+        running.pop_back();
+        need -= slots(victim);
+        items_[victim.id].has_kv = false;
+        ++raw.preemptions;
+        put_front(victim.id);
+      }
+      std::optional<ItemId> taken; // an idle replica's first request, admitted whatever the budget
+      if (running.empty()) {
+        if (own_queue) {
+          taken = take_front();
+        } else {
+          ++s.idle;
+          s.available->acquire();
+          --s.idle;
+          taken = take(s);
+        }
+      }
+      std::int64_t decodes = 0;
+      for (const Running& r : running)
+        if (r.prefill_left == 0) ++decodes;
+      std::int64_t budget = llm.max_num_batched_tokens - decodes;
+      if (chunked)
+        for (Running& r : running)
+          if (r.prefill_left > 0 && budget > 0) {
+            r.chunk = std::min(r.prefill_left, budget);
+            if (preempt) r.chunk = std::min(r.chunk, capacity - need);
+            if (r.chunk <= 0) {
+              r.chunk = 0;
+              continue;
+            }
+            need += r.chunk;
+            budget -= r.chunk;
+          }
+      // Admission in order; the first request that does not fit waits, and those behind it with it. A replica with
+      // nothing running takes the queue's first request whatever the budget (a recomputation may exceed it).
+      auto tokens_of = [&](std::int64_t prefill) {
+        return prefill == 0 ? std::int64_t{1} : (chunked ? std::min(prefill, budget) : prefill);
+      };
+      auto admit = [&](ItemId id, std::int64_t prefill, std::int64_t tokens) {
+        Item& item = items_[id];
+        if (!preempt) reserved += item.prompt + item.output;
+        if (!own_queue && !item.waited) {
+          item.waited = true;
+          if (item.measured) raw.wait.push_back(now() - item.stage_enter);
+        }
+        const Running r{id, prefill == 0 ? item.prompt + item.generated - 1 : 0, prefill, prefill == 0 ? 0 : tokens};
+        need += slots(r);
+        budget -= tokens;
+        running.push_back(r);
+      };
+      if (taken) {
+        const std::int64_t prefill = target(*taken);
+        admit(*taken, prefill, tokens_of(prefill));
+      }
+      while (running.size() < static_cast<std::size_t>(llm.max_num_seqs) && !queue_empty()) {
+        const ItemId next = queue_front();
+        const Item& item = items_[next];
+        const std::int64_t prefill = target(next);
+        const std::int64_t tokens = tokens_of(prefill);
+        if (tokens > budget || tokens <= 0) break;
+        const std::int64_t slots_needed = prefill == 0 ? item.prompt + item.generated : tokens;
+        const bool fits = preempt ? need + slots_needed <= capacity : reserved + item.prompt + item.output <= capacity;
+        if (!fits) {
+          ++raw.kv_blocked_steps;
+          break;
+        }
+        const ItemId id = take_front();
+        // Another replica of the stage may have taken the request looked at while this one waited for its token:
+        // one taken in its place goes back.
+        if (id != next) {
+          put_front(id);
+          break;
+        }
+        admit(id, prefill, tokens);
+      }
+      prompts.clear();
+      chunks.clear();
+      double context = 0.0;
+      decodes = 0;
+      for (const Running& r : running) {
+        if (r.prefill_left == 0) {
+          ++decodes;
+          context += static_cast<double>(r.context);
+        } else if (r.chunk > 0) {
+          prompts.push_back(r.chunk);
+          chunks.push_back({r.context, r.chunk, r.chunk == r.prefill_left});
+        }
+      }
+      double step = 0.0;
+      if (chunked && !chunks.empty())
+        step = cost.chunked_step_time(chunks, decodes, context);
+      else
+        step = cost.prefill_time(prompts) + cost.decode_step_time(decodes, context);
+      const double begin = now();
+      sg4::this_actor::sleep_for(step);
+      ++result_.sleeps;
+      const double end = now();
+      raw.busy += end - begin;
+      const double in_window = std::max(0.0, end - std::max(begin, w_.warmup));
+      raw.busy_in_window += in_window;
+      if (role == LlmRole::Prefill) raw.prefill_busy_in_window += in_window;
+      ++raw.steps;
+      if (!chunks.empty()) ++raw.prefill_steps;
+      const auto batch = static_cast<std::uint64_t>(running.size());
+      raw.running_area += static_cast<double>(batch) * (end - begin);
+      raw.max_running = std::max(raw.max_running, batch);
+      std::uint64_t produced = 0;
+      std::int64_t held = 0;
+      for (Running& r : running) {
+        Item& item = items_[r.id];
+        if (r.prefill_left == 0) {
+          ++r.context;
+          ++item.generated;
+          ++produced;
+        } else if (r.chunk > 0) {
+          (item.generated == 0 ? raw.input_tokens : raw.recomputed_tokens) += static_cast<std::uint64_t>(r.chunk);
+          r.context += r.chunk;
+          r.prefill_left -= r.chunk;
+          if (r.prefill_left == 0) {
+            ++item.generated;
+            ++produced;
+            item.has_kv = true;
+            if (item.generated == 1 && role == LlmRole::Both) {
+              item.first_token = end;
+              if (item.measured) raw.ttft.push_back(end - item.sent);
+            }
+          }
+        }
+        held += r.context;
+      }
+      raw.output_tokens += produced;
+      if (end >= w_.warmup) raw.output_tokens_in_window += produced;
+      raw.kv_peak_tokens = std::max(raw.kv_peak_tokens, static_cast<std::uint64_t>(held));
+      Batch done;
+      std::erase_if(running, [&](const Running& r) {
+        const Item& item = items_[r.id];
+        if (r.prefill_left > 0) return false;
+        if (role == LlmRole::Prefill) {
+          LlmReplica& to = *s.decoders[s.next_decoder++ % s.decoders.size()];
+          const ItemId id = r.id;
+          sg4::Actor::create("kv", self.gpus.front(), [this, &s, &self, &to, id] { kv_transfer(s, self, to, id); });
+          return true;
+        }
+        if (item.generated < item.output) return false;
+        if (!preempt) reserved -= item.prompt + item.output;
+        llm_finish(s, r.id, end);
+        done.items.push_back(r.id);
+        return true;
+      });
+      if (!done.items.empty()) {
+        ++raw.batches;
+        hand_on(s, std::move(done));
+      }
     }
   }
 
@@ -334,7 +691,13 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   double requests = workload.requests ? static_cast<double>(*workload.requests) : 0.0;
   if (!workload.requests && workload.arrivals.process == ArrivalProcess::Poisson)
     requests = workload.arrivals.rate * *workload.duration;
-  const double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
+  double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
+  // An LLM stage: one step per output token at worst (a batch of one).
+  for (const ServingStage& s : workload.stages)
+    if (s.llm) {
+      const TokenLengths& out = s.llm->output_tokens;
+      events += requests * (out.kind == LengthKind::Uniform ? 0.5 * static_cast<double>(out.min + out.max) : out.mean);
+    }
   if (events > static_cast<double>(scenario.run.max_events))
     throw InputError(scenario.source, workload.requests ? "/workload/requests" : "/workload/duration",
                      fmt::format("the run would simulate about {:.3g} events, more than /run/max_events ({}); expected "
@@ -349,7 +712,8 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   sg4::Engine::set_config("contexts/stack-size:128");
   const engine::Platform platform = engine::build_platform(scenario.cluster, workload.data_type, false);
   // On the heap and never freed: daemons still blocked on its semaphores when the run ends belong to SimGrid.
-  auto* run = new ServingRun(workload, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
+  auto* run =
+      new ServingRun(workload, scenario.cluster, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
   run->start(platform, scenario.cluster.gpus_per_node);
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });

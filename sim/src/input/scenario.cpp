@@ -251,7 +251,7 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std
   } else if (kind == "model_training") {
     workload = parse_model_training(reader, data_dir);
   } else if (kind == "serving") {
-    workload = parse_serving_workload(reader, cluster);
+    workload = parse_serving_workload(reader, cluster, data_dir);
   } else {
     workload = parse_collective_benchmark(reader, cluster);
   }

@@ -576,6 +576,131 @@ void distribution_fields(std::vector<F>& f, const std::string& base, const std::
                   .doc("coefficient of variation, sd / mean (gamma: shape 1/cv^2)"));
 }
 
+/** A request's token count (an LLM stage's prompt or output), at `base`. */
+void token_length_fields(std::vector<F>& f, const std::string& base, const std::string& section) {
+  const std::vector<std::string> serving{"serving"};
+  f.push_back(F(base + "distribution", T::Choice, section)
+                  .kinds(serving)
+                  .choices(enum_names<LengthKind>())
+                  .doc("`fixed` (always `mean`), `uniform` (the integers `min`..`max`), `exponential`, `lognormal` or "
+                       "`gamma` (with `cv`), rounded to the nearest integer and kept within `min`..`max`"));
+  f.push_back(F(base + "mean", T::Number, section)
+                  .kinds(serving)
+                  .closed(1.0, 1e7)
+                  .unit("tokens")
+                  .def_doc("required but for uniform")
+                  .allowed("not with uniform")
+                  .doc("the mean"));
+  f.push_back(F(base + "cv", T::Number, section)
+                  .kinds(serving)
+                  .positive(100.0)
+                  .def_doc("required for lognormal and gamma")
+                  .allowed("lognormal and gamma only")
+                  .doc("coefficient of variation, sd / mean"));
+  f.push_back(F(base + "min", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 10'000'000)
+                  .def_doc("1; required for uniform")
+                  .allowed("not with fixed")
+                  .unit("tokens")
+                  .doc("the shortest"));
+  f.push_back(F(base + "max", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 10'000'000)
+                  .def_doc("unbounded; required for uniform")
+                  .allowed("not with fixed; at least `min`")
+                  .unit("tokens")
+                  .doc("the longest"));
+}
+
+/** An LLM serving stage, at `base` (the stage's `llm/`). */
+void llm_fields(std::vector<F>& f, const std::string& base) {
+  const std::vector<std::string> serving{"serving"};
+  const std::string section = "serving_llm";
+  f.push_back(F(base + "model", T::String, section)
+                  .kinds(serving)
+                  .allowed("a decoder transformer of models/workloads")
+                  .doc("the model served, by name (`llama3-8b`)"));
+  f.push_back(F(base + "data_type", T::Choice, section)
+                  .kinds(serving)
+                  .choices(known_data_types())
+                  .def("bf16")
+                  .allowed("and the GPU must have a peak for it")
+                  .doc("weights, activations and KV cache are stored in it; picks the GPU's peak rate"));
+  f.push_back(F(base + "tensor_parallel", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 1024)
+                  .def(1)
+                  .allowed("divides heads, kv_heads and ffn_size; replicas_per_node x this at most gpus_per_node")
+                  .doc("GPUs of one node per replica (Megatron-style tensor parallelism: 2 all-reduces per layer on "
+                       "the intra-node link)"));
+  f.push_back(F(base + "max_num_seqs", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 1'000'000)
+                  .def(256)
+                  .doc("requests in a replica's running batch at most (vLLM's `max_num_seqs`, default 256)"));
+  f.push_back(F(base + "max_num_batched_tokens", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 100'000'000)
+                  .def_doc("max(the model's sequence length, 2048)")
+                  .allowed("at least the longest prompt, unless `chunked_prefill`")
+                  .doc("tokens of one step at most: prompts prefilled plus one per decoding request (vLLM's "
+                       "`max_num_batched_tokens`, its default without chunked prefill)"));
+  f.push_back(F(base + "workspace_fraction", T::Number, section)
+                  .kinds(serving)
+                  .closed(0.0, 0.99)
+                  .def(0.1)
+                  .doc("share of GPU memory kept from the KV cache for activations and the runtime (vLLM's "
+                       "`gpu_memory_utilization` 0.9 leaves 0.1); the KV cache gets the rest after the weights"));
+  f.push_back(F(base + "input_tokens", T::Object, section).kinds(serving).doc("a request's prompt length"));
+  token_length_fields(f, base + "input_tokens/", section);
+  f.push_back(F(base + "output_tokens", T::Object, section).kinds(serving).doc("a request's output length"));
+  token_length_fields(f, base + "output_tokens/", section);
+  f.push_back(F(base + "ttft_target", T::Quantity, section)
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .positive(1e6)
+                  .def_doc("none")
+                  .doc("time to first token a request must meet to count in the goodput"));
+  f.push_back(F(base + "tpot_target", T::Quantity, section)
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .positive(1e6)
+                  .def_doc("none")
+                  .doc("time per output token a request must meet to count in the goodput"));
+  f.push_back(F(base + "kv_admission", T::Choice, section)
+                  .kinds(serving)
+                  .choices(enum_names<KvAdmission>())
+                  .def("preempt")
+                  .doc("`preempt` (vLLM's default): a request takes KV slots as it grows; when a decode step finds the "
+                       "cache full the most recently admitted request is preempted (its KV freed, its prefill "
+                       "recomputed over prompt + tokens so far when admitted again). `reserve_full`: each request "
+                       "reserves its prompt and whole output at admission and is never preempted"));
+  f.push_back(F(base + "chunked_prefill", T::Boolean, section)
+                  .kinds(serving)
+                  .def(false)
+                  .doc("prefill prompts in chunks: each step fills `max_num_batched_tokens` with one token per "
+                       "decoding request, then chunks of the prompts in order (vLLM's chunked prefill, Sarathi), "
+                       "priced as one pass of GEMMs over all the step's tokens"));
+  f.push_back(F(base + "prefill_pool", T::Object, section)
+                  .kinds(serving)
+                  .def_doc("none (each replica prefills and decodes)")
+                  .doc("prefill/decode disaggregation: prompts are prefilled on this pool (the nodes after the "
+                       "stage's own pool, same `tensor_parallel`), each request's KV cache is sent over the cluster's "
+                       "network to a decode replica of the stage's pool (round robin), which decodes"));
+  f.push_back(F(base + "prefill_pool/nodes", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, kMaxGpus)
+                  .allowed("all pools together at most `/cluster/nodes`")
+                  .doc("nodes of the prefill pool"));
+  f.push_back(F(base + "prefill_pool/replicas_per_node", T::Integer, section)
+                  .kinds(serving)
+                  .range(1, 4096)
+                  .def(1)
+                  .allowed("x `tensor_parallel` at most `gpus_per_node`")
+                  .doc("prefill replicas on each node"));
+}
+
 void serving_fields(std::vector<F>& f) {
   const std::vector<std::string> serving{"serving"};
   const std::string w = "/workload/";
@@ -637,6 +762,8 @@ void serving_fields(std::vector<F>& f) {
                   .doc("replicas on each node, each serving one batch at a time from the stage's shared queue"));
   f.push_back(F(st + "service", T::Object, "serving_stage")
                   .kinds(serving)
+                  .def_doc("required without `llm`")
+                  .allowed("not with `llm`")
                   .doc("a replica's time to serve one item (one batch)"));
   distribution_fields(f, st + "service/", "serving_stage");
   f.push_back(F(st + "batching", T::Object, "serving_stage")
@@ -680,6 +807,14 @@ void serving_fields(std::vector<F>& f) {
                   .def("drop")
                   .doc("`drop` the arriving item (counted, and answered as dropped), or `block` its producer (the "
                        "arrivals, the network receiver or the previous stage's replica) until there is room"));
+  f.push_back(F(st + "llm", T::Object, "serving_stage")
+                  .kinds(serving)
+                  .def_doc("none")
+                  .allowed("not with `service` or `batching`; device gpu")
+                  .doc("an LLM server: each replica serves a transformer with continuous batching; its prefill and "
+                       "decode steps priced by the cost model ([below](#serving-llm), "
+                       "[serving.md](serving.md#llm-serving-stage))"));
+  llm_fields(f, st + "llm/");
   const std::string a = w + "arrivals/";
   f.push_back(F(a + "process", T::Choice, "serving_arrivals")
                   .kinds(serving)
@@ -1439,6 +1574,7 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"labels", "/workload/labels"},
       {"serving", "/workload"},
       {"serving_stage", "/workload/stages/*"},
+      {"serving_llm", "/workload/stages/*/llm"},
       {"serving_arrivals", "/workload/arrivals"},
       {"serving_orchestration", "/workload/orchestration"},
       {"data_parallel", "/strategy"},

@@ -69,6 +69,50 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
     for (double v : raw.wait) wait += v;
     st.mean_wait = raw.wait.empty() ? 0.0 : wait / static_cast<double>(raw.wait.size());
     st.latency = latency_section(raw.latency);
+    if (spec.llm) {
+      ReportServingLlm& l = st.llm.emplace();
+      l.model = spec.llm->model_name;
+      l.tensor_parallel = spec.llm->tensor_parallel;
+      l.kv_bytes_per_token = raw.kv_bytes_per_token;
+      l.kv_capacity_tokens = raw.kv_capacity_tokens;
+      l.kv_peak_tokens = raw.kv_peak_tokens;
+      l.kv_peak_occupancy =
+          raw.kv_capacity_tokens > 0 ? static_cast<double>(raw.kv_peak_tokens) / raw.kv_capacity_tokens : 0.0;
+      l.kv_blocked_steps = raw.kv_blocked_steps;
+      l.rejected = raw.rejected;
+      l.steps = raw.steps;
+      l.prefill_steps = raw.prefill_steps;
+      l.mean_running = raw.busy > 0 ? raw.running_area / raw.busy : 0.0;
+      l.max_running = raw.max_running;
+      l.input_tokens = raw.input_tokens;
+      l.output_tokens = raw.output_tokens;
+      l.output_tokens_per_s = s.window > 0 ? static_cast<double>(raw.output_tokens_in_window) / s.window : 0.0;
+      l.ttft = latency_section(raw.ttft);
+      l.tpot = latency_section(raw.tpot);
+      l.ttft_target = spec.llm->ttft_target;
+      l.tpot_target = spec.llm->tpot_target;
+      if (l.ttft_target || l.tpot_target) {
+        l.goodput = r.measured_sent > 0 ? static_cast<double>(raw.slo_met) / static_cast<double>(r.measured_sent) : 0.0;
+        l.goodput_per_s = s.window > 0 ? static_cast<double>(raw.slo_met) / s.window : 0.0;
+      }
+      l.kv_admission = spec.llm->kv_admission;
+      l.chunked_prefill = spec.llm->chunked_prefill;
+      l.preemptions = raw.preemptions;
+      l.recomputed_tokens = raw.recomputed_tokens;
+      if (const auto& pool = spec.llm->prefill_pool) {
+        ReportServingDisaggregation& d = l.disaggregation.emplace();
+        d.prefill_replicas = pool->replicas();
+        d.decode_replicas = spec.nodes * spec.replicas_per_node;
+        const double decode_busy = raw.busy_in_window - raw.prefill_busy_in_window;
+        d.prefill_utilisation = s.window > 0 ? raw.prefill_busy_in_window / (s.window * d.prefill_replicas) : 0.0;
+        d.decode_utilisation = s.window > 0 ? decode_busy / (s.window * d.decode_replicas) : 0.0;
+        d.kv_transfers = raw.kv_transfers;
+        d.kv_transfer_bytes = raw.kv_transfer_bytes;
+        d.kv_transfer = latency_section(raw.kv_transfer);
+      }
+      // A time-weighted mean batch: what `mean_batch_size` means for continuous batching.
+      st.mean_batch = l.mean_running;
+    }
     if (st.utilisation > highest) {
       highest = st.utilisation;
       s.bottleneck = st.name;
@@ -99,7 +143,8 @@ ReportDocument make_serving_report_document(const Scenario& scenario, const Serv
   doc.serving = make_serving_section(w, r);
   ReportSummary summary;
   std::int64_t nodes = 0;
-  for (const ServingStage& s : w.stages) nodes += s.nodes;
+  for (const ServingStage& s : w.stages)
+    nodes += s.nodes + (s.llm && s.llm->prefill_pool ? s.llm->prefill_pool->nodes : 0);
   summary.gpus = nodes * scenario.cluster.gpus_per_node;
   summary.makespan = r.end;
   summary.throughput = doc.serving->throughput;
@@ -139,6 +184,38 @@ std::string format_serving_table(const ReportDocument& doc) {
         fmt::format("  {:<16} {:>8} {:>6.1f}% {:>9.3g} {:>10.3g} {:>11.5g} {:>10} {:>10} {:>9}{}\n", st.name,
                     st.replicas, st.utilisation * 100.0, st.mean_queue, st.mean_batch, st.capacity, ms(st.latency.p50),
                     ms(st.latency.p99), st.dropped, st.name == s.bottleneck ? "  <- bottleneck" : "");
+  for (const ReportServingStage& st : s.stages) {
+    if (!st.llm) continue;
+    const ReportServingLlm& l = *st.llm;
+    out += fmt::format("\n  LLM stage {}: {} on {} GPU{} per replica\n", st.name, l.model, l.tensor_parallel,
+                       l.tensor_parallel > 1 ? "s" : "");
+    line("TTFT p50 / p90 / p99",
+         fmt::format("{} / {} / {}", ms(l.ttft.p50), ms(l.ttft.p90), with_ci(l.ttft.p99, l.ttft.p99_ci)));
+    line("TPOT p50 / p90 / p99",
+         fmt::format("{} / {} / {}", ms(l.tpot.p50), ms(l.tpot.p90), with_ci(l.tpot.p99, l.tpot.p99_ci)));
+    line("output tokens/s",
+         fmt::format("{:.6g} (batch mean {:.3g}, max {})", l.output_tokens_per_s, l.mean_running, l.max_running));
+    line("KV cache peak", fmt::format("{:.3g}% of {:.6g} tokens ({:.4g} kB/token/GPU); waited for room {} steps",
+                                      l.kv_peak_occupancy * 100.0, l.kv_capacity_tokens, l.kv_bytes_per_token / 1e3,
+                                      l.kv_blocked_steps));
+    if (l.goodput) {
+      std::string targets;
+      if (l.ttft_target) targets += "TTFT <= " + ms(*l.ttft_target);
+      if (l.tpot_target) targets += std::string(targets.empty() ? "" : ", ") + "TPOT <= " + ms(*l.tpot_target);
+      line("goodput",
+           fmt::format("{:.4g}% of requests ({:.6g}/s) within {}", *l.goodput * 100.0, *l.goodput_per_s, targets));
+    }
+    if (l.rejected > 0) line("rejected (too long)", fmt::format("{}", l.rejected));
+    line("KV admission", fmt::format("{}{}; {} preemptions, {} tokens recomputed", enum_name(l.kv_admission),
+                                     l.chunked_prefill ? ", chunked prefill" : "", l.preemptions, l.recomputed_tokens));
+    if (const auto& d = l.disaggregation) {
+      line("prefill / decode replicas",
+           fmt::format("{} / {}, busy {:.1f}% / {:.1f}%", d->prefill_replicas, d->decode_replicas,
+                       d->prefill_utilisation * 100.0, d->decode_utilisation * 100.0));
+      line("KV transfer p50 / p99", fmt::format("{} / {} ({} transfers, {:.4g} GB)", ms(d->kv_transfer.p50),
+                                                ms(d->kv_transfer.p99), d->kv_transfers, d->kv_transfer_bytes / 1e9));
+    }
+  }
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include "partsim/common/error.hpp"
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/input/workload_library.hpp"
+#include "partsim/serving/llm_cost.hpp"
 
 #include <fmt/format.h>
 
@@ -64,7 +66,112 @@ TimeDistribution parse_distribution(JsonReader reader) {
   return d;
 }
 
-ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& cluster) {
+TokenLengths parse_lengths(JsonReader reader) {
+  TokenLengths d;
+  d.kind = reader.enum_choice<LengthKind>("distribution");
+  const bool uniform = d.kind == LengthKind::Uniform;
+  const bool shaped = d.kind == LengthKind::LogNormal || d.kind == LengthKind::Gamma;
+  if (!uniform) d.mean = reader.number("mean");
+  if (shaped) d.cv = reader.number("cv");
+  if (uniform || reader.has("min")) d.min = reader.integer("min");
+  if (uniform || reader.has("max")) d.max = reader.integer("max");
+  if (uniform && reader.has("mean"))
+    throw InputError(reader.source(), reader.pointer() + "/mean",
+                     "a uniform length has its mean from `min` and `max`; expected no such key");
+  if (!shaped && reader.has("cv"))
+    throw InputError(reader.source(), reader.pointer() + "/cv",
+                     fmt::format("a {} length has no cv to set; expected no such key", enum_name(d.kind)));
+  if (d.kind == LengthKind::Fixed && (reader.has("min") || reader.has("max")))
+    throw InputError(reader.source(), reader.pointer() + (reader.has("min") ? "/min" : "/max"),
+                     "a fixed length is its mean; expected no min or max");
+  if (d.max > 0 && d.max < d.min)
+    throw InputError(reader.source(), reader.pointer() + "/max",
+                     fmt::format("expected a max at least the min ({})", d.min));
+  reader.finish();
+  return d;
+}
+
+/** The longest a length can be: its max, or its mean for a fixed one; 0 when unbounded. */
+std::int64_t longest(const TokenLengths& d) {
+  if (d.kind == LengthKind::Fixed) return std::max<std::int64_t>(1, std::llround(d.mean));
+  return d.max;
+}
+
+LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node, const ClusterSpec& cluster,
+                   const std::filesystem::path& data_dir) {
+  LlmStage l;
+  {
+    JsonReader model = reader.child("model");
+    const WorkloadSpec spec = load_workload(data_dir, model.as_string(), model.source(), model.pointer());
+    if (!spec.is_transformer() ||
+        std::get<TransformerConfig>(spec.config).architecture != TransformerArchitecture::Decoder)
+      throw model.error(
+          fmt::format("\"{}\" is not a decoder transformer; expected one (an LLM generates tokens)", spec.name));
+    l.model_name = spec.name;
+    l.model = TransformerModel(std::get<TransformerConfig>(spec.config)).config();
+  }
+  l.data_type = reader.choice("data_type");
+  if (!cluster.gpu.peak_flops.contains(l.data_type))
+    throw InputError(reader.source(), reader.pointer() + "/data_type",
+                     fmt::format("GPU profile \"{}\" has no peak rate for {}", cluster.gpu.name, l.data_type));
+  l.tensor_parallel = static_cast<int>(reader.integer("tensor_parallel"));
+  const int t = l.tensor_parallel;
+  if (l.model.heads % t != 0 || l.model.kv_heads % t != 0 || l.model.ffn % t != 0)
+    throw InputError(reader.source(), reader.pointer() + "/tensor_parallel",
+                     fmt::format("expected a degree dividing the model's heads ({}), kv_heads ({}) and ffn_size ({})",
+                                 l.model.heads, l.model.kv_heads, l.model.ffn));
+  if (static_cast<std::int64_t>(t) * stage.replicas_per_node > cluster.gpus_per_node)
+    throw InputError(reader.source(), reader.pointer() + "/tensor_parallel",
+                     fmt::format("{} replicas per node of {} GPUs each need {} GPUs, the nodes have {} "
+                                 "(/cluster/gpus_per_node)",
+                                 stage.replicas_per_node, t, stage.replicas_per_node * t, cluster.gpus_per_node));
+  l.max_num_seqs = reader.integer("max_num_seqs");
+  l.max_num_batched_tokens =
+      reader.integer_or("max_num_batched_tokens", std::max<std::int64_t>(l.model.sequence_length, 2048));
+  l.workspace_fraction = reader.number("workspace_fraction");
+  l.input_tokens = parse_lengths(reader.child("input_tokens"));
+  l.output_tokens = parse_lengths(reader.child("output_tokens"));
+  if (reader.has("ttft_target")) l.ttft_target = reader.quantity("ttft_target");
+  if (reader.has("tpot_target")) l.tpot_target = reader.quantity("tpot_target");
+  l.kv_admission = reader.enum_choice_or("kv_admission", KvAdmission::Preempt);
+  l.chunked_prefill = reader.boolean_or("chunked_prefill", false);
+  if (auto pool = reader.optional_child("prefill_pool")) {
+    LlmPrefillPool& p = l.prefill_pool.emplace();
+    p.nodes = static_cast<int>(pool->integer("nodes"));
+    p.replicas_per_node = static_cast<int>(pool->integer("replicas_per_node"));
+    p.first_node = next_node;
+    if (static_cast<std::int64_t>(t) * p.replicas_per_node > cluster.gpus_per_node)
+      throw InputError(pool->source(), pool->pointer() + "/replicas_per_node",
+                       fmt::format("{} replicas per node of {} GPUs each need {} GPUs, the nodes have {} "
+                                   "(/cluster/gpus_per_node)",
+                                   p.replicas_per_node, t, p.replicas_per_node * t, cluster.gpus_per_node));
+    if (next_node + p.nodes > cluster.nodes)
+      throw InputError(pool->source(), pool->pointer() + "/nodes",
+                       fmt::format("the prefill pool takes the nodes after the stage's pool: it needs nodes {} to {}, "
+                                   "the cluster has {} (/cluster/nodes)",
+                                   next_node, next_node + p.nodes - 1, cluster.nodes));
+    next_node += p.nodes;
+    pool->finish();
+  }
+  reader.finish();
+  const LlmReplicaCost cost(l.model, cluster.gpu, l.data_type, t, two_level_cost(cluster).intra, l.workspace_fraction);
+  if (cost.kv_capacity_tokens() < 1)
+    throw InputError(reader.source(), reader.pointer() + "/model",
+                     fmt::format("{}'s weights ({:.3g} GB per GPU at tensor parallel {}) and the workspace ({:g} of "
+                                 "{:.3g} GB) leave no room for a KV cache; expected a larger tensor_parallel, a "
+                                 "smaller model or a smaller workspace_fraction",
+                                 l.model_name, cost.weight_bytes() / 1e9, t, l.workspace_fraction,
+                                 cluster.gpu.memory_capacity.value / 1e9));
+  const std::int64_t in = longest(l.input_tokens);
+  if (!l.chunked_prefill && in > l.max_num_batched_tokens)
+    throw InputError(
+        reader.source(), reader.pointer() + "/max_num_batched_tokens",
+        fmt::format("expected at least the longest prompt ({} tokens): a prompt is prefilled in one step", in));
+  return l;
+}
+
+ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& cluster,
+                         const std::filesystem::path& data_dir) {
   ServingStage s;
   s.name = reader.string("name");
   if (s.name.empty()) throw InputError(reader.source(), reader.pointer() + "/name", "expected a non-empty name");
@@ -82,7 +189,19 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
     next_node += s.nodes;
     pool.finish();
   }
-  s.service = parse_distribution(reader.child("service"));
+  if (reader.has("llm")) {
+    for (const char* key : {"service", "batching"})
+      if (reader.has(key))
+        throw InputError(reader.source(), reader.pointer() + "/" + key,
+                         "an LLM stage's service comes from its model (prefill and decode steps, continuous "
+                         "batching); expected no such key with `llm`");
+    if (s.device != PoolDevice::Gpu)
+      throw InputError(reader.source(), reader.pointer() + "/pool/device", "an LLM stage runs on GPUs; expected gpu");
+    JsonReader llm = reader.child("llm");
+    s.llm = parse_llm(llm, s, next_node, cluster, data_dir);
+  } else {
+    s.service = parse_distribution(reader.child("service"));
+  }
   if (auto batching = reader.optional_child("batching")) {
     s.max_batch = static_cast<int>(batching->integer("max_size"));
     s.max_wait = batching->quantity("max_wait");
@@ -119,6 +238,28 @@ double sample(const TimeDistribution& d, Xoshiro256StarStar& rng) {
   return d.mean;
 }
 
+std::int64_t sample(const TokenLengths& d, Xoshiro256StarStar& rng) {
+  std::int64_t n = 0;
+  switch (d.kind) {
+  case LengthKind::Fixed:
+    return std::max<std::int64_t>(1, std::llround(d.mean));
+  case LengthKind::Uniform:
+    n = d.min + static_cast<std::int64_t>(rng.uniform() * static_cast<double>(d.max - d.min + 1));
+    return std::min(n, d.max);
+  case LengthKind::Exponential:
+    n = std::llround(sample(TimeDistribution{DistributionKind::Exponential, d.mean, 1.0}, rng));
+    break;
+  case LengthKind::LogNormal:
+    n = std::llround(sample(TimeDistribution{DistributionKind::LogNormal, d.mean, d.cv}, rng));
+    break;
+  case LengthKind::Gamma:
+    n = std::llround(sample(TimeDistribution{DistributionKind::Gamma, d.mean, d.cv}, rng));
+    break;
+  }
+  n = std::max(n, std::max<std::int64_t>(d.min, 1));
+  return d.max > 0 ? std::min(n, d.max) : n;
+}
+
 Orchestration orchestration_preset(OrchestrationPreset preset) {
   Orchestration o;
   o.preset = preset;
@@ -144,14 +285,15 @@ Orchestration orchestration_preset(OrchestrationPreset preset) {
   return o;
 }
 
-ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster) {
+ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster,
+                                       const std::filesystem::path& data_dir) {
   ServingWorkload w;
   {
     JsonReader stages = reader.child("stages");
     int next_node = 0;
     std::int64_t replicas = 0;
     for (JsonReader& stage : stages.elements(1, 64)) {
-      w.stages.push_back(parse_stage(stage, next_node, cluster));
+      w.stages.push_back(parse_stage(stage, next_node, cluster, data_dir));
       replicas += w.stages.back().replicas();
       // Each replica is an actor with its own stack: a bound, not memory exhaustion.
       if (replicas > kMaxServingReplicas)
@@ -190,7 +332,8 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
     throw InputError(reader.source(), reader.pointer() + "/requests",
                      "expected how long to run: `requests` (a count) or `duration` (a time), or both");
   if (!w.requests && w.arrivals.process == ArrivalProcess::Closed && w.arrivals.think_time.mean == 0.0 &&
-      std::all_of(w.stages.begin(), w.stages.end(), [](const ServingStage& s) { return s.service.mean == 0.0; }))
+      std::all_of(w.stages.begin(), w.stages.end(),
+                  [](const ServingStage& s) { return s.service.mean == 0.0 && !s.llm; }))
     throw InputError(reader.source(), reader.pointer() + "/requests",
                      "a closed loop whose requests take no time (think time and every service time 0) never reaches "
                      "its duration; expected a request count");
@@ -213,8 +356,12 @@ std::string describe(const ServingWorkload& w) {
   std::string out = "serving pipeline ";
   for (std::size_t i = 0; i < w.stages.size(); ++i) {
     const ServingStage& s = w.stages[i];
-    out +=
-        fmt::format("{}{}({}x{} {})", i > 0 ? " -> " : "", s.name, s.nodes, s.replicas_per_node, enum_name(s.device));
+    out += fmt::format("{}{}({}x{} {}", i > 0 ? " -> " : "", s.name, s.nodes, s.replicas_per_node, enum_name(s.device));
+    if (s.llm) {
+      out += fmt::format(", {} tp{}", s.llm->model_name, s.llm->tensor_parallel);
+      if (const auto& p = s.llm->prefill_pool) out += fmt::format(", prefill on {}x{}", p->nodes, p->replicas_per_node);
+    }
+    out += ")";
   }
   if (w.arrivals.process == ArrivalProcess::Poisson)
     out += fmt::format("; poisson {:g}/s", w.arrivals.rate);

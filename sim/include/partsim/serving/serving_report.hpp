@@ -5,6 +5,7 @@
 #include "partsim/serving/serving_spec.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,106 @@ struct ReportLatency : LatencySummary {
   }
 };
 
+/** A disaggregated LLM stage's figures: `serving/stages/N/llm/disaggregation`. */
+struct ReportServingDisaggregation {
+  std::int64_t prefill_replicas = 0;
+  std::int64_t decode_replicas = 0;
+  double prefill_utilisation = 0.0;
+  double decode_utilisation = 0.0;
+  std::uint64_t kv_transfers = 0;
+  double kv_transfer_bytes = 0.0;
+  ReportLatency kv_transfer;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("prefill_replicas", s.prefill_replicas, "", "replicas of the prefill pool");
+    f.field("decode_replicas", s.decode_replicas, "", "replicas of the stage's own pool, which decode");
+    f.field("prefill_utilisation", s.prefill_utilisation, "",
+            "the prefill pool's replica time in steps / (its replicas x window)");
+    f.field("decode_utilisation", s.decode_utilisation, "",
+            "the decode pool's replica time in steps / (its replicas x window)");
+    f.field("kv_transfers", s.kv_transfers, "",
+            "requests whose KV cache was sent from prefill to decode, warm-up "
+            "included");
+    f.field("kv_transfer_bytes", s.kv_transfer_bytes, "bytes",
+            "their bytes: prompt tokens x kv_bytes_per_token x tensor_parallel (one message per GPU)");
+    f.field("kv_transfer", s.kv_transfer, "",
+            "a measured request's KV transfer time, from the end of its prefill step to its last shard's arrival");
+  }
+};
+
+/** An LLM stage's figures: `serving/stages/N/llm`. */
+struct ReportServingLlm {
+  std::string model;
+  std::int64_t tensor_parallel = 1;
+  double kv_bytes_per_token = 0.0;
+  double kv_capacity_tokens = 0.0;
+  std::uint64_t kv_peak_tokens = 0;
+  double kv_peak_occupancy = 0.0;
+  std::uint64_t kv_blocked_steps = 0;
+  std::uint64_t rejected = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t prefill_steps = 0;
+  double mean_running = 0.0;
+  std::uint64_t max_running = 0;
+  std::uint64_t input_tokens = 0;
+  std::uint64_t output_tokens = 0;
+  double output_tokens_per_s = 0.0;
+  ReportLatency ttft;
+  ReportLatency tpot;
+  std::optional<double> ttft_target;
+  std::optional<double> tpot_target;
+  std::optional<double> goodput;
+  std::optional<double> goodput_per_s;
+  KvAdmission kv_admission = KvAdmission::Preempt;
+  bool chunked_prefill = false;
+  std::uint64_t preemptions = 0;
+  std::uint64_t recomputed_tokens = 0;
+  std::optional<ReportServingDisaggregation> disaggregation;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("model", s.model, "", "the transformer served (models/workloads)");
+    f.field("tensor_parallel", s.tensor_parallel, "", "GPUs per replica");
+    f.field("kv_bytes_per_token", s.kv_bytes_per_token, "bytes",
+            "KV cache per token on one GPU: 2 x layers x kv_heads / tensor_parallel x head_dim x bytes");
+    f.field("kv_capacity_tokens", s.kv_capacity_tokens, "tokens",
+            "per replica: (GPU memory - weights - workspace) / kv_bytes_per_token");
+    f.field("kv_peak_tokens", s.kv_peak_tokens, "tokens", "most tokens held in one replica's KV cache");
+    f.field("kv_peak_occupancy", s.kv_peak_occupancy, "", "kv_peak_tokens / kv_capacity_tokens");
+    f.field("kv_blocked_steps", s.kv_blocked_steps, "",
+            "steps after which the queue's first request waited for KV room (reserve_full: for its prompt and "
+            "output; preempt: for its prompt, or its recomputation)");
+    f.field("rejected", s.rejected, "",
+            "requests refused (counted in `dropped`): longer than the model's context, a step's tokens or an empty "
+            "KV cache");
+    f.field("steps", s.steps, "", "iterations of all replicas");
+    f.field("prefill_steps", s.prefill_steps, "", "iterations that prefilled at least one prompt");
+    f.field("mean_running", s.mean_running, "", "requests in a running batch, weighted by step time");
+    f.field("max_running", s.max_running, "", "the largest running batch");
+    f.field("input_tokens", s.input_tokens, "tokens", "prompt tokens prefilled, warm-up included");
+    f.field("output_tokens", s.output_tokens, "tokens", "tokens generated, warm-up included");
+    f.field("output_tokens_per_s", s.output_tokens_per_s, "tokens/s", "tokens generated within the window / window_s");
+    f.field("ttft", s.ttft, "", "time to first token: from sending the request to the end of its prefill step");
+    f.field("tpot", s.tpot, "",
+            "time per output token: (last token - first token) / (output tokens - 1), requests of 2 tokens or more");
+    f.field("ttft_target_s", s.ttft_target, "s", "the scenario's TTFT target; absent: none");
+    f.field("tpot_target_s", s.tpot_target, "s", "the scenario's TPOT target; absent: none");
+    f.field("goodput", s.goodput, "",
+            "share of the measured requests sent (drops included) answered within the targets; absent without one");
+    f.field("goodput_requests_per_s", s.goodput_per_s, "requests/s",
+            "requests answered within the targets / window_s; absent without a target");
+    f.field("kv_admission", s.kv_admission, "",
+            "`preempt`: KV slots taken as sequences grow, the latest admitted preempted when full; `reserve_full`: "
+            "prompt and whole output reserved at admission");
+    f.field("chunked_prefill", s.chunked_prefill, "", "prompts prefilled in chunks mixed with decodes");
+    f.field("preemptions", s.preemptions, "", "requests preempted when the KV cache was full (all)");
+    f.field("recomputed_tokens", s.recomputed_tokens, "tokens",
+            "tokens prefilled again after a preemption (prompt + tokens generated before it)");
+    f.field("disaggregation", s.disaggregation, "", "prefill/decode disaggregation's figures; absent without it");
+  }
+};
+
 /** One element of `serving/stages`. */
 struct ReportServingStage {
   std::string name;
@@ -49,6 +150,7 @@ struct ReportServingStage {
   double capacity = 0.0;
   double mean_wait = 0.0;
   ReportLatency latency;
+  std::optional<ReportServingLlm> llm;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
@@ -57,8 +159,9 @@ struct ReportServingStage {
     f.field("nodes", s.nodes, "", "nodes of its pool");
     f.field("replicas", s.replicas, "", "replicas in all");
     f.field("served", s.served, "", "items served, warm-up included");
-    f.field("batches", s.batches, "", "batches served");
-    f.field("mean_batch_size", s.mean_batch, "", "served / batches");
+    f.field("batches", s.batches, "", "batches served (an LLM stage: steps that finished a request)");
+    f.field("mean_batch_size", s.mean_batch, "",
+            "served / batches (an LLM stage: its running batch, weighted by step time)");
     f.field("dropped", s.dropped, "", "items dropped at its full queue");
     f.field("utilisation", s.utilisation, "", "replica time serving / (replicas x window)");
     f.field("mean_queue_length", s.mean_queue, "", "time-weighted mean of the items queued, over the window");
@@ -67,6 +170,7 @@ struct ReportServingStage {
             "replicas x items served per second of service: what the stage sustains at the batch sizes seen");
     f.field("mean_wait_s", s.mean_wait, "s", "measured items' time in the queue (and in a filling batch)");
     f.field("latency", s.latency, "", "measured items' time in the stage: queue, batching, service");
+    f.field("llm", s.llm, "", "an LLM stage's figures; absent for other stages");
   }
 };
 

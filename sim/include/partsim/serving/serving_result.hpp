@@ -22,6 +22,28 @@ struct ServingStageRaw {
   std::uint64_t batches = 0;   ///< batches served (all)
   double busy = 0.0;           ///< replica-seconds of service (all)
   std::uint64_t dropped = 0;   ///< items dropped at this stage's full queue
+  // An LLM stage's figures (docs/serving.md#llm-serving-stage).
+  std::vector<double> ttft;                  ///< s, from sending to the first output token, measured requests
+  std::vector<double> tpot;                  ///< s, (last token - first token) / (output - 1), measured, output > 1
+  std::uint64_t slo_met = 0;                 ///< measured requests within the TTFT and TPOT targets
+  std::uint64_t input_tokens = 0;            ///< prompt tokens prefilled (all)
+  std::uint64_t output_tokens = 0;           ///< tokens generated (all)
+  std::uint64_t output_tokens_in_window = 0; ///< tokens generated within the window
+  std::uint64_t steps = 0;                   ///< iterations of all replicas
+  std::uint64_t prefill_steps = 0;           ///< iterations that prefilled a prompt
+  std::uint64_t rejected = 0;                ///< requests longer than the model, a step or an empty KV cache
+  std::uint64_t kv_blocked_steps = 0;        ///< steps after which the queue's first request waited for KV room
+  std::uint64_t max_running = 0;             ///< most requests in one replica's batch
+  double running_area = 0.0;                 ///< integral over steps of the batch size x step time (all)
+  double kv_capacity_tokens = 0.0;           ///< per replica
+  double kv_bytes_per_token = 0.0;           ///< per GPU of a replica
+  std::uint64_t kv_peak_tokens = 0;          ///< most KV tokens held by one replica
+  std::uint64_t preemptions = 0;             ///< requests preempted (kv_admission preempt)
+  std::uint64_t recomputed_tokens = 0;       ///< tokens prefilled again after a preemption
+  std::vector<double> kv_transfer;           ///< s, disaggregated: KV transfers of measured requests
+  std::uint64_t kv_transfers = 0;            ///< disaggregated: requests whose KV cache was sent (all)
+  double kv_transfer_bytes = 0.0;            ///< their bytes
+  double prefill_busy_in_window = 0.0;       ///< disaggregated: replica-seconds of the prefill pool's steps
 };
 
 struct ServingRunResult {

@@ -4,9 +4,11 @@
 
 #include "partsim/common/enum_names.hpp"
 #include "partsim/common/random.hpp"
+#include "partsim/model/transformer.hpp"
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +60,71 @@ struct EnumNames<QueueFull> {
       {{QueueFull::Block, "block"}, {QueueFull::Drop, "drop"}}};
 };
 
+/** The shape of a random token count. */
+enum class LengthKind { Fixed, Uniform, Exponential, LogNormal, Gamma };
+
+template <>
+struct EnumNames<LengthKind> {
+  static constexpr std::array<EnumEntry<LengthKind>, 5> entries{{{LengthKind::Fixed, "fixed"},
+                                                                 {LengthKind::Uniform, "uniform"},
+                                                                 {LengthKind::Exponential, "exponential"},
+                                                                 {LengthKind::LogNormal, "lognormal"},
+                                                                 {LengthKind::Gamma, "gamma"}}};
+};
+
+/** A request's token count: fixed (`mean`), uniform over the integers `min`..`max`, or exponential, log-normal or
+ * gamma by mean and cv, rounded to the nearest integer and kept within `min`..`max`. */
+struct TokenLengths {
+  LengthKind kind = LengthKind::Fixed;
+  double mean = 0.0;
+  double cv = 0.0;
+  std::int64_t min = 1;
+  std::int64_t max = 0;
+};
+
+/** Draws one token count of `d` from `rng`. */
+std::int64_t sample(const TokenLengths& d, Xoshiro256StarStar& rng);
+
+/** How an LLM replica admits requests into its KV cache: `reserve_full` reserves each request's prompt and whole
+ * output at admission (nothing is ever preempted); `preempt` (vLLM's default) takes KV slots as the sequence grows and
+ * preempts the most recently admitted request when a decode step finds the cache full (its KV freed, its prefill
+ * recomputed over prompt + tokens generated when it is admitted again). */
+enum class KvAdmission { ReserveFull, Preempt };
+
+template <>
+struct EnumNames<KvAdmission> {
+  static constexpr std::array<EnumEntry<KvAdmission>, 2> entries{
+      {{KvAdmission::ReserveFull, "reserve_full"}, {KvAdmission::Preempt, "preempt"}}};
+};
+
+/** Prefill/decode disaggregation: a separate pool of prefill replicas (the stage's own pool decodes). */
+struct LlmPrefillPool {
+  int nodes = 1;
+  int replicas_per_node = 1;
+  int first_node = 0; ///< resolved: the cluster node of the pool's first node (after the stage's own pool)
+
+  int replicas() const { return nodes * replicas_per_node; }
+};
+
+/** An LLM server as a stage: a transformer from models/workloads on GPU replicas of `tensor_parallel` GPUs each,
+ * continuous batching at iteration level (docs/serving.md#llm-serving-stage). */
+struct LlmStage {
+  std::string model_name;
+  TransformerConfig model;
+  std::string data_type = "bf16";
+  int tensor_parallel = 1;
+  std::int64_t max_num_seqs = 256;         ///< requests running together
+  std::int64_t max_num_batched_tokens = 0; ///< tokens of one step (prompts + decodes)
+  double workspace_fraction = 0.1;         ///< of GPU memory kept from the KV cache
+  TokenLengths input_tokens;
+  TokenLengths output_tokens;
+  std::optional<double> ttft_target; ///< s
+  std::optional<double> tpot_target; ///< s
+  KvAdmission kv_admission = KvAdmission::Preempt;
+  bool chunked_prefill = false; ///< prompts prefilled in chunks within max_num_batched_tokens, mixed with decodes
+  std::optional<LlmPrefillPool> prefill_pool; ///< disaggregated: prefill here, decode on the stage's pool
+};
+
 struct ServingStage {
   std::string name;
   PoolDevice device = PoolDevice::Gpu;
@@ -71,8 +138,12 @@ struct ServingStage {
   double output_bytes = 0.0;    ///< per item, sent to the next stage's pool (the last stage's answer is not sent)
   std::optional<std::int64_t> capacity; ///< waiting room of the stage's queue; absent: unbounded
   QueueFull when_full = QueueFull::Drop;
+  std::optional<LlmStage> llm; ///< an LLM server: the service comes from the model, not `service`
 
-  int replicas() const { return nodes * replicas_per_node; }
+  /** Replicas of the stage's pool; a disaggregated LLM stage's prefill pool too. */
+  int replicas() const {
+    return nodes * replicas_per_node + (llm && llm->prefill_pool ? llm->prefill_pool->replicas() : 0);
+  }
 };
 
 /** A preset of the orchestration cost per hop, or `custom`. */
@@ -127,7 +198,8 @@ struct ServingWorkload {
 
 /** Reads `/workload` of kind "serving" (the reader is at `/workload`, its kind set). Pools are laid out on the
  * cluster's nodes in stage order. @throws InputError naming the field. */
-ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster);
+ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cluster,
+                                       const std::filesystem::path& data_dir);
 
 /** One line: "serving pipeline tokenise(1x16 cpu) -> infer(2x8 gpu); poisson 800/s, 100000 requests". */
 std::string describe(const ServingWorkload& workload);

@@ -1,0 +1,99 @@
+// The LLM serving stage's cost model: prefill and decode step times, the KV cache's size per token and its capacity,
+// on one replica of `tensor_parallel` GPUs of a profile. Pure arithmetic over the transformer model and the op cost
+// model (docs/serving.md#llm-serving-stage).
+#pragma once
+
+#include "partsim/input/hardware.hpp"
+#include "partsim/model/collective_cost.hpp"
+#include "partsim/model/transformer.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** One LLM server replica: a transformer split over `tensor` GPUs of one node (Megatron-style tensor parallelism,
+ * TensorSplit), its weights and KV cache in `data_type`. Every figure is per GPU of the replica unless said. */
+class LlmReplicaCost {
+ public:
+  /** `intra`: the node's GPU-to-GPU link, for the tensor-parallel all-reduces (2 per layer, ring).
+   * Checks (a broken invariant aborts) that `tensor` divides heads, kv_heads and ffn_size and that the profile has
+   * a peak rate for `data_type`. */
+  LlmReplicaCost(const TransformerConfig& model, const GpuProfile& gpu, std::string data_type, int tensor,
+                 const LinkCost& intra, double workspace_fraction);
+
+  double bytes_per_element() const { return element_; }
+  /** Bytes of the weights one GPU holds: layers x layer_parameters + embedding + output, at the data type. */
+  double weight_bytes() const { return weight_bytes_; }
+  /** Bytes of weights one decode step reads: every layer's and the LM head's (the embedding table's rows read are
+   * negligible; a tied LM head reads the table). */
+  double weight_bytes_read() const { return weight_read_bytes_; }
+  /** KV cache per token: 2 (K and V) x layers x kv_heads / tensor x head_dim x bytes per element. */
+  double kv_bytes_per_token() const { return kv_per_token_; }
+  /** Tokens the KV cache holds: floor((memory - weights - workspace_fraction x memory) / kv_bytes_per_token); 0 when
+   * the weights and the workspace fill the GPU. */
+  std::int64_t kv_capacity_tokens() const { return kv_capacity_; }
+
+  /** One tensor-parallel all-reduce of `tokens` x hidden activations (ring over `tensor` GPUs on the intra-node
+   * link: collective_time); 0 without tensor parallelism. */
+  double all_reduce_time(std::int64_t tokens) const;
+
+  /** Prefill of prompts of these lengths together in one step: the forward pass by the op cost model (op_time of
+   * TransformerModel::layer_ops on this GPU's split): every op but the attention core over all the prompts' tokens as
+   * one sequence (their GEMMs have M = total tokens), the attention core of each prompt over its own length; x layers;
+   * plus 2 all-reduces per layer, plus the final norm and LM head over each prompt's last token (outer_ops without
+   * the loss; the first output token). */
+  double prefill_time(const std::vector<std::int64_t>& prompts) const;
+
+  /** A piece of a prompt's prefill in one step: `tokens` tokens after the `done` already in the KV cache; `last`
+   * when it ends the prompt (the step then produces the request's next token). */
+  struct PrefillChunk {
+    std::int64_t done = 0;
+    std::int64_t tokens = 0;
+    bool last = true;
+  };
+
+  /** A step of chunked prefill: prefill chunks and `decodes` decoding requests (their KV caches holding
+   * `decode_context` tokens in all) in one pass (vLLM's chunked prefill, Sarathi). Per layer: every op but the
+   * attention core once over all the step's tokens (chunks + one per decode; GEMMs of M = those tokens), the attention
+   * core of each chunk as attention(done + tokens) - attention(done) (the rows of a causal attention over the prompt
+   * that the chunk adds), 2 all-reduces of all the tokens; x layers; plus the decodes' attention, which reads their KV
+   * caches (kv_bytes_per_token x decode_context at the achieved memory bandwidth: memory bound), plus the final norm
+   * and LM head over the chunks that end a prompt and the decodes. One unchunked prompt and no decode: prefill_time. */
+  double chunked_step_time(const std::vector<PrefillChunk>& chunks, std::int64_t decodes, double decode_context) const;
+
+  /** The attention core of one layer over a causal sequence of `tokens` (op_time of the layer's attention op). */
+  double attention_core_time(std::int64_t tokens) const;
+  /** One layer's ops but the attention core over `tokens` tokens (M = tokens). */
+  double layer_gemm_time(std::int64_t tokens) const;
+  /** The final norm and LM head over `sequences` tokens, one per sequence (outer_ops without the loss). */
+  double head_time(std::int64_t sequences) const;
+
+  /** Flops of a decode step of `batch` requests whose KV caches hold `context` tokens in all: 2 x batch x the
+   * matrix parameters (layers and LM head) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
+  double decode_flops(std::int64_t batch, double context) const;
+  /** Bytes a decode step reads: weight_bytes_read() + kv_bytes_per_token() x context. */
+  double decode_bytes(double context) const;
+  /** The rate of a decode step's products: peak(data_type) x gemm_efficiency of the MLP up projection at M = batch
+   * (M = batch, N = ffn / tensor, K = hidden). */
+  double decode_rate(std::int64_t batch) const;
+  /** One decode step: max(decode_bytes / achieved memory bandwidth, decode_flops / decode_rate) + 2 x layers
+   * all-reduces of `batch` tokens. No launch overhead: servers replay decode steps as CUDA graphs. */
+  double decode_step_time(std::int64_t batch, double context) const;
+
+ private:
+  TransformerConfig model_;
+  GpuProfile gpu_; ///< a copy: the cost outlives the scenario it came from
+  std::string data_type_;
+  int tensor_;
+  LinkCost intra_;
+  double element_ = 2.0;
+  double weight_bytes_ = 0.0;
+  double weight_read_bytes_ = 0.0;
+  double matrix_parameters_ = 0.0;
+  double kv_per_token_ = 0.0;
+  std::int64_t kv_capacity_ = 0;
+};
+
+} // namespace partsim

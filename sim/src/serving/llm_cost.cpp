@@ -1,0 +1,136 @@
+// The LLM serving stage's prefill and decode prices and KV-cache sizes, from the transformer model and the op cost
+// model.
+#include "partsim/serving/llm_cost.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/model/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace partsim {
+
+LlmReplicaCost::LlmReplicaCost(const TransformerConfig& model, const GpuProfile& gpu, std::string data_type, int tensor,
+                               const LinkCost& intra, double workspace_fraction)
+    : model_(TransformerModel(model).config()), gpu_(gpu), data_type_(std::move(data_type)), tensor_(tensor),
+      intra_(intra) {
+  const DataTypeInfo* type = find_data_type(data_type_);
+  PARTSIM_CHECK(type != nullptr && gpu.peak_flops.contains(data_type_)) << "no peak rate for " << data_type_;
+  PARTSIM_CHECK(tensor_ >= 1 && model_.heads % tensor_ == 0 && model_.kv_heads % tensor_ == 0 &&
+                model_.ffn % tensor_ == 0)
+      << "tensor degree " << tensor_ << " does not divide the heads, kv_heads and ffn_size";
+  element_ = type->element_bytes;
+  const TransformerModel m(model_);
+  const auto layers = static_cast<double>(model_.layers);
+  const double head = static_cast<double>(m.vocab_shard(tensor_)) * static_cast<double>(model_.hidden);
+  weight_bytes_ = element_ * (layers * m.layer_parameters(tensor_) + m.embedding_parameters(tensor_) +
+                              m.output_parameters(tensor_));
+  weight_read_bytes_ = element_ * (layers * m.layer_parameters(tensor_) + m.output_parameters(tensor_) +
+                                   (model_.tied_embeddings ? head : 0.0));
+  matrix_parameters_ = layers * m.layer_parameters(tensor_) + head;
+  kv_per_token_ =
+      2.0 * layers * static_cast<double>(model_.kv_heads / tensor_) * static_cast<double>(model_.head_dim) * element_;
+  const double memory = gpu.memory_capacity.value;
+  const double room = memory - weight_bytes_ - workspace_fraction * memory;
+  kv_capacity_ = room > 0 ? static_cast<std::int64_t>(std::floor(room / kv_per_token_)) : 0;
+}
+
+double LlmReplicaCost::all_reduce_time(std::int64_t tokens) const {
+  if (tensor_ < 2) return 0.0;
+  const double bytes = static_cast<double>(tokens) * static_cast<double>(model_.hidden) * element_;
+  return collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, bytes, tensor_, intra_);
+}
+
+double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) const {
+  if (prompts.empty()) return 0.0;
+  const TensorSplit split{tensor_, false};
+  std::int64_t total = 0;
+  for (std::int64_t n : prompts) total += n;
+  TransformerConfig config = model_;
+  config.sequence_length = total;
+  double layer = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, split))
+    if (!op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
+  for (std::int64_t n : prompts) {
+    config.sequence_length = n;
+    for (const ComputeOp& op : TransformerModel(config).layer_ops(1, split))
+      if (op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
+  }
+  config.sequence_length = 1;
+  double outer = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).outer_ops(static_cast<std::int64_t>(prompts.size()), split))
+    if (op.kind != OpKind::Loss) outer += op_time(op, gpu_, data_type_, element_, false);
+  const auto layers = static_cast<double>(model_.layers);
+  return layers * (layer + 2.0 * all_reduce_time(total)) + outer;
+}
+
+double LlmReplicaCost::attention_core_time(std::int64_t tokens) const {
+  if (tokens <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = tokens;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+    if (op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::layer_gemm_time(std::int64_t tokens) const {
+  if (tokens <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = tokens;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+    if (!op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::head_time(std::int64_t sequences) const {
+  if (sequences <= 0) return 0.0;
+  TransformerConfig config = model_;
+  config.sequence_length = 1;
+  double time = 0.0;
+  for (const ComputeOp& op : TransformerModel(config).outer_ops(sequences, TensorSplit{tensor_, false}))
+    if (op.kind != OpKind::Loss) time += op_time(op, gpu_, data_type_, element_, false);
+  return time;
+}
+
+double LlmReplicaCost::chunked_step_time(const std::vector<PrefillChunk>& chunks, std::int64_t decodes,
+                                         double decode_context) const {
+  std::int64_t total = decodes;
+  std::int64_t sequences = decodes;
+  double attention = 0.0;
+  for (const PrefillChunk& c : chunks) {
+    total += c.tokens;
+    if (c.last) ++sequences;
+    attention += attention_core_time(c.done + c.tokens) - attention_core_time(c.done);
+  }
+  if (total == 0) return 0.0;
+  const auto layers = static_cast<double>(model_.layers);
+  const double kv_read = kv_per_token_ * decode_context / gpu_.achieved_memory_bandwidth();
+  return layers * (layer_gemm_time(total) + attention + 2.0 * all_reduce_time(total)) + kv_read + head_time(sequences);
+}
+
+double LlmReplicaCost::decode_flops(std::int64_t batch, double context) const {
+  const double attention = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(model_.layers) *
+                           static_cast<double>(model_.heads / tensor_) * static_cast<double>(model_.head_dim) * context;
+  return kFlopPerMultiplyAccumulate * static_cast<double>(batch) * matrix_parameters_ + attention;
+}
+
+double LlmReplicaCost::decode_bytes(double context) const {
+  return weight_read_bytes_ + kv_per_token_ * context;
+}
+
+double LlmReplicaCost::decode_rate(std::int64_t batch) const {
+  const GemmShape up{1, std::max<std::int64_t>(batch, 1), model_.ffn / tensor_, model_.hidden};
+  return gpu_.peak(data_type_) * gemm_efficiency(gpu_, up, data_type_);
+}
+
+double LlmReplicaCost::decode_step_time(std::int64_t batch, double context) const {
+  if (batch <= 0) return 0.0;
+  const double memory = decode_bytes(context) / gpu_.achieved_memory_bandwidth();
+  const double compute = decode_flops(batch, context) / decode_rate(batch);
+  return std::max(memory, compute) + 2.0 * static_cast<double>(model_.layers) * all_reduce_time(batch);
+}
+
+} // namespace partsim
