@@ -61,7 +61,7 @@ LlmReplicaCost cost_of(const json& doc) {
   const Scenario scenario = test::parse(doc);
   const LlmStage& llm = *std::get<ServingWorkload>(scenario.workload).stages.at(0).llm;
   return LlmReplicaCost(llm.model, scenario.cluster.gpu, llm.data_type, llm.tensor_parallel,
-                        two_level_cost(scenario.cluster).intra, llm.workspace_fraction);
+                        two_level_cost(scenario.cluster), llm.workspace_fraction);
 }
 
 // Llama 3 8B by hand (Meta's config.json: h 4096, 32 layers, 32 heads, 8 KV heads of 128, ffn 14336, vocab 128256):
@@ -133,9 +133,15 @@ TEST(LlmCost, TensorParallelDecodeAddsTwoRingAllReducesPerLayer) {
   const LinkSpec& link = scenario.cluster.intra_node;
   const std::int64_t batch = 32;
   const double context = 32 * 1000.0;
-  // Ring all-reduce over 2 GPUs of 32 tokens x 4096 x 2 bytes: 2 (n - 1) (alpha + c / B), c = bytes / n.
+  // All-reduce over 2 GPUs of 32 tokens x 4096 x 2 bytes (256 KB), as NCCL's tuner picks: a ring (or tree) with LL
+  // or LL128, its protocol's latency on top of the alpha-beta form of its bytes on the wire.
   const double bytes = batch * 4096.0 * 2;
-  const double ring = 2.0 * (link.latency + bytes / 2 / link.bandwidth);
+  const TwoLevelCost links = two_level_cost(scenario.cluster);
+  const CollectiveMethod method = choose_method(CollectiveOp::AllReduce, 2, 1, bytes, links);
+  EXPECT_NE(method.protocol, CollectiveProtocol::Simple);
+  const double ring =
+      collective_time(CollectiveOp::AllReduce, method.algorithm, method.protocol, bytes, 2, 2, 1, links);
+  EXPECT_GT(ring, 2.0 * (link.latency + bytes / 2 / link.bandwidth)); // the protocol's latency
   EXPECT_NEAR(cost.all_reduce_time(batch), ring, 1e-15);
   const double roofline = std::max(cost.decode_bytes(context) / scenario.cluster.gpu.achieved_memory_bandwidth(),
                                    cost.decode_flops(batch, context) / cost.decode_rate(batch));

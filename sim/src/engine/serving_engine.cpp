@@ -109,8 +109,8 @@ class ServingRun {
       s->per_item_overhead = i > 0 ? w.orchestration.per_item_overhead : 0.0;
       s->rng = Xoshiro256StarStar(seed * 0x9e3779b97f4a7c15ULL + 2 + i);
       if (const auto& llm = s->spec->llm) {
-        s->llm_cost.emplace(llm->model, cluster.gpu, llm->data_type, llm->tensor_parallel,
-                            two_level_cost(cluster).intra, llm->workspace_fraction);
+        s->llm_cost.emplace(llm->model, cluster.gpu, llm->data_type, llm->tensor_parallel, two_level_cost(cluster),
+                            llm->workspace_fraction);
         s->raw->kv_capacity_tokens = static_cast<double>(s->llm_cost->kv_capacity_tokens());
         s->raw->kv_bytes_per_token = s->llm_cost->kv_bytes_per_token();
       }

@@ -12,9 +12,9 @@
 namespace partsim {
 
 LlmReplicaCost::LlmReplicaCost(const TransformerConfig& model, const GpuProfile& gpu, std::string data_type, int tensor,
-                               const LinkCost& intra, double workspace_fraction)
+                               const TwoLevelCost& links, double workspace_fraction)
     : model_(TransformerModel(model).config()), gpu_(gpu), data_type_(std::move(data_type)), tensor_(tensor),
-      intra_(intra) {
+      links_(links) {
   const DataTypeInfo* type = find_data_type(data_type_);
   PARTSIM_CHECK(type != nullptr && gpu.peak_flops.contains(data_type_)) << "no peak rate for " << data_type_;
   PARTSIM_CHECK(tensor_ >= 1 && model_.heads % tensor_ == 0 && model_.kv_heads % tensor_ == 0 &&
@@ -39,7 +39,9 @@ LlmReplicaCost::LlmReplicaCost(const TransformerConfig& model, const GpuProfile&
 double LlmReplicaCost::all_reduce_time(std::int64_t tokens) const {
   if (tensor_ < 2) return 0.0;
   const double bytes = static_cast<double>(tokens) * static_cast<double>(model_.hidden) * element_;
-  return collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, bytes, tensor_, intra_);
+  const CollectiveMethod method = choose_method(CollectiveOp::AllReduce, tensor_, 1, bytes, links_);
+  return collective_time(CollectiveOp::AllReduce, method.algorithm, method.protocol, bytes, tensor_, tensor_, 1,
+                         links_);
 }
 
 double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) const {

@@ -154,7 +154,7 @@ LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node
     pool->finish();
   }
   reader.finish();
-  const LlmReplicaCost cost(l.model, cluster.gpu, l.data_type, t, two_level_cost(cluster).intra, l.workspace_fraction);
+  const LlmReplicaCost cost(l.model, cluster.gpu, l.data_type, t, two_level_cost(cluster), l.workspace_fraction);
   if (cost.kv_capacity_tokens() < 1)
     throw InputError(reader.source(), reader.pointer() + "/model",
                      fmt::format("{}'s weights ({:.3g} GB per GPU at tensor parallel {}) and the workspace ({:g} of "

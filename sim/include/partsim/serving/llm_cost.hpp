@@ -17,11 +17,12 @@ namespace partsim {
  * TensorSplit), its weights and KV cache in `data_type`. Every figure is per GPU of the replica unless said. */
 class LlmReplicaCost {
  public:
-  /** `intra`: the node's GPU-to-GPU link, for the tensor-parallel all-reduces (2 per layer, ring).
+  /** `links`: the cluster's links (two_level_cost), for the tensor-parallel all-reduces inside the node (2 per layer,
+   * the algorithm and NCCL protocol `auto` picks).
    * Checks (a broken invariant aborts) that `tensor` divides heads, kv_heads and ffn_size and that the profile has
    * a peak rate for `data_type`. */
   LlmReplicaCost(const TransformerConfig& model, const GpuProfile& gpu, std::string data_type, int tensor,
-                 const LinkCost& intra, double workspace_fraction);
+                 const TwoLevelCost& links, double workspace_fraction);
 
   double bytes_per_element() const { return element_; }
   /** Bytes of the weights one GPU holds: layers x layer_parameters + embedding + output, at the data type. */
@@ -35,8 +36,9 @@ class LlmReplicaCost {
    * the weights and the workspace fill the GPU. */
   std::int64_t kv_capacity_tokens() const { return kv_capacity_; }
 
-  /** One tensor-parallel all-reduce of `tokens` x hidden activations (ring over `tensor` GPUs on the intra-node
-   * link: collective_time); 0 without tensor parallelism. */
+  /** One tensor-parallel all-reduce of `tokens` x hidden activations over `tensor` GPUs of one node, with the
+   * algorithm and protocol NCCL's tuner would pick (choose_method; a decode step's few kilobytes run LL) and its
+   * closed form with the protocol's latency (collective_time); 0 without tensor parallelism. */
   double all_reduce_time(std::int64_t tokens) const;
 
   /** Prefill of prompts of these lengths together in one step: the forward pass by the op cost model (op_time of
@@ -87,7 +89,7 @@ class LlmReplicaCost {
   GpuProfile gpu_; ///< a copy: the cost outlives the scenario it came from
   std::string data_type_;
   int tensor_;
-  LinkCost intra_;
+  TwoLevelCost links_;
   double element_ = 2.0;
   double weight_bytes_ = 0.0;
   double weight_read_bytes_ = 0.0;
