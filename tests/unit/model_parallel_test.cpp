@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace partsim::test {
@@ -530,6 +531,49 @@ TEST(ModelParallelPlan, OverlappedParameterGathersAreQueuedFirstAndAwaitedBucket
   ASSERT_GE(waits.size(), static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i)
     EXPECT_EQ(waits[static_cast<std::size_t>(i)], static_cast<std::uint32_t>(count - 1 - i));
+}
+
+TEST(ModelParallelPlan, MegatronCoreReducesLaterPipelineStagesInOneBucket) {
+  // gpt2-xl on data 2 x pipeline 2 with ZeRO-1 and 50 MB buckets: Megatron-Core (f2e5db4) sets bucket_size = None on
+  // every pipeline rank but the first, so stage 1 reduce-scatters its gradients in one bucket and gathers its
+  // parameters in one, stage 0 in several; the bytes are the same either way. Off (the custom stack's default), both
+  // stages bucket alike.
+  auto plan_of = [](const std::string& stack, std::optional<bool> one_bucket) {
+    nlohmann::json doc = mp_scenario({{"data", 2}, {"pipeline", 2}, {"zero", 1}}, 4, "gpt2-xl", 8);
+    doc["workload"]["stack"] = stack;
+    doc["strategy"]["gradient_sync"] = {{"bucket_size", "50MB"}};
+    if (one_bucket) doc["strategy"]["gradient_sync"]["one_bucket_after_first_stage"] = *one_bucket;
+    const Scenario s = parse(doc);
+    EXPECT_EQ(std::get<ModelParallel>(s.strategy).gradient_sync.one_bucket_after_first_stage,
+              one_bucket.value_or(stack == "megatron-core-2024"));
+    return build_plan(s);
+  };
+  auto data_collectives = [](const Plan& plan, int stage, CollectiveOp op) {
+    std::pair<int, std::uint64_t> out{0, 0};
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+      if (plan.stage_of_rank[r] != stage) continue;
+      for (const Step& step : plan.ranks[r].steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->op == op && c->kind == CommKind::Data) {
+          ++out.first;
+          out.second += c->bytes;
+        }
+      break;
+    }
+    return out;
+  };
+  const Plan megatron = plan_of("megatron-core-2024", std::nullopt);
+  const Plan custom = plan_of("custom", std::nullopt);
+  const Plan forced = plan_of("custom", true);
+  for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+    EXPECT_GT(data_collectives(megatron, 0, op).first, 1) << to_string(op);
+    EXPECT_EQ(data_collectives(megatron, 1, op).first, 1) << to_string(op);
+    EXPECT_GT(data_collectives(custom, 1, op).first, 1) << to_string(op);
+    EXPECT_EQ(data_collectives(forced, 1, op).first, 1) << to_string(op);
+    EXPECT_EQ(data_collectives(forced, 0, op), data_collectives(custom, 0, op)) << to_string(op);
+  }
+  // fp32 gradients under megatron, bf16 under custom: compare the forced plan with the custom one.
+  EXPECT_EQ(data_collectives(forced, 1, CollectiveOp::ReduceScatter).second,
+            data_collectives(custom, 1, CollectiveOp::ReduceScatter).second);
 }
 
 TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {

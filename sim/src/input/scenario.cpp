@@ -440,6 +440,8 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   const auto* job = std::get_if<DataJob>(&workload);
   const bool has_gradients = job ? job->gradient_bytes > 0 : true;
   const std::string pointer = reader.pointer() + "/gradient_sync";
+  const auto* training = std::get_if<ModelTraining>(&workload);
+  dp.gradient_sync.one_bucket_after_first_stage = training && training->stack == TrainingStack::MegatronCore2024;
   if (!reader.has("gradient_sync")) {
     dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
     // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
@@ -465,7 +467,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   } else if (sync.value().is_object()) {
     dp.gradient_sync.collective = parse_collective_choice(sync);
     check_algorithm(sync, CollectiveOp::AllReduce, dp.gradient_sync.collective, cluster, whole_cluster);
-    for (const char* key : {"bucket_size", "overlap", "overlap_param_gather"})
+    for (const char* key : {"bucket_size", "overlap", "overlap_param_gather", "one_bucket_after_first_stage"})
       if (job && sync.has(key))
         throw InputError(sync.source(), pointer + "/" + key,
                          "gradient buckets and overlap need a model's backward pass; expected them only with "
@@ -473,6 +475,8 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
     dp.gradient_sync.bucket_bytes = sync.quantity_or("bucket_size", dp.gradient_sync.bucket_bytes);
     dp.gradient_sync.overlap = sync.boolean("overlap");
     dp.gradient_sync.overlap_param_gather = sync.boolean("overlap_param_gather");
+    dp.gradient_sync.one_bucket_after_first_stage =
+        sync.boolean_or("one_bucket_after_first_stage", dp.gradient_sync.one_bucket_after_first_stage);
     sync.finish();
   } else {
     throw sync.error("expected a string or an object, got " + sync.type_name());

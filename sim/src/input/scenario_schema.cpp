@@ -979,6 +979,14 @@ void strategy_fields(std::vector<F>& f) {
                        "(megatron/core/optimizer/distrib_optimizer.py at f2e5db4, 2024-07: the first bucket's "
                        "all-gather is dispatched after the step, each later one when the forward pre-hook waits for "
                        "the one before, so they run back to back on the stream); `false`: they block after the step"));
+  f.push_back(F(s + "gradient_sync/one_bucket_after_first_stage", T::Boolean, "gradient_sync")
+                  .def_doc("`true` with the `megatron-core-2024` stack, else `false`")
+                  .allowed("model training only; takes effect with `pipeline` > 1")
+                  .doc("pipeline stages after the first reduce their gradients (and gather their parameters) in one "
+                       "bucket per model chunk, as Megatron-Core does: its DistributedDataParallel sets "
+                       "`bucket_size = None` on every pipeline rank but the first, whose data-parallel traffic is off "
+                       "the critical path (megatron/core/distributed/distributed_data_parallel.py at f2e5db4, "
+                       "2024-07)"));
   // model_parallel
   for (const char* axis : {"data", "tensor", "pipeline"}) {
     const std::string name = axis;

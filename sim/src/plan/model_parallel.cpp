@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -310,6 +311,14 @@ class Planner {
 
   /** The buckets pass() reduces the last micro-batch's gradients in (filled from the last unit backwards), in
    * forward order: the order Megatron-Core gathers their parameters in. */
+  /** Gradient bytes that close a bucket of virtual stage `vs`: the scenario's, or none (one bucket per chunk) on
+   * pipeline stages after the first with one_bucket_after_first_stage. */
+  double bucket_bytes(int vs) const {
+    if (mp_.gradient_sync.one_bucket_after_first_stage && vs % mp_.pipeline > 0)
+      return std::numeric_limits<double>::infinity();
+    return mp_.gradient_sync.bucket_bytes;
+  }
+
   std::vector<ParamBucket> param_buckets(int vs) const {
     const auto& units = units_[static_cast<std::size_t>(vs)];
     std::vector<ParamBucket> buckets;
@@ -318,7 +327,7 @@ class Planner {
     for (std::size_t k = units.size(); k-- > 0;) {
       gradients += static_cast<double>(unit_gradient_bytes(units[k]));
       parameters += unit_bytes(units[k]);
-      if (gradients >= mp_.gradient_sync.bucket_bytes || (k == 0 && gradients > 0.0)) {
+      if (gradients >= bucket_bytes(vs) || (k == 0 && gradients > 0.0)) {
         buckets.push_back({k, parameters});
         gradients = 0.0;
         parameters = 0;
@@ -430,7 +439,7 @@ class Planner {
       if (sync_now)
         for (std::size_t k = n; k-- > 0;) {
           bucket += unit_gradient_bytes(units[k]);
-          if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+          if (bucket >= bucket_bytes(vs)) flush();
         }
       flush();
       return;
@@ -454,7 +463,7 @@ class Planner {
       }
       if (sync_now && !zero3) {
         bucket += unit_gradient_bytes(unit);
-        if (bucket >= mp_.gradient_sync.bucket_bytes) flush();
+        if (bucket >= bucket_bytes(vs)) flush();
       }
     }
     if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_gradient_bytes(units[0]), data_group));

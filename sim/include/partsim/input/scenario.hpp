@@ -157,6 +157,10 @@ struct GradientSyncSpec {
    * optimizer step and waited for by the next forward pass bucket by bucket (Megatron-Core's
    * --overlap-param-gather); otherwise they block after the step. */
   bool overlap_param_gather = false;
+  /** Pipeline stages after the first reduce their gradients (and gather their parameters) in one bucket per model
+   * chunk, as Megatron-Core does: their data-parallel traffic is off the critical path (the megatron-core-2024
+   * stack's default). */
+  bool one_bucket_after_first_stage = false;
 };
 
 /** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */
