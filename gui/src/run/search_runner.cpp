@@ -1,13 +1,12 @@
 // Running partsim search as a child process.
 #include "run/search_runner.hpp"
 
+#include "run/child_process.hpp"
+
 #include "partsim/common/exit_codes.hpp"
 
 #include <QFile>
 #include <QtConcurrent/QtConcurrentRun>
-
-#include <signal.h>
-#include <unistd.h>
 
 namespace partsim::gui {
 
@@ -30,8 +29,7 @@ SearchRunner::SearchRunner(QObject* parent) : QObject(parent) {
 SearchRunner::~SearchRunner() {
   if (process_ != nullptr) {
     process_->disconnect(this);
-    if (process_->processId() > 0) ::kill(-static_cast<pid_t>(process_->processId()), SIGKILL);
-    process_->kill();
+    kill_group(*process_);
     process_->waitForFinished(1000); // only at shutdown
   }
   parse_watcher_.waitForFinished();
@@ -44,13 +42,7 @@ void SearchRunner::start(const SearchRequest& request) {
   stderr_.clear();
   stream_ = StreamReader();
   QStringList args{QStringLiteral("search")};
-  QStringList scenario = request.scenario_args;
-  if (!request.scenario_file_text.isEmpty()) {
-    const QString path = dir_->filePath(QStringLiteral("scenario.json"));
-    QFile file(path);
-    if (file.open(QIODevice::WriteOnly)) file.write(request.scenario_file_text);
-    scenario.prepend(path);
-  }
+  const QStringList scenario = scenario_arguments(*dir_, request.scenario_args, request.scenario_file_text);
   args << scenario;
   for (const QString& axis : request.axes) args << QStringLiteral("--vary") << axis;
   args << QStringLiteral("--rank-by") << request.rank_by << QStringLiteral("--pareto") << request.pareto;
@@ -60,10 +52,8 @@ void SearchRunner::start(const SearchRequest& request) {
        << dir_->filePath(QStringLiteral("search.json")) << QStringLiteral("--progress=json")
        << QStringLiteral("--error-format=json");
   last_arguments_ = QStringList{request.program} + args;
-  process_ = new QProcess(this);
-  process_->setStandardOutputFile(QProcess::nullDevice());
   // Its own process group, so that cancel() also stops the point runs partsim search has started.
-  process_->setChildProcessModifier([] { ::setpgid(0, 0); });
+  process_ = group_process(this);
   connect(process_, &QProcess::readyReadStandardError, this, [this] {
     const QByteArray chunk = process_->readAllStandardError();
     stderr_ += chunk;
@@ -120,8 +110,7 @@ void SearchRunner::cancel() {
   ++generation_;
   if (process_ == nullptr) return;
   process_->disconnect(this);
-  if (process_->processId() > 0) ::kill(-static_cast<pid_t>(process_->processId()), SIGKILL);
-  process_->kill();
+  kill_group(*process_);
   connect(process_, &QProcess::finished, process_, &QObject::deleteLater);
   process_ = nullptr;
 }

@@ -1,11 +1,10 @@
 // Running partsim sweep as a child process.
 #include "run/sweep_runner.hpp"
 
+#include "run/child_process.hpp"
+
 #include <QFile>
 #include <QRegularExpression>
-
-#include <signal.h>
-#include <unistd.h>
 
 namespace partsim::gui {
 
@@ -14,8 +13,7 @@ SweepRunner::SweepRunner(QObject* parent) : QObject(parent) {}
 SweepRunner::~SweepRunner() {
   if (process_ != nullptr) {
     process_->disconnect(this);
-    if (process_->processId() > 0) ::kill(-static_cast<pid_t>(process_->processId()), SIGKILL);
-    process_->kill();
+    kill_group(*process_);
     process_->waitForFinished(1000); // only at shutdown
   }
 }
@@ -27,23 +25,15 @@ void SweepRunner::start(const SweepRequest& request) {
   stream_ = StreamReader();
   total_ = static_cast<int>(request.values.size());
   QStringList args{QStringLiteral("sweep")};
-  QStringList scenario = request.scenario_args;
-  if (!request.scenario_file_text.isEmpty()) {
-    const QString path = dir_->filePath(QStringLiteral("scenario.json"));
-    QFile file(path);
-    if (file.open(QIODevice::WriteOnly)) file.write(request.scenario_file_text);
-    scenario.prepend(path);
-  }
+  const QStringList scenario = scenario_arguments(*dir_, request.scenario_args, request.scenario_file_text);
   args << scenario << QStringLiteral("--vary")
        << request.axis + QLatin1Char('=') + request.values.join(QLatin1Char(',')) << QStringLiteral("--out")
        << dir_->filePath(QStringLiteral("out")) << QStringLiteral("--jobs")
        << QString::number(std::max(1, request.jobs)) << QStringLiteral("--progress=json")
        << QStringLiteral("--error-format=json");
   last_arguments_ = QStringList{request.program} + args;
-  process_ = new QProcess(this);
-  process_->setStandardOutputFile(QProcess::nullDevice());
   // Its own process group, so that cancel() also stops the point runs partsim sweep has started.
-  process_->setChildProcessModifier([] { ::setpgid(0, 0); });
+  process_ = group_process(this);
   connect(process_, &QProcess::readyReadStandardError, this, [this] {
     const QByteArray chunk = process_->readAllStandardError();
     stderr_ += chunk;
@@ -92,8 +82,7 @@ void SweepRunner::start(const SweepRequest& request) {
 void SweepRunner::cancel() {
   if (process_ == nullptr) return;
   process_->disconnect(this);
-  if (process_->processId() > 0) ::kill(-static_cast<pid_t>(process_->processId()), SIGKILL);
-  process_->kill();
+  kill_group(*process_);
   connect(process_, &QProcess::finished, process_, &QObject::deleteLater);
   process_ = nullptr;
 }
