@@ -41,6 +41,9 @@ const std::map<std::string, double>& published_parameters() {
       {"megatron-175b", 174.6e9}, // the GPT-3 175B configuration with Megatron-LM's 51200-token vocabulary
       {"megatron-530b", 529.6e9}, // Narayanan et al. 2021 (arXiv:2104.04473), Table 1
       {"megatron-1t", 1008.0e9},  // Narayanan et al. 2021, Table 1
+      {"mixtral-8x7b", 46.7e9},   // Mistral AI, Mixtral of experts (total; 12.9B active: moe_test.cpp)
+      {"qwen3-30b-a3b", 30.5e9},  // Qwen3-30B-A3B model card
+      {"gpt-oss-120b", 116.83e9}, // gpt-oss model card, Table 1
   };
   return sizes;
 }
@@ -73,8 +76,9 @@ TEST(WorkloadLibrary, HeadlineSizesRoundToTheModelNames) {
 
 TEST(WorkloadLibrary, TrainingFlopsPerTokenAreSixTimesParametersPlusAttention) {
   // Per token, without recomputation: 6 flop per parameter that takes part in a matrix product (lookup tables do
-  // not: the untied input embedding V·h, a learned position table s·h), plus 12·l·s·(a·d) for QK^T and attention
-  // over values (forward 4·s·a·d per layer, backward twice that).
+  // not: the untied input embedding V·h, a learned position table s·h; of a mixture of experts only the active
+  // parameters, the k routed experts a token goes to), plus 12·l·s·(a·d) for QK^T and attention over values
+  // (forward 4·s·a·d per layer, backward twice that).
   for (const auto& [name, _] : published_parameters()) {
     const WorkloadSpec spec = load(name);
     if (!spec.is_transformer()) continue;
@@ -82,7 +86,7 @@ TEST(WorkloadLibrary, TrainingFlopsPerTokenAreSixTimesParametersPlusAttention) {
     const TransformerModel model = spec.transformer();
     const TransformerConfig& c = model.config();
     const double h = c.hidden, V = c.vocab, s = c.sequence_length, l = c.layers;
-    double matmul_parameters = model.parameters();
+    double matmul_parameters = model.active_parameters();
     if (!c.tied_embeddings) matmul_parameters -= V * h;
     if (c.position == PositionEmbedding::Learned) matmul_parameters -= s * h;
     const double expected = 6 * matmul_parameters + 12 * l * s * static_cast<double>(c.heads * c.head_dim);

@@ -218,6 +218,18 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   if (t.gradient_data_type == t.data_type) t.gradient_data_type.clear();
   t.iterations = reader.integer("iterations");
   t.workspace = reader.quantity("workspace");
+  if (auto routing = reader.optional_child("expert_routing")) {
+    if (!t.model.is_transformer() || !std::get<TransformerConfig>(t.model.config).experts.moe())
+      throw routing->error("routing spreads tokens over experts; expected no expert_routing for a model without "
+                           "experts");
+    t.expert_routing.distribution = routing->enum_choice_or("distribution", ExpertDistribution::Uniform);
+    if (routing->has("zipf_exponent") && t.expert_routing.distribution != ExpertDistribution::Zipf)
+      throw InputError(routing->source(), routing->pointer() + "/zipf_exponent",
+                       "only zipf routing has an exponent; expected no zipf_exponent with uniform routing");
+    t.expert_routing.zipf_exponent = routing->number("zipf_exponent");
+    if (routing->has("capacity_factor")) t.expert_routing.capacity_factor = routing->number("capacity_factor");
+    routing->finish();
+  }
   return t;
 }
 
@@ -580,6 +592,22 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   mp.sequence_parallel = reader.boolean("sequence_parallel");
   if (mp.sequence_parallel && mp.tensor < 2)
     throw InputError(reader.source(), at + "/sequence_parallel", "sequence parallelism needs /strategy/tensor >= 2");
+  mp.expert = static_cast<int>(reader.integer("expert"));
+  if (config.experts.moe()) {
+    if (config.experts.count % mp.expert != 0 || mp.data % mp.expert != 0)
+      throw InputError(reader.source(), at + "/expert",
+                       fmt::format("expected a degree that divides the {} experts and the data-parallel degree ({}), "
+                                   "got {}",
+                                   config.experts.count, mp.data, mp.expert));
+    if (mp.tensor > 1 && !mp.sequence_parallel)
+      throw InputError(reader.source(), at + "/sequence_parallel",
+                       "a mixture of experts with tensor parallelism routes each rank's sequence slice (experts are "
+                       "whole on their ranks, as Megatron-Core requires sequence parallelism with MoE and tensor "
+                       "parallelism); expected true");
+  } else if (mp.expert > 1) {
+    throw InputError(reader.source(), at + "/expert",
+                     fmt::format("model \"{}\" has no experts; expected 1", training->model.name));
+  }
   if (auto zero = reader.optional_child("zero")) {
     if (zero->value().is_string()) {
       if (zero->as_string() != "fsdp")
@@ -591,6 +619,8 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     if (mp.zero >= 3 && mp.pipeline > 1)
       throw zero->error("ZeRO-3 gathers a stage's parameters for every micro-batch's forward and backward pass "
                         "(2m all-gathers per iteration); expected 0, 1 or 2 with /strategy/pipeline > 1");
+    if (mp.zero >= 3 && config.experts.moe())
+      throw zero->error("ZeRO-3 / FSDP of a mixture of experts is not modelled; expected 0, 1 or 2");
   }
   if (auto tensor = reader.optional_child("tensor_collectives")) {
     mp.tensor_collectives = parse_collective_choice(*tensor);

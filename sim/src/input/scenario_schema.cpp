@@ -1,10 +1,13 @@
 // The scenario's fields as data, and the reference tables generated from them.
 #include "partsim/input/scenario_schema.hpp"
 
+#include "partsim/model/expert_routing.hpp"
+
 #include "partsim/common/enum_names.hpp"
 #include "partsim/common/error.hpp"
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/expert_routing.hpp"
 #include "partsim/serving/serving_spec.hpp"
 
 #include <fmt/format.h>
@@ -533,6 +536,35 @@ void workload_fields(std::vector<F>& f) {
                   .label("Workspace")
                   .doc("memory per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack "
                        "(an assumption: set your own figure)"));
+  f.push_back(F(w + "expert_routing", T::Object, "model_training")
+                  .kinds(training)
+                  .def_doc("uniform, no capacity limit")
+                  .allowed("a mixture-of-experts model only")
+                  .doc("how the routers spread each layer's token copies over its experts "
+                       "([model-parallelism.md](model-parallelism.md#mixture-of-experts))"));
+  f.push_back(F(w + "expert_routing/distribution", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices(enum_names<ExpertDistribution>())
+                  .def("uniform")
+                  .label("Expert routing")
+                  .doc("`uniform`: every expert gets 1/E of the copies; `zipf`: the expert of popularity rank r gets a "
+                       "share proportional to r^-`zipf_exponent`, over a permutation of the experts drawn per layer "
+                       "from `/run/seed` (each layer's hot experts, and so its busiest expert rank, differ)"));
+  f.push_back(F(w + "expert_routing/zipf_exponent", T::Number, "model_training")
+                  .kinds(training)
+                  .closed(0.0, 10.0)
+                  .def(1.0)
+                  .allowed("with `zipf` only")
+                  .label("Zipf exponent")
+                  .doc("the skew of `zipf` routing: 0 is uniform; the busiest expert's share grows with it"));
+  f.push_back(F(w + "expert_routing/capacity_factor", T::Number, "model_training")
+                  .kinds(training)
+                  .closed(0.01, 1000.0)
+                  .def_doc("none: no limit, nothing dropped")
+                  .label("Capacity factor")
+                  .doc("the most copies an expert takes, as a multiple of its uniform share (GShard's capacity "
+                       "factor); the rest are dropped and skip the expert (Megatron-Core's "
+                       "`--moe-expert-capacity-factor` with token dropping)"));
   // collective
   f.push_back(F(w + "operation", T::Choice, "collective")
                   .kinds(collective)
@@ -1060,6 +1092,16 @@ void strategy_fields(std::vector<F>& f) {
                   .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients (reduce-"
                        "scattered after every micro-batch's backward; FSDP without resharding after the forward), 3 "
                        "also the parameters (FSDP)"));
+  f.push_back(F(s + "expert", T::Integer, "model_parallel")
+                  .kinds(mp)
+                  .range(1, kMaxGpus)
+                  .def(1)
+                  .allowed("divides `data` and the model's experts; above 1 only for a mixture-of-experts model")
+                  .label("Expert-parallel degree")
+                  .doc("expert-parallel degree EP: `expert` consecutive data-parallel replicas share each layer's "
+                       "routed experts (experts / EP each, whole: expert tensor parallelism 1) and exchange their "
+                       "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
+                       "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
   f.push_back(F(s + "tensor_collectives", T::Object, "model_parallel")
                   .kinds(mp)
                   .def_doc("all defaults")

@@ -46,6 +46,14 @@ TransformerConfig parse_transformer(JsonReader& reader) {
   c.bias = required_boolean(reader, "bias");
   c.tied_embeddings = required_boolean(reader, "tied_embeddings");
   c.dropout = reader.boolean_or("dropout", false);
+  if (auto experts = reader.optional_child("experts")) {
+    // A mixture of experts: every layer's MLP is `count` experts of ffn_size each, `top_k` of them per token.
+    c.experts.count = experts->integer("count", 2, kMaxWidth);
+    c.experts.top_k = experts->integer("top_k", 1, c.experts.count);
+    c.experts.shared = experts->integer_or("shared", 0, 0, kMaxWidth);
+    c.experts.shared_ffn = experts->integer_or("shared_ffn_size", 0, 1, kMaxWidth);
+    experts->finish();
+  }
   return c;
 }
 

@@ -75,6 +75,15 @@ std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
     return ConfigProblem{"heads", fmt::format("{} heads do not divide hidden_size {}; expected a divisor of "
                                               "hidden_size, or an explicit head_dim",
                                               c.heads, c.hidden)};
+  const ExpertConfig& x = c.experts;
+  if (x.moe() || x.top_k != 0 || x.shared != 0) {
+    if (x.count < 2)
+      return ConfigProblem{"experts", fmt::format("expected count >= 2 routed experts, got {}", x.count)};
+    if (x.top_k < 1 || x.top_k > x.count)
+      return ConfigProblem{"experts", fmt::format("expected top_k from 1 to the {} experts, got {}", x.count, x.top_k)};
+    if (x.shared < 0 || x.shared_ffn < 0)
+      return ConfigProblem{"experts", "expected shared >= 0 experts and shared_ffn_size >= 1"};
+  }
   const std::int64_t kv_heads = c.kv_heads == 0 ? c.heads : c.kv_heads;
   if (c.heads % kv_heads != 0)
     return ConfigProblem{"kv_heads",
@@ -114,6 +123,20 @@ double TransformerModel::layer_parameters(int tensor) const {
   return total;
 }
 
+double TransformerModel::expert_parameters(int expert) const {
+  if (!config_.experts.moe()) return 0.0;
+  double total = 0.0;
+  for (const ComputeOp& op : layer_ops(1, TensorSplit{1, false, expert}))
+    if (op.name.starts_with("expert_")) total += op.weight_elements;
+  return total;
+}
+
+double TransformerModel::active_parameters() const {
+  const ExpertConfig& x = config_.experts;
+  const double idle = x.moe() ? expert_parameters() * (1.0 - as_double(x.top_k) / as_double(x.count)) : 0.0;
+  return parameters() - as_double(config_.layers) * idle;
+}
+
 double TransformerModel::embedding_parameters(int tensor) const {
   const double h = as_double(config_.hidden);
   return as_double(vocab_shard(tensor)) * h +
@@ -136,7 +159,6 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
       << c.ffn;
   const double t = tokens(micro_batch);
   const double h = as_double(c.hidden);
-  const double f = as_double(c.ffn / n); // this rank's MLP columns
   // Whole on every rank (norms, residual adds) unless sequence parallelism splits them along the sequence.
   const double r = split.sequence_parallel ? 1.0 / as_double(n) : 1.0;
   const std::int64_t heads = c.heads / n; // this rank's query heads
@@ -239,22 +261,59 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   push_residual(ops, "attention", r * t * h);
   ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
   const bool gated = c.mlp == MlpKind::Gated;
-  if (gated) ops.push_back(linear_op("mlp_gate", t, c.hidden, c.ffn / n, c.bias));
-  ops.push_back(linear_op("mlp_up", t, c.hidden, c.ffn / n, c.bias));
-  const double activation_inputs = gated ? 2.0 * t * f : t * f;
-  // The GEMMs' bias adds are counted with their flops; fused, the activation kernel adds them on the way (bias_gelu),
-  // unfused they are a pass of their own over the GEMMs' outputs.
-  if (c.bias && !kernels_.fused_bias_activation)
-    ops.push_back(pointwise_op("mlp_bias", OpKind::Elementwise, 0.0, activation_inputs, activation_inputs, 0.0));
-  if (gated && !kernels_.fused_bias_activation) {
-    // SiLU(gate), then the product with up: two kernels.
-    ops.push_back(pointwise_op("mlp_silu", OpKind::Elementwise, 0.0, t * f, t * f, 0.0));
-    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, kSwiGluFlop, 2.0 * t * f, t * f, 0.0));
-  } else {
-    ops.push_back(pointwise_op("mlp_activation", OpKind::Elementwise, gated ? kSwiGluFlop : kGeluFlop,
-                               activation_inputs, t * f, 0.0));
+  // An MLP of width `width` (this rank's columns) on `rows` tokens, named prefix_gate, _up, [_bias], [_silu],
+  // _activation, _down; each GEMM's weights counted `copies` times (a rank's experts).
+  auto push_mlp = [&](const std::string& prefix, double rows, std::int64_t width, double copies) {
+    const double w = as_double(width);
+    auto linear = [&](std::string name, std::int64_t in, std::int64_t out) {
+      ComputeOp op = linear_op(std::move(name), rows, in, out, c.bias);
+      op.weight_elements *= copies;
+      return op;
+    };
+    if (gated) ops.push_back(linear(prefix + "_gate", c.hidden, width));
+    ops.push_back(linear(prefix + "_up", c.hidden, width));
+    const double activation_inputs = gated ? 2.0 * rows * w : rows * w;
+    // The GEMMs' bias adds are counted with their flops; fused, the activation kernel adds them on the way
+    // (bias_gelu), unfused they are a pass of their own over the GEMMs' outputs.
+    if (c.bias && !kernels_.fused_bias_activation)
+      ops.push_back(
+          pointwise_op(prefix + "_bias", OpKind::Elementwise, 0.0, activation_inputs, activation_inputs, 0.0));
+    if (gated && !kernels_.fused_bias_activation) {
+      // SiLU(gate), then the product with up: two kernels.
+      ops.push_back(pointwise_op(prefix + "_silu", OpKind::Elementwise, 0.0, rows * w, rows * w, 0.0));
+      ops.push_back(
+          pointwise_op(prefix + "_activation", OpKind::Elementwise, kSwiGluFlop, 2.0 * rows * w, rows * w, 0.0));
+    } else {
+      ops.push_back(pointwise_op(prefix + "_activation", OpKind::Elementwise, gated ? kSwiGluFlop : kGeluFlop,
+                                 activation_inputs, rows * w, 0.0));
+    }
+    ops.push_back(linear(prefix + "_down", width, c.hidden));
+  };
+  if (!c.experts.moe()) {
+    push_mlp("mlp", t, c.ffn / n, 1.0);
+    push_residual(ops, "mlp", r * t * h);
+    return ops;
   }
-  ops.push_back(linear_op("mlp_down", t, c.ffn / n, c.hidden, c.bias));
+  // Mixture of experts (expert tensor parallelism 1: every expert whole on the rank that holds it). The rank routes
+  // its own tokens (its sequence slice with sequence parallelism): a router GEMM h -> E and the softmax / top-k over
+  // the E logits; the k copies of each token are permuted into expert order and sent to the experts' ranks (the
+  // planner's all-to-all); this rank's experts (E / expert ranks of them) run on the copies routed to them, `load`
+  // times the uniform share (tokens x k on every rank when routing is uniform); the results come back and are
+  // unpermuted: each token sums its k copies weighted by their router probabilities. Shared experts are a dense MLP
+  // on the rank's own tokens.
+  const ExpertConfig& x = c.experts;
+  PARTSIM_CHECK(split.expert >= 1 && x.count % split.expert == 0 && split.expert_load >= 0.0)
+      << split.expert << " expert ranks for " << x.count << " experts, load " << split.expert_load;
+  const double own = r * t; // the tokens this rank routes
+  const double k = as_double(x.top_k);
+  const double logits = own * as_double(x.count);
+  ops.push_back(linear_op("router", own, c.hidden, x.count, c.bias));
+  ops.push_back(pointwise_op("router_topk", OpKind::Softmax, kSoftmaxFlop, logits, logits, 0.0));
+  ops.push_back(pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * k * h, own * k * h, 0.0));
+  const double routed = std::round(own * k * split.expert_load); // the copies this rank's experts process
+  push_mlp("expert", routed, c.ffn, as_double(x.count / split.expert));
+  ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
+  if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);
   return ops;
 }
@@ -349,7 +408,21 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   double bytes = e * t * h + e * t * h + e * t * (q + 2.0 * kv) + e * t * q + mask * t * h;
   // MLP block: the norm's input, the first GEMM's input, the activation's inputs, the last GEMM's input, the mask.
   const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
-  bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
+  if (!c.experts.moe()) {
+    bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
+  } else {
+    // Mixture of experts, with every expert's rank getting the uniform share: the norm's input, the router's input
+    // and its fp32 probabilities, then per copy (k per token) the experts' first GEMM input, the activation's inputs,
+    // the last GEMM's input and its output (which the unpermute's backward needs); the shared experts as an MLP.
+    const ExpertConfig& x = c.experts;
+    const double k = as_double(x.top_k);
+    bytes += e * t * h + e * t * h + 4.0 * t * as_double(x.count) + mask * t * h;
+    bytes += k * (e * t * h + e * t * activation_inputs + e * t * f + e * t * h);
+    if (x.shared > 0) {
+      const double fs = as_double(x.shared * x.shared_ffn_size(c.ffn));
+      bytes += e * t * h + e * t * (c.mlp == MlpKind::Gated ? 2.0 * fs : fs) + e * t * fs;
+    }
+  }
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
   if (kernels_.attention == AttentionKernel::Flash)
     bytes += kSoftmaxStatisticsBytes * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length);

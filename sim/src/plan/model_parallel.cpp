@@ -4,6 +4,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/model/cost_model.hpp"
+#include "partsim/model/expert_routing.hpp"
 #include "partsim/plan/plan_collectives.hpp"
 #include "partsim/plan/strategy.hpp"
 
@@ -25,20 +26,28 @@ namespace {
  * loss on logits cast to float. */
 constexpr std::uint64_t kCrossEntropyValueBytes = 4;
 
-/** A collective on the tensor group inside a pass. */
+/** A collective inside a pass: on the tensor group, or (kind Expert) the token all-to-all on the expert group. */
 struct TensorCollective {
   CollectiveOp op = CollectiveOp::AllReduce;
   std::uint64_t bytes = 0;
+  CommKind kind = CommKind::Tensor;
 };
 
-/** What a pass over a unit does on one tensor rank, in order: compute (s) or a tensor-parallel collective. */
-using Action = std::variant<double, TensorCollective>;
+/** The routed experts' compute of a mixture-of-experts layer (its forward in a forward pass, its backward in a
+ * backward one), which depends on the rank's share of the layer's tokens: priced per rank when planning it. */
+struct ExpertWork {
+  std::int32_t layer = 0; ///< in the model, from 0
+};
+
+/** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, or the experts' compute. */
+using Action = std::variant<double, TensorCollective, ExpertWork>;
 
 /** A piece of a virtual stage: the embedding, a layer or the head, per micro-batch on one tensor rank. */
 struct Unit {
   std::vector<Action> forward;
   std::vector<Action> backward;
-  double parameters = 0.0; ///< on one tensor rank
+  double parameters = 0.0;        ///< on one tensor rank, but for the routed experts
+  double expert_parameters = 0.0; ///< the routed experts this rank holds (synchronised over the expert-data group)
 };
 
 /** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
@@ -46,7 +55,7 @@ struct Unit {
 class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
-      : source_(scenario.source), cluster_(scenario.cluster), training_(training), mp_(mp),
+      : source_(scenario.source), seed_(scenario.run.seed), cluster_(scenario.cluster), training_(training), mp_(mp),
         model_(training.transformer()), cost_(training_cost(training, scenario.cluster.gpu)), collectives_(cluster_),
         parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
@@ -81,7 +90,7 @@ class Planner {
       for (const Unit& unit : units)
         for (const auto* actions : {&unit.forward, &unit.backward})
           for (const Action& action : *actions) {
-            per_position.executions += std::holds_alternative<double>(action) ? 1.0 : 0.0;
+            per_position.executions += std::holds_alternative<TensorCollective>(action) ? 0.0 : 1.0;
             per_position.steps += 1.0;
           }
     }
@@ -111,7 +120,7 @@ class Planner {
     const bool tensor_auto = !mp_.tensor_collectives.fidelity;
     const bool data_auto = !mp_.gradient_sync.collective.fidelity;
     collectives_.resolve_auto_fidelity(
-        plan, [&](const CollectiveStep& c) { return c.kind == CommKind::Tensor ? tensor_auto : data_auto; });
+        plan, [&](const CollectiveStep& c) { return c.kind == CommKind::Data ? data_auto : tensor_auto; });
     collectives_.count_events(plan);
     fill_figures(plan);
     return plan;
@@ -129,10 +138,22 @@ class Planner {
     const TensorSplit split{t, sp};
     std::vector<ComputeOp> attention;
     std::vector<ComputeOp> mlp;
+    // A mixture of experts: the MLP block splits around the routed experts (before: the norm, router and permute;
+    // after: the unpermute, shared experts and residual).
+    std::vector<ComputeOp> moe_before;
+    std::vector<ComputeOp> moe_after;
     bool in_mlp = false;
+    bool past_experts = false;
     for (const ComputeOp& op : model_.layer_ops(b, split)) {
       in_mlp = in_mlp || op.name == "mlp_norm";
-      (in_mlp ? mlp : attention).push_back(op);
+      const bool routed = routed_expert_op(op);
+      past_experts = past_experts || op.name == "expert_unpermute";
+      if (!in_mlp)
+        attention.push_back(op);
+      else if (!moe())
+        mlp.push_back(op);
+      else if (!routed)
+        (past_experts ? moe_after : moe_before).push_back(op);
     }
     std::vector<ComputeOp> embedding;
     std::vector<ComputeOp> norm;
@@ -183,6 +204,44 @@ class Planner {
     const double attention_backward = full ? a.backward_time - a.forward_time : a.backward_time;
     const Unit layer{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
                      join({rerun, {mlp_backward}, reduce, {attention_backward}, reduce}), model_.layer_parameters(t)};
+    // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
+    // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
+    // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
+    // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients.
+    auto moe_layer = [&](std::int32_t index) {
+      const TrainingUnit before = price_ops("moe", moe_before, gpu, type, training_.recomputation);
+      const TrainingUnit after = price_ops("moe", moe_after, gpu, type, training_.recomputation);
+      const double k = static_cast<double>(c.experts.top_k);
+      const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
+      const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
+      const std::vector<Action> all_to_all =
+          mp_.expert > 1 ? std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert}}
+                         : std::vector<Action>{};
+      const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
+      const std::vector<Action> gather_next =
+          sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
+      const std::vector<Action> forward = join({{a.forward_time},
+                                                scatter,
+                                                {before.forward_time},
+                                                all_to_all,
+                                                {ExpertWork{index}},
+                                                all_to_all,
+                                                {after.forward_time},
+                                                gather_next});
+      const double before_backward = full ? before.backward_time - before.forward_time : before.backward_time;
+      const double after_backward = full ? after.backward_time - after.forward_time : after.backward_time;
+      const std::vector<Action> backward = join({full ? forward : std::vector<Action>{},
+                                                 {after_backward},
+                                                 all_to_all,
+                                                 {ExpertWork{index}},
+                                                 all_to_all,
+                                                 {before_backward},
+                                                 scatter,
+                                                 {attention_backward},
+                                                 gather_next});
+      return Unit{forward, backward, model_.layer_parameters(t) - model_.expert_parameters(),
+                  model_.expert_parameters(mp_.expert)};
+    };
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
     // backward is an all-gather; the all-reduce's backward is the identity).
@@ -204,18 +263,58 @@ class Planner {
         join({{l.backward_time}, sum, {n.backward_time}}), head_parameters};
     const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
     units_.resize(static_cast<std::size_t>(chunks_));
+    std::int32_t index = 0; // the model's layer
     for (int vs = 0; vs < chunks_; ++vs) {
       auto& units = units_[static_cast<std::size_t>(vs)];
       if (vs == 0) units.push_back(embedding_unit);
-      units.insert(units.end(), static_cast<std::size_t>(layers[static_cast<std::size_t>(vs)]), layer);
+      for (int l = 0; l < layers[static_cast<std::size_t>(vs)]; ++l, ++index)
+        units.push_back(moe() ? moe_layer(index) : layer);
       if (vs == chunks_ - 1) units.push_back(head_unit);
+    }
+    if (moe()) price_experts(gpu, type);
+  }
+
+  bool moe() const { return model_.config().experts.moe(); }
+
+  /** The ops of the routed experts (priced per rank by their load), not the permute and unpermute around them. */
+  static bool routed_expert_op(const ComputeOp& op) {
+    return op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute";
+  }
+
+  /** Each layer's routing over the expert group, and the routed experts' forward and backward time on each of its
+   * positions (the same for every layer and position with uniform routing: priced once). */
+  void price_experts(const GpuProfile& gpu, const std::string& type) {
+    const TransformerConfig& c = model_.config();
+    const TensorSplit base{mp_.tensor, mp_.sequence_parallel, mp_.expert};
+    const bool full = training_.recomputation == Recomputation::Full;
+    std::map<double, std::pair<double, double>> by_load; // load -> (forward, backward)
+    auto price = [&](double load) {
+      auto [it, fresh] = by_load.try_emplace(load);
+      if (fresh) {
+        TensorSplit split = base;
+        split.expert_load = load;
+        std::vector<ComputeOp> ops;
+        for (const ComputeOp& op : model_.layer_ops(training_.micro_batch, split))
+          if (routed_expert_op(op)) ops.push_back(op);
+        const TrainingUnit u = price_ops("experts", ops, gpu, type, training_.recomputation);
+        it->second = {u.forward_time, full ? u.backward_time - u.forward_time : u.backward_time};
+      }
+      return it->second;
+    };
+    expert_times_.assign(static_cast<std::size_t>(c.layers), {});
+    routing_.clear();
+    for (std::int64_t l = 0; l < c.layers; ++l) {
+      routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
+      for (const double load : routing_.back().rank_load)
+        expert_times_[static_cast<std::size_t>(l)].push_back(price(load));
     }
   }
 
   /** ZeRO-3 / FSDP parameters sharded over a data group that exists (replicas that synchronise). */
   bool zero3_sharded() const { return mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1; }
-  /** A pass is one compute and one fused collective per kind (tensor collectives per pass, no ZeRO-3 gathers). */
-  bool fused_passes() const { return !mp_.tensor_per_layer && !zero3_sharded(); }
+  /** A pass is one compute and one fused collective per kind (tensor collectives per pass, no ZeRO-3 gathers, no
+   * expert all-to-alls: each one waits for the layer's busiest expert rank). */
+  bool fused_passes() const { return !mp_.tensor_per_layer && !zero3_sharded() && !(moe() && mp_.expert > 1); }
 
   /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
   bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
@@ -234,6 +333,24 @@ class Planner {
         plan.groups.emplace_back();
         for (int d = 0; d < mp_.data; ++d) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
       }
+    // Expert groups: `expert` consecutive data positions of one (tensor, pipeline) position route their tokens to each
+    // other's experts; their expert-data groups (the same position in every expert group) synchronise those experts.
+    for (int p = 0; p < mp_.pipeline && mp_.expert > 1; ++p)
+      for (int t = 0; t < mp_.tensor; ++t)
+        for (int block = 0; block < mp_.data / mp_.expert; ++block) {
+          expert_group_[{t, p, block}] = static_cast<int>(plan.groups.size());
+          plan.groups.emplace_back();
+          for (int j = 0; j < mp_.expert; ++j)
+            plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
+        }
+    for (int p = 0; p < mp_.pipeline && moe() && sync && mp_.data > mp_.expert; ++p)
+      for (int t = 0; t < mp_.tensor; ++t)
+        for (int j = 0; j < mp_.expert; ++j) {
+          expert_data_group_[{t, p, j}] = static_cast<int>(plan.groups.size());
+          plan.groups.emplace_back();
+          for (int block = 0; block < mp_.data / mp_.expert; ++block)
+            plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
+        }
     // Megatron-LM's embedding group: the first and last stage of each (data, tensor) position.
     for (int d = 0; d < mp_.data && tied_copy(); ++d)
       for (int t = 0; t < mp_.tensor; ++t) {
@@ -278,8 +395,15 @@ class Planner {
     return id;
   }
 
+  /** A collective of a pass: the tensor collectives' choice; the experts' all-to-all takes its fidelity only (its
+   * algorithm is direct, its protocol NCCL's `auto`). */
   void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) {
-    steps.emplace_back(collective(c.op, c.bytes, group, mp_.tensor_collectives, CommKind::Tensor, 0));
+    CollectiveChoice choice = mp_.tensor_collectives;
+    if (c.kind == CommKind::Expert) {
+      choice.algorithm.reset();
+      choice.protocol.reset();
+    }
+    steps.emplace_back(collective(c.op, c.bytes, group, choice, c.kind, 0));
   }
 
   /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
@@ -371,6 +495,17 @@ class Planner {
     const auto& units = units_[static_cast<std::size_t>(vs)];
     const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({at.data, at.pipeline}) : -1;
     const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
+    const int expert_group =
+        expert_group_.empty() ? -1 : expert_group_.at({at.tensor, at.pipeline, at.data / mp_.expert});
+    const int expert_data_group =
+        expert_data_group_.empty() ? -1 : expert_data_group_.at({at.tensor, at.pipeline, at.data % mp_.expert});
+    const auto position = static_cast<std::size_t>(at.data % mp_.expert);
+    // The routed experts' time on this rank for a layer (forward or backward as the pass).
+    auto expert_time = [&](const ExpertWork& work) {
+      const auto& [f, b] = expert_times_[static_cast<std::size_t>(work.layer)][position];
+      return op.pass == Pass::Forward ? f : b;
+    };
+    auto group_of = [&](const TensorCollective& c) { return c.kind == CommKind::Expert ? expert_group : tensor_group; };
     const bool forward = op.pass == Pass::Forward;
     const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
     // ZeRO-2 keeps only its shard of the gradients: every micro-batch's backward reduce-scatters them into it (as
@@ -408,6 +543,26 @@ class Planner {
         deferred.push_back(step);
       bucket = 0.0;
     };
+    // The routed experts' gradients, in their own buckets on the expert-data group (Megatron-Core keeps expert
+    // parameters in buffers of their own, reduced over the expert-data-parallel group).
+    const bool expert_sync_now = !forward && (last_micro_batch || mp_.zero == 2) && expert_data_group >= 0;
+    double expert_bucket = 0.0;
+    auto flush_experts = [&] {
+      if (expert_bucket <= 0.0) return;
+      const CollectiveStep step =
+          gradient_collective(static_cast<std::uint64_t>(std::llround(expert_bucket)), expert_data_group);
+      if (last_micro_batch) expert_final_sync_.push_back(step);
+      if (step.stream == 1)
+        steps.emplace_back(step);
+      else
+        deferred.push_back(step);
+      expert_bucket = 0.0;
+    };
+    auto add_expert_gradients = [&](const Unit& unit) {
+      if (!expert_sync_now || unit.expert_parameters <= 0.0) return;
+      expert_bucket += unit.expert_parameters * gradient_element_;
+      if (expert_bucket >= bucket_bytes(vs)) flush_experts();
+    };
 
     const std::size_t n = units.size();
     if (fused_passes()) {
@@ -419,6 +574,10 @@ class Planner {
         for (const Action& action : forward ? u.forward : u.backward) {
           if (const auto* seconds = std::get_if<double>(&action)) {
             time += *seconds;
+            continue;
+          }
+          if (const auto* work = std::get_if<ExpertWork>(&action)) {
+            time += expert_time(*work);
             continue;
           }
           const auto& c = std::get<TensorCollective>(action);
@@ -435,13 +594,15 @@ class Planner {
         wait_for_gather(last);
       }
       compute(time);
-      for (const TensorCollective& c : fused) tensor_collective(steps, tensor_group, c);
+      for (const TensorCollective& c : fused) tensor_collective(steps, group_of(c), c);
       if (sync_now)
         for (std::size_t k = n; k-- > 0;) {
           bucket += unit_gradient_bytes(units[k]);
           if (bucket >= bucket_bytes(vs)) flush();
         }
+      for (std::size_t k = n; k-- > 0;) add_expert_gradients(units[k]);
       flush();
+      flush_experts();
       return;
     }
     if (zero3) gather(units[forward ? 0 : n - 1]);
@@ -458,16 +619,20 @@ class Planner {
       for (const Action& action : forward ? unit.forward : unit.backward) {
         if (const auto* seconds = std::get_if<double>(&action))
           compute(*seconds);
+        else if (const auto* work = std::get_if<ExpertWork>(&action))
+          compute(expert_time(*work));
         else
-          tensor_collective(steps, tensor_group, std::get<TensorCollective>(action));
+          tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
       if (sync_now && !zero3) {
         bucket += unit_gradient_bytes(unit);
         if (bucket >= bucket_bytes(vs)) flush();
       }
+      add_expert_gradients(unit);
     }
     if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_gradient_bytes(units[0]), data_group));
     flush();
+    flush_experts();
   }
 
   void program(Plan& plan, int rank) {
@@ -505,20 +670,30 @@ class Planner {
     }
     // The optimizer step over this rank's share of the stage's parameters (sharded over the replicas under ZeRO).
     double parameters = 0.0;
+    double experts = 0.0;
     for (int c = 0; c < mp_.virtual_stages; ++c)
-      for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) parameters += u.parameters;
-    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1);
+      for (const Unit& u : units_[static_cast<std::size_t>(c * mp_.pipeline + at.pipeline)]) {
+        parameters += u.parameters;
+        experts += u.expert_parameters;
+      }
+    const bool experts_synced = !expert_data_group_.empty();
+    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1) +
+                         experts / parameters_ / (mp_.zero >= 1 && experts_synced ? mp_.data / mp_.expert : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
-    // micro-batch's gradients).
+    // micro-batch's gradients), in the data type, where the reduction moved gradients in theirs. The routed experts'
+    // parameters (on their expert-data groups) are gathered after the step too, never overlapped with the next forward.
+    auto gather_back = [&](CollectiveStep g) {
+      g.op = CollectiveOp::AllGather;
+      g.stream = 0;
+      g.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(g.bytes) * element_ / gradient_element_));
+      steps.emplace_back(g);
+    };
     if (synced && (mp_.zero == 1 || mp_.zero == 2) && !gathers_overlapped())
-      for (CollectiveStep g : final_sync) {
-        g.op = CollectiveOp::AllGather;
-        g.stream = 0;
-        // The parameters, in the data type, where the reduction moved gradients in theirs.
-        g.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(g.bytes) * element_ / gradient_element_));
-        steps.emplace_back(g);
-      }
+      for (const CollectiveStep& g : final_sync) gather_back(g);
+    if (mp_.zero == 1 || mp_.zero == 2)
+      for (const CollectiveStep& g : expert_final_sync_) gather_back(g);
+    expert_final_sync_.clear();
   }
 
   void fill_figures(Plan& plan) {
@@ -526,6 +701,7 @@ class Planner {
     const double batch = static_cast<double>(training_.global_batch);
     plan.iterations = training_.iterations;
     plan.pipeline_stages = mp_.pipeline;
+    plan.expert_parallel = moe() && mp_.expert > 1;
     for (int s = 0; s < mp_.pipeline; ++s)
       plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
     plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);
@@ -553,10 +729,29 @@ class Planner {
                     micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
                     to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
+    if (moe()) {
+      const ExpertConfig& x = model_.config().experts;
+      double busiest = 0.0;
+      double dropped = 0.0;
+      for (const LayerRouting& r : routing_) {
+        busiest += r.max_load() / r.mean_load();
+        dropped += r.dropped;
+      }
+      const auto layers = static_cast<double>(routing_.size());
+      plan.summary +=
+          fmt::format(", {} routed experts (top-{}{}) over expert groups of {} ({} each), {} routing: the "
+                      "busiest expert rank takes {:.3g}x the mean on average over the layers",
+                      x.count, x.top_k, x.shared > 0 ? fmt::format(", {} shared", x.shared) : std::string(), mp_.expert,
+                      x.count / mp_.expert, to_string(training_.expert_routing.distribution), busiest / layers);
+      if (training_.expert_routing.capacity_factor)
+        plan.summary += fmt::format(", capacity factor {:g} drops {:.3g}% of the copies",
+                                    *training_.expert_routing.capacity_factor, 100.0 * dropped / layers);
+    }
     plan.summary += fmt::format("; stack {}: {}", to_string(training_.stack), describe(training_.kernels));
   }
 
-  std::string source_; ///< the scenario's file, named in errors
+  std::string source_;     ///< the scenario's file, named in errors
+  std::uint64_t seed_ = 1; ///< the scenario's, for the experts' routing
   const ClusterSpec& cluster_;
   const ModelTraining& training_;
   const ModelParallel& mp_;
@@ -571,12 +766,18 @@ class Planner {
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
   std::uint64_t transfer_bytes_ = 0;
-  std::vector<std::vector<Unit>> units_;               ///< per virtual stage, in forward order
-  std::map<std::pair<int, int>, int> tensor_group_;    ///< (data, pipeline) -> group
-  std::map<std::pair<int, int>, int> data_group_;      ///< (tensor, pipeline) -> group
-  std::map<std::pair<int, int>, int> embedding_group_; ///< (data, tensor) -> first and last stage (tied embeddings)
-  std::vector<std::vector<PipelineOp>> schedules_;     ///< per pipeline stage
-  std::vector<std::uint32_t> labels_;                  ///< per (pass, micro-batch, chunk); 0 until named
+  std::vector<std::vector<Unit>> units_;                  ///< per virtual stage, in forward order
+  std::map<std::pair<int, int>, int> tensor_group_;       ///< (data, pipeline) -> group
+  std::map<std::pair<int, int>, int> data_group_;         ///< (tensor, pipeline) -> group
+  std::map<std::pair<int, int>, int> embedding_group_;    ///< (data, tensor) -> first and last stage (tied embeddings)
+  std::map<std::tuple<int, int, int>, int> expert_group_; ///< (tensor, pipeline, data / expert) -> group
+  std::map<std::tuple<int, int, int>, int> expert_data_group_; ///< (tensor, pipeline, data % expert) -> group
+  std::vector<LayerRouting> routing_;                          ///< per layer (mixture of experts)
+  /** Per layer, per position in the expert group: the routed experts' forward and backward time (s). */
+  std::vector<std::vector<std::pair<double, double>>> expert_times_;
+  std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its last expert gradient collectives
+  std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
+  std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named
   /** The rank being planned: per virtual stage, per unit, the parameter gathers its first forward pass lets stay
    * pending before the unit (-1: no wait); empty per stage without overlapped gathers. */
   std::vector<std::vector<std::int64_t>> param_waits_;

@@ -40,12 +40,18 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double e = bytes_per_element(training.data_type);
   const double t = static_cast<double>(mp.tensor);
   const double d = static_cast<double>(mp.data);
-  const auto [local, layers] = stage_parameters(model, mp, stage);
+  const auto [all, layers] = stage_parameters(model, mp, stage);
+  // The routed experts: a rank holds experts / expert of each layer's, sharded by ZeRO over the expert-data group
+  // (data / expert replicas of them) where the rest is sharded over all data replicas.
+  const double experts = layers * model.expert_parameters(mp.expert);
+  const double local = all - layers * model.expert_parameters();
+  const double de = d / static_cast<double>(mp.expert);
   MemoryBreakdown m;
-  m.parameters = local * e / (mp.zero >= 3 ? d : 1.0);
-  m.gradients = local * bytes_per_element(training.gradient_type()) / (mp.zero >= 2 ? d : 1.0);
-  m.optimizer_states =
-      local * optimizer_bytes_per_parameter(training.optimizer, training.data_type) / (mp.zero >= 1 ? d : 1.0);
+  m.parameters = local * e / (mp.zero >= 3 ? d : 1.0) + experts * e / (mp.zero >= 3 ? de : 1.0);
+  const double gradient = bytes_per_element(training.gradient_type());
+  m.gradients = local * gradient / (mp.zero >= 2 ? d : 1.0) + experts * gradient / (mp.zero >= 2 ? de : 1.0);
+  const double state = optimizer_bytes_per_parameter(training.optimizer, training.data_type);
+  m.optimizer_states = local * state / (mp.zero >= 1 ? d : 1.0) + experts * state / (mp.zero >= 1 ? de : 1.0);
   m.workspace = training.workspace;
   m.capacity = gpu.memory_capacity.value;
 

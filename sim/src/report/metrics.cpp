@@ -76,12 +76,15 @@ std::vector<Report::Stage> stage_metrics(const Plan& plan, const Report& r) {
     s.tensor_exposed += m.tensor_exposed;
     s.pipeline_exposed += m.pipeline_exposed;
     s.data_exposed += m.data_exposed;
+    s.expert_exposed += m.expert_exposed;
     s.bubble += m.bubble;
   }
   for (Report::Stage& s : stages) {
     if (s.ranks == 0) continue;
     const double n = static_cast<double>(s.ranks);
-    for (double* v : {&s.compute, &s.tensor_exposed, &s.pipeline_exposed, &s.data_exposed, &s.bubble}) *v /= n;
+    for (double* v :
+         {&s.compute, &s.tensor_exposed, &s.pipeline_exposed, &s.data_exposed, &s.expert_exposed, &s.bubble})
+      *v /= n;
     s.bubble_fraction = r.makespan > 0 ? 1.0 - s.compute / r.makespan : 0.0;
   }
   return stages;
@@ -149,6 +152,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     m.data_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Data)];
     m.tensor_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Tensor)];
     m.pipeline_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Pipeline)];
+    m.expert_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Expert)];
     m.bubble = t.bubble;
     if (i < result.streams.size()) {
       const RankTimeline& stream = result.streams[i];
@@ -214,6 +218,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     r.tokens_per_second = plan.tokens_per_iteration * iterations / r.makespan;
   }
   r.stages = stage_metrics(plan, r);
+  r.expert_parallel = plan.expert_parallel;
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;

@@ -69,7 +69,7 @@ ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
   return out;
 }
 
-ReportRank rank_row(const RankMetrics& m, bool pipelined) {
+ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts) {
   ReportRank row;
   row.rank = m.rank;
   row.node = m.node;
@@ -94,6 +94,7 @@ ReportRank rank_row(const RankMetrics& m, bool pipelined) {
     row.data_exposed = m.data_exposed;
     row.bubble = m.bubble;
   }
+  if (experts) row.expert_exposed = m.expert_exposed;
   return row;
 }
 
@@ -237,6 +238,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
         row.tensor_exposed = s.tensor_exposed;
         row.pipeline_exposed = s.pipeline_exposed;
         row.data_exposed = s.data_exposed;
+        if (r.expert_parallel) row.expert_exposed = s.expert_exposed;
         row.bubble = s.bubble;
         row.bubble_fraction = s.bubble_fraction;
       }
@@ -246,7 +248,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   if (r.energy) doc.energy = energy_section(*r.energy);
   if (r.cost) doc.cost = cost_section(*r.cost);
   if (r.reliability) doc.reliability = reliability_section(*r.reliability, r.seed);
-  for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty()));
+  for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel));
   return doc;
 }
 

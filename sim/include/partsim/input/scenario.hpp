@@ -8,6 +8,7 @@
 #include "partsim/input/reliability.hpp"
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/collective_cost.hpp"
+#include "partsim/model/expert_routing.hpp"
 #include "partsim/plan/class_split.hpp"
 #include "partsim/serving/serving_spec.hpp"
 
@@ -112,6 +113,8 @@ struct ModelTraining {
   std::int64_t iterations = 1;
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
+  /** `/workload/expert_routing`: how a mixture of experts' routers spread the tokens (uniform by default). */
+  ExpertRouting expert_routing;
 
   /** The type gradients are accumulated and reduced in. */
   const std::string& gradient_type() const { return gradient_data_type.empty() ? data_type : gradient_data_type; }
@@ -239,7 +242,8 @@ struct ModelParallel {
   int virtual_stages = 1;         ///< chunks per GPU (interleaved only; 1 otherwise)
   std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
   bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
-  int zero = 0; ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
+  int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
+  int zero = 0;   ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
   GradientSync sync = GradientSync::AllReduce; ///< None: replicas do not synchronise (a what-if)
   GradientSyncSpec gradient_sync;      ///< the data-parallel collectives (algorithm, fidelity, bucket size, overlap)
   CollectiveChoice tensor_collectives; ///< algorithm and fidelity of the tensor-parallel collectives

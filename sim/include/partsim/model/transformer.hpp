@@ -132,6 +132,17 @@ inline std::string_view to_string(CrossEntropyKernel cross_entropy) {
 }
 
 /** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
+/** `experts` of a transformer config: a mixture of experts in every layer's MLP (absent: a dense MLP). */
+struct ExpertConfig {
+  std::int64_t count = 0;      ///< "count": routed experts per layer E (0: a dense model)
+  std::int64_t top_k = 0;      ///< "top_k": experts each token is sent to, k
+  std::int64_t shared = 0;     ///< "shared": shared experts, which every token goes through
+  std::int64_t shared_ffn = 0; ///< "shared_ffn_size": a shared expert's inner width; 0: ffn_size
+
+  bool moe() const { return count > 0; }
+  std::int64_t shared_ffn_size(std::int64_t ffn) const { return shared_ffn > 0 ? shared_ffn : ffn; }
+};
+
 struct TransformerConfig {
   TransformerArchitecture architecture = TransformerArchitecture::Decoder; ///< "architecture": decoder | encoder
   std::int64_t layers = 0;                                                 ///< "layers"
@@ -148,6 +159,8 @@ struct TransformerConfig {
   bool bias = true;                                        ///< "bias": biases on the linear layers
   bool tied_embeddings = true; ///< "tied_embeddings": the LM head reuses the token embedding matrix
   bool dropout = false;        ///< "dropout": dropout after attention softmax and on residual branches
+  /** "experts": a mixture of experts, `ffn_size` being then each expert's inner width. */
+  ExpertConfig experts;
 };
 
 /** How a tensor-parallel group of `tensor` ranks splits a transformer (Megatron-LM, Shoeybi et al. 2019;
@@ -164,6 +177,10 @@ struct TransformerConfig {
 struct TensorSplit {
   int tensor = 1;
   bool sequence_parallel = false;
+  /** A mixture of experts: the routed experts split over `expert` ranks (experts / expert each, whole), this rank's
+   * getting `expert_load` times the uniform share of the token copies (1: uniform routing). */
+  int expert = 1;
+  double expert_load = 1.0;
 };
 
 /** The first problem with a config (counts below 1, heads not dividing the hidden size when head_dim is implied,
@@ -206,6 +223,10 @@ class TransformerModel {
   double output_parameters(int tensor = 1) const;
   /** Everything: layers·layer_parameters() + embedding_parameters() + output_parameters(). */
   double parameters() const;
+  /** The routed experts' weights of one layer on one of `expert` ranks (experts / expert of them); 0 when dense. */
+  double expert_parameters(int expert = 1) const;
+  /** The parameters a token goes through: all but the routed experts it is not sent to (E - k of E per layer). */
+  double active_parameters() const;
 
   /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
   std::int64_t vocab_shard(int tensor) const;
@@ -220,7 +241,14 @@ class TransformerModel {
    * softmax. Unfused bias + activation adds mlp_bias (where the model has biases) before mlp_activation; unfused
    * bias + dropout + add splits each residual op into [*_output_bias], [*_output_dropout], *_residual. The kernels
    * change bytes, never flops: the sum of every op's flops is the same for every choice (the attention core's softmax
-   * flops ride on the flash op). */
+   * flops ride on the flash op).
+   *
+   * A mixture of experts replaces the MLP after mlp_norm with: router (GEMM h -> E on the rank's tokens, its sequence
+   * slice with sequence parallelism), router_topk, expert_permute (the k copies of each token), the routed experts as
+   * an MLP named expert_* over the copies the rank's experts process (tokens x k x split.expert_load rows, weights of
+   * experts / split.expert experts, whole: not split by tensor parallelism), expert_unpermute (each token's k results
+   * weighted and summed), [shared_expert_*] (a dense MLP of shared x shared_ffn_size on the rank's tokens), then
+   * mlp_residual as a dense layer. */
   std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
   /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. On one rank of a
    * tensor-parallel group (`split`): the vocabulary-parallel embedding (a masked lookup in the rank's shard: rows read

@@ -135,6 +135,7 @@ struct Plan {
   std::vector<std::string> labels;           ///< names of compute steps (ComputeStep::label), [0] = ""
   std::vector<int> stage_of_rank;            ///< pipeline stage per rank; empty without model parallelism
   int pipeline_stages = 0;                   ///< 0 without model parallelism
+  bool expert_parallel = false;              ///< experts exchange tokens by all-to-alls (CommKind::Expert)
   std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
 
   /** The dispatched work, or nullptr when the ranks do not get their work at run time. */

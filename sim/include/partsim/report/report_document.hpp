@@ -350,6 +350,7 @@ struct ReportStage {
   std::optional<double> tensor_exposed;
   std::optional<double> pipeline_exposed;
   std::optional<double> data_exposed;
+  std::optional<double> expert_exposed;
   std::optional<double> bubble;
   std::optional<double> bubble_fraction;
   std::optional<ReportMemory> memory;
@@ -362,6 +363,8 @@ struct ReportStage {
     f.field("tensor_exposed_s", s.tensor_exposed, "s", "per rank; absent when out of memory");
     f.field("pipeline_exposed_s", s.pipeline_exposed, "s", "per rank, bubble included; absent when out of memory");
     f.field("data_exposed_s", s.data_exposed, "s", "per rank; absent when out of memory");
+    f.field("expert_exposed_s", s.expert_exposed, "s",
+            "per rank, in the experts' all-to-alls; expert parallelism only, absent when out of memory");
     f.field("bubble_s", s.bubble, "s", "per rank; absent when out of memory");
     f.field("bubble_fraction", s.bubble_fraction, "", "1 - compute / makespan; absent when out of memory");
     f.field("memory_per_gpu", s.memory, "", "per GPU of the stage, when known");
@@ -390,6 +393,7 @@ struct ReportRank {
   std::optional<double> tensor_exposed;
   std::optional<double> pipeline_exposed;
   std::optional<double> data_exposed;
+  std::optional<double> expert_exposed;
   std::optional<double> bubble;
 
   template <typename Self, typename Fields>
@@ -416,6 +420,8 @@ struct ReportRank {
             "blocked in tensor-parallel collectives; model parallelism only");
     f.field("pipeline_exposed_s", s.pipeline_exposed, "s", "blocked on a pipeline peer; model parallelism only");
     f.field("data_exposed_s", s.data_exposed, "s", "blocked in data-parallel collectives; model parallelism only");
+    f.field("expert_exposed_s", s.expert_exposed, "s",
+            "blocked in the experts' all-to-alls, waits for the busiest expert rank included; expert parallelism only");
     f.field("bubble_s", s.bubble, "s", "waiting for a pipeline peer to send; model parallelism only");
   }
 };
