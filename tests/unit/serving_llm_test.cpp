@@ -115,7 +115,7 @@ TEST(LlmCost, DecodeStepIsTheRooflineOfWeightsAndKvCache) {
     const double rate = gpu.peak("bf16") * gemm_efficiency(gpu, GemmShape{1, batch, 14336, 4096}, "bf16");
     const double expected = std::max(bytes / bandwidth, flops / rate);
     (bytes / bandwidth >= flops / rate ? memory_bound : compute_bound) += 1;
-    EXPECT_DOUBLE_EQ(cost.decode_bytes(context), bytes);
+    EXPECT_DOUBLE_EQ(cost.decode_bytes(batch, context), bytes);
     EXPECT_DOUBLE_EQ(cost.decode_flops(batch, context), flops);
     EXPECT_NEAR(cost.decode_step_time(batch, context), expected, 1e-12 * expected) << "batch " << batch;
   }
@@ -123,6 +123,37 @@ TEST(LlmCost, DecodeStepIsTheRooflineOfWeightsAndKvCache) {
   EXPECT_GT(memory_bound, 0);
   EXPECT_GT(compute_bound, 0);
   EXPECT_NEAR(cost.decode_step_time(1, 600), (weights_read + 131072.0 * 600) / bandwidth, 1e-15);
+}
+
+TEST(LlmCost, MixtureOfExpertsReadsTheExpertsItsTokensGoTo) {
+  // Mixtral 8x7B on 2 H100s: every expert's width split over the 2 ranks (vLLM's fused MoE), so a GPU holds half of
+  // each of the 8 experts; a decode step of B tokens reads 8 x (1 - (1 - 2/8)^B) experts a layer on average: the 2 a
+  // token goes to at B = 1, nearly all 8 at B = 64.
+  json llm = llama(512, 128);
+  llm["model"] = "mixtral-8x7b";
+  llm["tensor_parallel"] = 2;
+  const json doc = llm_scenario(llm, 4, two_at_once(), 2);
+  const LlmReplicaCost cost = cost_of(doc);
+  const TransformerModel m(
+      std::get<TransformerConfig>(load_workload(test::source_dir(), "mixtral-8x7b", "test", "/model").config));
+  const double experts = m.expert_parameters(); // the 8 routed experts of a layer, whole
+  const double layer = m.layer_parameters(2) - experts / 2;
+  EXPECT_DOUBLE_EQ(cost.weight_bytes(), 2.0 * (32 * layer + m.embedding_parameters(2) + m.output_parameters(2)));
+  const double per_expert = 2.0 * experts / 2 / 8; // bytes of one expert's half on one GPU
+  EXPECT_DOUBLE_EQ(cost.expert_bytes_read(1), 32 * 2 * per_expert);
+  EXPECT_NEAR(cost.expert_bytes_read(64), 32 * 8 * per_expert * (1 - std::pow(0.75, 64)), 1.0);
+  EXPECT_DOUBLE_EQ(cost.decode_bytes(1, 0.0), cost.weight_bytes_read() + 32 * 2 * per_expert);
+  EXPECT_DOUBLE_EQ(cost.weight_bytes_read(), 2.0 * (32 * (layer - experts / 2) + m.output_parameters(2)));
+  // A token's flops: the dense part and 2 of the 8 experts (half of each on this GPU), and the LM head shard.
+  const double head = 16000.0 * 4096;
+  EXPECT_DOUBLE_EQ(cost.decode_flops(1, 0.0), 2.0 * (32 * (layer - experts / 2 + experts / 2 * 2 / 8) + head));
+  // Prefill: the experts' GEMMs split by the tensor ranks too, so 4 GPUs take about half the time of 2.
+  json four = llm;
+  four["tensor_parallel"] = 4;
+  const LlmReplicaCost wider = cost_of(llm_scenario(four, 2, two_at_once(), 2));
+  const double ratio = wider.layer_gemm_time(4096) / cost.layer_gemm_time(4096);
+  EXPECT_GT(ratio, 0.45);
+  EXPECT_LT(ratio, 0.6);
 }
 
 TEST(LlmCost, TensorParallelDecodeAddsTwoRingAllReducesPerLayer) {
@@ -143,7 +174,7 @@ TEST(LlmCost, TensorParallelDecodeAddsTwoRingAllReducesPerLayer) {
       collective_time(CollectiveOp::AllReduce, method.algorithm, method.protocol, bytes, 2, 2, 1, links);
   EXPECT_GT(ring, 2.0 * (link.latency + bytes / 2 / link.bandwidth)); // the protocol's latency
   EXPECT_NEAR(cost.all_reduce_time(batch), ring, 1e-15);
-  const double roofline = std::max(cost.decode_bytes(context) / scenario.cluster.gpu.achieved_memory_bandwidth(),
+  const double roofline = std::max(cost.decode_bytes(batch, context) / scenario.cluster.gpu.achieved_memory_bandwidth(),
                                    cost.decode_flops(batch, context) / cost.decode_rate(batch));
   EXPECT_NEAR(cost.decode_step_time(batch, context), roofline + 64 * ring, 1e-12);
   EXPECT_DOUBLE_EQ(cost.kv_bytes_per_token(), 65536.0);

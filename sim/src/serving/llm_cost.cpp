@@ -20,15 +20,29 @@ LlmReplicaCost::LlmReplicaCost(const TransformerConfig& model, const GpuProfile&
   PARTSIM_CHECK(tensor_ >= 1 && model_.heads % tensor_ == 0 && model_.kv_heads % tensor_ == 0 &&
                 model_.ffn % tensor_ == 0)
       << "tensor degree " << tensor_ << " does not divide the heads, kv_heads and ffn_size";
+  const ExpertConfig& x = model_.experts;
+  PARTSIM_CHECK(!x.moe() || x.shared_ffn_size(model_.ffn) % tensor_ == 0)
+      << "tensor degree " << tensor_ << " does not divide the shared experts' width";
   element_ = type->element_bytes;
   const TransformerModel m(model_);
   const auto layers = static_cast<double>(model_.layers);
   const double head = static_cast<double>(m.vocab_shard(tensor_)) * static_cast<double>(model_.hidden);
-  weight_bytes_ = element_ * (layers * m.layer_parameters(tensor_) + m.embedding_parameters(tensor_) +
-                              m.output_parameters(tensor_));
-  weight_read_bytes_ = element_ * (layers * m.layer_parameters(tensor_) + m.output_parameters(tensor_) +
-                                   (model_.tied_embeddings ? head : 0.0));
-  matrix_parameters_ = layers * m.layer_parameters(tensor_) + head;
+  // A layer on one GPU: TransformerModel keeps experts whole on their rank; here they are split like the MLP.
+  double layer = m.layer_parameters(tensor_);
+  double routed = 0.0; // the routed experts' weights of a layer on one GPU
+  if (x.moe()) {
+    double shared = 0.0;
+    for (const ComputeOp& op : m.layer_ops(1))
+      if (op.name.starts_with("shared_expert_")) shared += op.weight_elements;
+    routed = m.expert_parameters() / tensor_;
+    layer += (routed + shared / tensor_) - (m.expert_parameters() + shared);
+    expert_bytes_ = element_ * routed / static_cast<double>(x.count);
+  }
+  weight_bytes_ = element_ * (layers * layer + m.embedding_parameters(tensor_) + m.output_parameters(tensor_));
+  weight_read_bytes_ =
+      element_ * (layers * (layer - routed) + m.output_parameters(tensor_) + (model_.tied_embeddings ? head : 0.0));
+  const double active = x.moe() ? routed * static_cast<double>(x.top_k) / static_cast<double>(x.count) : 0.0;
+  matrix_parameters_ = layers * (layer - routed + active) + head;
   kv_per_token_ =
       2.0 * layers * static_cast<double>(model_.kv_heads / tensor_) * static_cast<double>(model_.head_dim) * element_;
   const double memory = gpu.memory_capacity.value;
@@ -44,21 +58,53 @@ double LlmReplicaCost::all_reduce_time(std::int64_t tokens) const {
                          links_);
 }
 
+std::vector<ComputeOp> LlmReplicaCost::layer_ops(std::int64_t tokens) const {
+  TransformerConfig config = model_;
+  config.sequence_length = tokens;
+  std::vector<ComputeOp> ops = TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false});
+  if (!config.experts.moe() || tensor_ == 1) return ops;
+  // The experts at 1 / tensor of their width (of every rank's copies: the rank routes all the tokens).
+  auto expert = [](const ComputeOp& op) {
+    return op.name.starts_with("shared_expert_") ||
+           (op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute");
+  };
+  std::erase_if(ops, expert);
+  config.ffn /= tensor_;
+  config.experts.shared_ffn = config.experts.shared_ffn_size(model_.ffn) / tensor_;
+  std::vector<ComputeOp> split = TransformerModel(config).layer_ops(1);
+  std::erase_if(split, [&](const ComputeOp& op) { return !expert(op); });
+  // Back in execution order: the routed experts after the permute, the shared ones after the unpermute.
+  const auto permute =
+      std::find_if(ops.begin(), ops.end(), [](const ComputeOp& op) { return op.name == "expert_permute"; });
+  std::vector<ComputeOp> routed;
+  std::vector<ComputeOp> shared;
+  for (const ComputeOp& op : split) (op.name.starts_with("shared_") ? shared : routed).push_back(op);
+  const auto at = ops.insert(permute + 1, routed.begin(), routed.end()) + static_cast<std::ptrdiff_t>(routed.size());
+  ops.insert(at + 1, shared.begin(), shared.end());
+  return ops;
+}
+
+double LlmReplicaCost::expert_bytes_read(std::int64_t batch) const {
+  const ExpertConfig& x = model_.experts;
+  if (!x.moe() || batch <= 0) return 0.0;
+  const double e = static_cast<double>(x.count);
+  const double touched = e * (1.0 - std::pow(1.0 - static_cast<double>(x.top_k) / e, static_cast<double>(batch)));
+  return static_cast<double>(model_.layers) * touched * expert_bytes_;
+}
+
 double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) const {
   if (prompts.empty()) return 0.0;
-  const TensorSplit split{tensor_, false};
   std::int64_t total = 0;
   for (std::int64_t n : prompts) total += n;
   TransformerConfig config = model_;
-  config.sequence_length = total;
   double layer = 0.0;
-  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, split))
+  for (const ComputeOp& op : layer_ops(total))
     if (!op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
   for (std::int64_t n : prompts) {
-    config.sequence_length = n;
-    for (const ComputeOp& op : TransformerModel(config).layer_ops(1, split))
+    for (const ComputeOp& op : layer_ops(n))
       if (op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
   }
+  const TensorSplit split{tensor_, false};
   config.sequence_length = 1;
   double outer = 0.0;
   for (const ComputeOp& op : TransformerModel(config).outer_ops(static_cast<std::int64_t>(prompts.size()), split))
@@ -69,20 +115,16 @@ double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) co
 
 double LlmReplicaCost::attention_core_time(std::int64_t tokens) const {
   if (tokens <= 0) return 0.0;
-  TransformerConfig config = model_;
-  config.sequence_length = tokens;
   double time = 0.0;
-  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+  for (const ComputeOp& op : layer_ops(tokens))
     if (op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
   return time;
 }
 
 double LlmReplicaCost::layer_gemm_time(std::int64_t tokens) const {
   if (tokens <= 0) return 0.0;
-  TransformerConfig config = model_;
-  config.sequence_length = tokens;
   double time = 0.0;
-  for (const ComputeOp& op : TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false}))
+  for (const ComputeOp& op : layer_ops(tokens))
     if (!op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
   return time;
 }
@@ -119,8 +161,8 @@ double LlmReplicaCost::decode_flops(std::int64_t batch, double context) const {
   return kFlopPerMultiplyAccumulate * static_cast<double>(batch) * matrix_parameters_ + attention;
 }
 
-double LlmReplicaCost::decode_bytes(double context) const {
-  return weight_read_bytes_ + kv_per_token_ * context;
+double LlmReplicaCost::decode_bytes(std::int64_t batch, double context) const {
+  return weight_read_bytes_ + expert_bytes_read(batch) + kv_per_token_ * context;
 }
 
 double LlmReplicaCost::decode_rate(std::int64_t batch) const {
@@ -130,7 +172,7 @@ double LlmReplicaCost::decode_rate(std::int64_t batch) const {
 
 double LlmReplicaCost::decode_step_time(std::int64_t batch, double context) const {
   if (batch <= 0) return 0.0;
-  const double memory = decode_bytes(context) / gpu_.achieved_memory_bandwidth();
+  const double memory = decode_bytes(batch, context) / gpu_.achieved_memory_bandwidth();
   const double compute = decode_flops(batch, context) / decode_rate(batch);
   return std::max(memory, compute) + 2.0 * static_cast<double>(model_.layers) * all_reduce_time(batch);
 }

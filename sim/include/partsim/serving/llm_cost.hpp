@@ -14,7 +14,12 @@
 namespace partsim {
 
 /** One LLM server replica: a transformer split over `tensor` GPUs of one node (Megatron-style tensor parallelism,
- * TensorSplit), its weights and KV cache in `data_type`. Every figure is per GPU of the replica unless said. */
+ * TensorSplit), its weights and KV cache in `data_type`. Every figure is per GPU of the replica unless said.
+ *
+ * A mixture of experts is served as vLLM's fused MoE runs it by default: every expert's (routed and shared) inner
+ * width split over the tensor ranks like the dense MLP, every rank routing all of the step's tokens; a decode step of
+ * `batch` tokens reads the weights of the experts its tokens go to, E x (1 - (1 - k/E)^batch) of each layer's E on
+ * average under uniform routing (k at batch 1, nearly all of them at large batches). */
 class LlmReplicaCost {
  public:
   /** `links`: the cluster's links (two_level_cost), for the tensor-parallel all-reduces inside the node (2 per layer,
@@ -27,9 +32,12 @@ class LlmReplicaCost {
   double bytes_per_element() const { return element_; }
   /** Bytes of the weights one GPU holds: layers x layer_parameters + embedding + output, at the data type. */
   double weight_bytes() const { return weight_bytes_; }
-  /** Bytes of weights one decode step reads: every layer's and the LM head's (the embedding table's rows read are
-   * negligible; a tied LM head reads the table). */
+  /** Bytes of weights one decode step reads besides a mixture's routed experts: every layer's and the LM head's (the
+   * embedding table's rows read are negligible; a tied LM head reads the table). */
   double weight_bytes_read() const { return weight_read_bytes_; }
+  /** A mixture of experts: the routed experts' weights a decode step of `batch` tokens reads on one GPU, over all
+   * layers (see the class); 0 for a dense model. */
+  double expert_bytes_read(std::int64_t batch) const;
   /** KV cache per token: 2 (K and V) x layers x kv_heads / tensor x head_dim x bytes per element. */
   double kv_bytes_per_token() const { return kv_per_token_; }
   /** Tokens the KV cache holds: floor((memory - weights - workspace_fraction x memory) / kv_bytes_per_token); 0 when
@@ -73,10 +81,12 @@ class LlmReplicaCost {
   double head_time(std::int64_t sequences) const;
 
   /** Flops of a decode step of `batch` requests whose KV caches hold `context` tokens in all: 2 x batch x the
-   * matrix parameters (layers and LM head) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
+   * matrix parameters a token goes through (layers and LM head; of a mixture of experts, k of each layer's routed
+   * experts) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
   double decode_flops(std::int64_t batch, double context) const;
-  /** Bytes a decode step reads: weight_bytes_read() + kv_bytes_per_token() x context. */
-  double decode_bytes(double context) const;
+  /** Bytes a decode step of `batch` tokens reads: weight_bytes_read() + expert_bytes_read(batch) +
+   * kv_bytes_per_token() x context. */
+  double decode_bytes(std::int64_t batch, double context) const;
   /** The rate of a decode step's products: peak(data_type) x gemm_efficiency of the MLP up projection at M = batch
    * (M = batch, N = ffn / tensor, K = hidden). */
   double decode_rate(std::int64_t batch) const;
@@ -96,6 +106,10 @@ class LlmReplicaCost {
   double matrix_parameters_ = 0.0;
   double kv_per_token_ = 0.0;
   std::int64_t kv_capacity_ = 0;
+  double expert_bytes_ = 0.0; ///< one routed expert's weights on one GPU, in one layer
+
+  /** One layer's ops over `tokens` tokens on one GPU of the replica (a mixture's experts split by the tensor ranks). */
+  std::vector<ComputeOp> layer_ops(std::int64_t tokens) const;
 };
 
 } // namespace partsim
