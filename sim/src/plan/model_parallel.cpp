@@ -207,7 +207,8 @@ class Planner {
     // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
     // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
     // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
-    // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients.
+    // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients, the reduce-scatter's
+    // backward an all-gather and the all-gather's a reduce-scatter.
     auto moe_layer = [&](std::int32_t index) {
       const TrainingUnit before = price_ops("moe", moe_before, gpu, type, training_.recomputation);
       const TrainingUnit after = price_ops("moe", moe_after, gpu, type, training_.recomputation);
@@ -236,9 +237,9 @@ class Planner {
                                                  {ExpertWork{index}},
                                                  all_to_all,
                                                  {before_backward},
-                                                 scatter,
+                                                 gather_next,
                                                  {attention_backward},
-                                                 gather_next});
+                                                 scatter});
       return Unit{forward, backward, model_.layer_parameters(t) - model_.expert_parameters(),
                   model_.expert_parameters(mp_.expert)};
     };
