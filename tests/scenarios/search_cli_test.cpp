@@ -251,5 +251,24 @@ TEST(Search, MergeRefusesAnotherSearchsShardAMissingShardAndATwiceGivenOne) {
   EXPECT_FALSE(std::filesystem::exists(dir / "merged")) << "a refused merge writes nothing";
 }
 
+TEST(Search, SearchesTheExpertAxis) {
+  // Mixtral 8x7B on 64 H100s over expert 1, 2, 4, 8, 3 x pipeline 2, 4 (data derived): expert 3 divides neither the
+  // 8 experts nor the data degree and is counted invalid; expert 1 does not fit; the best split has one expert per
+  // GPU, and the breakdown names the experts' all-to-all time.
+  const std::filesystem::path dir = temp_dir();
+  const CliResult r = run_cli({"search", (source_dir() / "scenarios" / "mixtral-8x7b-ep-64xh100.json").string(),
+                               "--vary", "/strategy/expert=1,2,4,8,3", "--vary", "/strategy/pipeline=2,4", "--json",
+                               (dir / "search.json").string(), "--refine", "1"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir / "search.json"));
+  EXPECT_EQ(j["counts"]["invalid"], 2) << j["counts"].dump();
+  EXPECT_GE(j["counts"]["pruned_out_of_memory"].get<int>(), 2) << j["counts"].dump();
+  ASSERT_TRUE(j["winner"].is_number_integer()) << j.dump();
+  const nlohmann::json& best = j["points"][j["winner"].get<std::size_t>()];
+  EXPECT_EQ(best["values"]["/strategy/expert"], 8) << best.dump();
+  EXPECT_GT(best["faithful"]["breakdown_per_rank"]["expert_exposed_s"].get<double>(), 0.0) << best.dump();
+}
+
 } // namespace
 } // namespace partsim::test

@@ -251,6 +251,7 @@ SearchFigures search_figures(const nlohmann::json& report, const std::string& so
     add(b.tensor_exposed, r.tensor_exposed);
     add(b.pipeline_exposed, r.pipeline_exposed);
     add(b.data_exposed, r.data_exposed);
+    add(b.expert_exposed, r.expert_exposed);
   }
   return f;
 }

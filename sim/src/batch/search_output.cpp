@@ -106,6 +106,7 @@ std::string why_the_winner_wins(const SearchResult& result, const SearchRow& w, 
   optional_part("  tensor-parallel exposed (s)", a.breakdown.tensor_exposed, b.breakdown.tensor_exposed);
   optional_part("  pipeline exposed (s)", a.breakdown.pipeline_exposed, b.breakdown.pipeline_exposed);
   optional_part("  data-parallel exposed (s)", a.breakdown.data_exposed, b.breakdown.data_exposed);
+  optional_part("  expert all-to-all exposed (s)", a.breakdown.expert_exposed, b.breakdown.expert_exposed);
   for (const Part& p : parts) line(p.name, p.winner, p.runner_up);
   // The largest of the four exclusive parts (compute, communication, wait, idle) in the makespan's difference.
   const Part* largest = nullptr;
@@ -234,6 +235,7 @@ nlohmann::json figures_json(const SearchFigures& f) {
   optional("tensor_exposed_s", b.tensor_exposed);
   optional("pipeline_exposed_s", b.pipeline_exposed);
   optional("data_exposed_s", b.data_exposed);
+  optional("expert_exposed_s", b.expert_exposed);
   j["breakdown_per_rank"] = breakdown;
   return j;
 }
