@@ -9,6 +9,7 @@
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/ps/ps_spec.hpp"
 #include "partsim/serving/serving_spec.hpp"
 
 #include <nlohmann/json.hpp>
@@ -253,7 +254,9 @@ struct ModelParallel {
 /** The strategy of a serving workload: its stages' pools say where each runs (serving_spec.hpp). */
 struct ServingStrategy {};
 
-using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel, ServingStrategy>;
+/** `parameter_server`: workers and server shards under a consistency policy (ps/ps_spec.hpp), with a data job or
+ * model training. */
+using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel, ServingStrategy, ParameterServer>;
 
 enum class NetworkModel { CM02, LV08 };
 
