@@ -649,9 +649,7 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     return ServingStrategy{};
   }
   if (kind == "parameter_server") {
-    if (is_collective)
-      throw InputError(reader.source(), reader.pointer() + "/kind",
-                       "strategy kind \"parameter_server\" needs /workload/kind \"data_job\" or \"model_training\"");
+    // A collective or serving workload was refused above; check_parameter_server takes the rest.
     ParameterServer ps = parse_parameter_server(reader, cluster);
     check_parameter_server(ps, cluster, workload, reader.source());
     return ps;
