@@ -11,9 +11,10 @@
 namespace partsim {
 
 std::int64_t PsPlan::pushes_per_worker() const {
-  std::int64_t n = 0;
-  for (std::int64_t t = 0; t < steps; ++t) n += pushes_at(t) ? 1 : 0;
-  return n;
+  // After every H-th step, and after the last one when H does not divide the steps (a closed form: steps may be huge
+  // in a scenario that /run/max_events then refuses).
+  const std::int64_t h = spec.push_interval();
+  return steps / h + (steps % h != 0 ? 1 : 0);
 }
 
 void check_parameter_server(const ParameterServer& ps, const ClusterSpec& cluster, const Workload& workload,
