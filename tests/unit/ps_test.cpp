@@ -98,7 +98,9 @@ TEST(ParameterServer, ParsesDefaultsAndPlacement) {
 TEST(ParameterServer, LocalSgdPushesEveryHStepsAndAtTheEnd) {
   json doc = ps_scenario(2, 1, {{"policy", "local_sgd"}, {"local_steps", 4}}, 10);
   const PsPlan plan = build_ps_plan(test::parse(doc));
-  EXPECT_EQ(plan.pushes_per_worker(), 3); // after steps 3, 7 and 9
+  EXPECT_EQ(plan.pushes_per_worker(), 3);                       // after steps 3, 7 and 9
+  EXPECT_DOUBLE_EQ(ps_planned_messages(plan), 2 * (3 * 2 + 3)); // 3 pulls of 2 messages, 3 pushes, per worker
+  EXPECT_DOUBLE_EQ(ps_planned_sleeps(plan), 2 * (10 + 3));      // 10 computes, 3 updates, per worker
   EXPECT_TRUE(plan.pulls_at(0));
   EXPECT_TRUE(plan.pulls_at(8));
   EXPECT_FALSE(plan.pulls_at(9));
@@ -237,6 +239,31 @@ TEST(ParameterServer, SspNeverExceedsItsBound) {
   EXPECT_GT(r.staleness_max, kWorkers - 1); // staler than ssp with s = 0 can be
   std::printf("ssp s=%d: max lead %lld, staleness mean %.4g max %lld, blocked %.4g worker-s\n", kBound,
               static_cast<long long>(r.max_lead), r.staleness_mean, static_cast<long long>(r.staleness_max), r.blocked);
+}
+
+TEST(ParameterServer, SspBoundHoldsOverSeeds) {
+  // Bound 1, a persistent straggler and heavy jitter, five seeds: one run each, so through the CLI.
+  constexpr int kWorkers = 5;
+  json doc = ps_scenario(kWorkers, 1,
+                         {{"policy", "ssp"},
+                          {"staleness_bound", 1},
+                          {"worker_speeds", {1.0, 1.0, 0.9, 1.1, 0.6}},
+                          {"jitter", {{"distribution", "gamma"}, {"cv", 0.8}}}},
+                         30, 500, "2MB");
+  const std::filesystem::path dir = test::temp_dir();
+  for (int seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    const json r = run_cli(doc, {"--set", fmt::format("/run/seed={}", seed)}, dir).value("parameter_server", json());
+    ASSERT_TRUE(r.is_object());
+    EXPECT_EQ(r.at("max_lead_steps"), 1);
+    EXPECT_LE(r.at("staleness_max").get<int>(), (kWorkers - 1) * 3);
+    std::int64_t steps = 0;
+    for (const json& w : r.at("workers_detail")) {
+      EXPECT_LE(w.at("max_lead_steps").get<int>(), 1);
+      steps += w.at("steps").get<std::int64_t>();
+    }
+    EXPECT_EQ(steps, 30 * kWorkers) << "the shared budget, all taken";
+  }
 }
 
 TEST(ParameterServer, AsyncHomogeneousStalenessAveragesWorkersMinusOne) {

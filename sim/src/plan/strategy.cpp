@@ -439,7 +439,10 @@ Plan build_plan(const Scenario& scenario) {
     // No rank programs: the parameter-server engine runs the workers and shards (engine/ps_engine.hpp).
     plan.summary = describe(*ps);
     plan.iterations = workload_iterations(scenario.workload);
-    check_event_budget(scenario, ps_planned_events(build_ps_plan(scenario)), "messages and sleeps");
+    const PsPlan ps_plan = build_ps_plan(scenario);
+    check_event_budget(scenario, ps_planned_events(ps_plan), "messages and sleeps");
+    plan.planned_messages = static_cast<std::uint64_t>(ps_planned_messages(ps_plan));
+    plan.planned_executions = static_cast<std::uint64_t>(ps_planned_sleeps(ps_plan));
     return plan;
   }
   if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {

@@ -96,12 +96,19 @@ PsPlan build_ps_plan(const Scenario& scenario) {
   return plan;
 }
 
-double ps_planned_events(const PsPlan& plan) {
+double ps_planned_messages(const PsPlan& plan) {
   const double pushes = static_cast<double>(plan.pushes_per_worker());
   const double pulls = static_cast<double>((plan.steps + plan.spec.push_interval() - 1) / plan.spec.push_interval());
-  // A pull: a request and a reply per shard; a push: one message per shard and an update sleep; a step: one sleep.
-  return plan.workers() *
-         (static_cast<double>(plan.steps) + pulls * 2.0 * plan.shards() + pushes * 2.0 * plan.shards());
+  return plan.workers() * (pulls * 2.0 + pushes) * plan.shards();
+}
+
+double ps_planned_sleeps(const PsPlan& plan) {
+  const double pushes = static_cast<double>(plan.pushes_per_worker());
+  return plan.workers() * (static_cast<double>(plan.steps) + pushes * plan.shards());
+}
+
+double ps_planned_events(const PsPlan& plan) {
+  return ps_planned_messages(plan) + ps_planned_sleeps(plan);
 }
 
 } // namespace partsim

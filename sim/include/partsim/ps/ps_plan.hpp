@@ -49,6 +49,10 @@ void check_parameter_server(const ParameterServer& ps, const ClusterSpec& cluste
 /** The plan of a scenario whose strategy is a ParameterServer. */
 PsPlan build_ps_plan(const Scenario& scenario);
 
+/** Messages the run sends: per pull a request and a reply per shard, per push a gradient per shard. */
+double ps_planned_messages(const PsPlan& plan);
+/** Sleeps the run takes: a compute per worker step, an update per gradient and shard. */
+double ps_planned_sleeps(const PsPlan& plan);
 /** SimGrid events the run would take (messages and sleeps), for /run/max_events. */
 double ps_planned_events(const PsPlan& plan);
 
