@@ -6,12 +6,15 @@
 #include "partsim/common/event_stream.hpp"
 #include "partsim/common/output_file.hpp"
 #include "partsim/engine/engine.hpp"
+#include "partsim/engine/ps_engine.hpp"
 #include "partsim/engine/serving_engine.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/hardware.hpp"
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/plan/strategy.hpp"
+#include "partsim/ps/ps_plan.hpp"
+#include "partsim/ps/ps_report.hpp"
 #include "partsim/report/metrics.hpp"
 #include "partsim/report/report_document.hpp"
 #include "partsim/report/report_writers.hpp"
@@ -157,9 +160,34 @@ int run_serving(const RunOptions& options, const Scenario& scenario) {
   return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
 }
 
+/** A parameter-server strategy: its own engine and report (docs/stale-gradients.md); report.json only. */
+int run_parameter_server(const RunOptions& options, const Scenario& scenario) {
+  const PsPlan plan = build_ps_plan(scenario);
+  const auto wall_begin = std::chrono::steady_clock::now();
+  const PsRunResult result = simulate_parameter_server(scenario, plan);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
+  const ReportDocument document = make_ps_report_document(scenario, plan, result);
+  const std::string text = to_json(document).dump(2) + '\n';
+  if (options.json)
+    write_stdout(text);
+  else if (scenario.run.outputs.table)
+    write_stdout(format_ps_table(document));
+  if (!options.no_files && scenario.run.outputs.report_json) {
+    const std::filesystem::path dir = output_dir(options, scenario);
+    create_output_dir(dir);
+    write_file_atomically(dir / "report.json", text);
+    if (!options.json) write_stdout(fmt::format("\n  wrote report.json in {}\n", dir.string()));
+  }
+  std::cerr << fmt::format("partsim: simulated {} worker steps ({} messages, {} sleeps) in {:.3f} s of wall time\n",
+                           plan.steps * plan.workers(), result.messages, result.sleeps, wall);
+  if (options.no_expect || scenario.expectations.empty()) return 0;
+  return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
+}
+
 int run(const RunOptions& options) {
   const Scenario scenario = load(options.scenario);
   if (std::holds_alternative<ServingWorkload>(scenario.workload)) return run_serving(options, scenario);
+  if (std::holds_alternative<ParameterServer>(scenario.strategy)) return run_parameter_server(options, scenario);
   const Plan plan = build_plan(scenario);
   if (plan.memory && !plan.memory->fits()) return report_out_of_memory(options, scenario, plan);
 

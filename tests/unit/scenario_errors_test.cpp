@@ -427,7 +427,8 @@ TEST(ScenarioErrors, UnknownStrategyKind) {
   const InputError e = parse_error(doc);
   EXPECT_EQ(e.pointer(), "/strategy/kind");
   EXPECT_TRUE(contains(e.detail(),
-                       "expected one of data_parallel, model_parallel, collective, serving, got \"expert_parallel\""));
+                       "expected one of data_parallel, model_parallel, collective, serving, parameter_server, got "
+                       "\"expert_parallel\""));
 }
 
 TEST(ScenarioErrors, UnknownWorkloadKind) {

@@ -311,9 +311,11 @@ TEST(Scenario, EveryShippedScenarioParsesAndPlans) {
     EXPECT_EQ(s.source, path.string());
     EXPECT_FALSE(s.name.empty());
     const Plan plan = build_plan(s);
-    // A serving workload has no rank programs: its stages' replicas are the engine's actors (docs/serving.md).
-    const bool serving = std::holds_alternative<ServingWorkload>(s.workload);
-    EXPECT_EQ(plan.ranks.size(), serving ? 0 : static_cast<std::size_t>(s.cluster.gpu_count()));
+    // A serving workload has no rank programs: its stages' replicas are the engine's actors (docs/serving.md); nor
+    // has a parameter server: its workers and shards are (docs/stale-gradients.md).
+    const bool own_engine =
+        std::holds_alternative<ServingWorkload>(s.workload) || std::holds_alternative<ParameterServer>(s.strategy);
+    EXPECT_EQ(plan.ranks.size(), own_engine ? 0 : static_cast<std::size_t>(s.cluster.gpu_count()));
   }
 }
 

@@ -6,6 +6,7 @@
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario_schema.hpp"
+#include "partsim/ps/ps_plan.hpp"
 
 #include <fmt/format.h>
 
@@ -677,6 +678,12 @@ Strategy parse_strategy(JsonReader reader, const ClusterSpec& cluster, const Wor
     reader.finish();
     return ServingStrategy{};
   }
+  if (kind == "parameter_server") {
+    // A collective or serving workload was refused above; check_parameter_server takes the rest.
+    ParameterServer ps = parse_parameter_server(reader, cluster);
+    check_parameter_server(ps, cluster, workload, reader.source());
+    return ps;
+  }
   if (is_collective) {
     CollectiveStrategy strategy{parse_collective_choice(reader)};
     check_algorithm(reader, std::get<CollectiveBenchmark>(workload).op, strategy.choice, cluster, true);
@@ -892,6 +899,9 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   if (root.has("reliability")) {
     if (!std::holds_alternative<ModelTraining>(s.workload))
       throw InputError(source, "/reliability", "failures and checkpoints apply to model training only");
+    if (std::holds_alternative<ParameterServer>(s.strategy))
+      throw InputError(source, "/reliability",
+                       "failures and checkpoints are not simulated with strategy kind \"parameter_server\"");
     s.reliability = parse_reliability(root.child("reliability"), s.cluster);
   }
   if (auto published = root.optional_child("published")) {

@@ -928,17 +928,130 @@ void collective_choice_fields(std::vector<F>& f, const std::string& base, const 
                        "fast"));
 }
 
+/** `/strategy` of kind `parameter_server` (docs/stale-gradients.md). */
+void parameter_server_fields(std::vector<F>& f) {
+  const std::vector<std::string> ps{"parameter_server"};
+  const std::string s = "/strategy/";
+  f.push_back(F(s + "policy", T::Choice, "parameter_server")
+                  .kinds(ps)
+                  .choices(enum_names<PsPolicy>())
+                  .def("sync")
+                  .label("Policy")
+                  .doc("`sync`: every step waits for all workers' gradients of the step before, aggregated into one "
+                       "update; `async`: no wait, every gradient an update; `ssp`: stale synchronous parallel, a "
+                       "worker starts step t once every worker has completed t - `staleness_bound` steps; "
+                       "`local_sgd`: `local_steps` steps on a local copy, then push and wait for every worker's push"));
+  f.push_back(F(s + "staleness_bound", T::Integer, "parameter_server")
+                  .kinds(ps)
+                  .range(0, 1'000'000)
+                  .def(2)
+                  .allowed("read with `ssp` only")
+                  .label("Staleness bound")
+                  .doc("ssp's s: the most steps a worker may start ahead of the slowest worker's completed steps"));
+  f.push_back(F(s + "local_steps", T::Integer, "parameter_server")
+                  .kinds(ps)
+                  .range(1, 1'000'000)
+                  .def(4)
+                  .allowed("read with `local_sgd` only")
+                  .label("Local steps")
+                  .doc("local_sgd's H: steps between synchronisations (and after the last step)"));
+  f.push_back(F(s + "server_shards", T::Integer, "parameter_server")
+                  .kinds(ps)
+                  .range(1, 4096)
+                  .def(1)
+                  .allowed("fewer than `/cluster/nodes`")
+                  .label("Server shards")
+                  .doc("parameter-server shards, each on the first GPU host of one of the last nodes (its own NIC); "
+                       "the parameters and gradients are split evenly over them"));
+  f.push_back(F(s + "workers", T::Integer, "parameter_server")
+                  .kinds(ps)
+                  .range(1, kMaxGpus)
+                  .def_doc("every GPU of the nodes the shards leave")
+                  .allowed("at most those GPUs")
+                  .label("Workers")
+                  .doc("worker w runs on GPU w; each step it computes `/workload/samples` (data job) or "
+                       "`global_batch` (model training) / workers samples"));
+  f.push_back(F(s + "worker_speeds", T::Array, "parameter_server")
+                  .kinds(ps)
+                  .def_doc("all 1")
+                  .allowed("one positive number per worker")
+                  .label("Worker speeds")
+                  .doc("heterogeneous workers: worker w's compute per step is the nominal one / (speed x its node's "
+                       "`speed_factor`)"));
+  f.push_back(F(s + "worker_speeds/*", T::Number, "").kinds(ps).positive(1e6).doc("one worker's speed"));
+  f.push_back(F(s + "jitter", T::Object, "parameter_server")
+                  .kinds(ps)
+                  .def_doc("absent: none")
+                  .allowed("see below")
+                  .doc("a random factor of mean 1 on every step's compute time, drawn per worker from /run/seed"));
+  f.push_back(F(s + "jitter/distribution", T::Choice, "ps_jitter")
+                  .kinds(ps)
+                  .choices(enum_names<DistributionKind>())
+                  .doc("`fixed` (always 1), `exponential` (cv 1), `lognormal` or `gamma` (with `cv`)"));
+  f.push_back(F(s + "jitter/cv", T::Number, "ps_jitter")
+                  .kinds(ps)
+                  .positive(100.0)
+                  .def_doc("required for lognormal and gamma")
+                  .allowed("lognormal and gamma only")
+                  .doc("coefficient of variation of the factor"));
+  f.push_back(F(s + "update_time", T::Quantity, "parameter_server")
+                  .kinds(ps)
+                  .dim(Dimension::Time)
+                  .closed(0.0, 1e6)
+                  .def_doc("model training: the optimizer step over all parameters on one GPU (the cost model); data "
+                           "job: 3 x `gradient_bytes` / the GPU's achieved memory bandwidth")
+                  .label("Update time")
+                  .doc("a server's time to apply one gradient over the whole model; a shard takes its share, one "
+                       "gradient at a time"));
+  f.push_back(F(s + "request_bytes", T::Quantity, "parameter_server")
+                  .kinds(ps)
+                  .dim(Dimension::Bytes)
+                  .closed(0.0, 1e9)
+                  .def(64)
+                  .label("Request bytes")
+                  .doc("bytes of a pull request sent to each shard"));
+  f.push_back(F(s + "statistical_efficiency", T::Object, "parameter_server")
+                  .kinds(ps)
+                  .def_doc("absent: the report says it has no time to a target")
+                  .allowed("see below")
+                  .doc("steps to a target loss against mean staleness, with its source: the report adds the time to "
+                       "the target"));
+  const std::string e = s + "statistical_efficiency/";
+  f.push_back(F(e + "source", T::String, "ps_efficiency")
+                  .kinds(ps)
+                  .allowed("non-empty")
+                  .doc("where the points come from: a publication (authors, title, figure) or a measurement"));
+  f.push_back(F(e + "target", T::String, "ps_efficiency").kinds(ps).def("").doc("the target in words"));
+  f.push_back(F(e + "points", T::Array, "ps_efficiency")
+                  .kinds(ps)
+                  .allowed("at least 2, in increasing `mean_staleness`")
+                  .doc("`{\"mean_staleness\", \"steps\"}` objects: global steps to the target at that mean "
+                       "staleness (updates), linear between points; outside them the report gives no time"));
+  f.push_back(F(e + "points/*", T::Object, "").kinds(ps).doc("one point"));
+  f.push_back(F(e + "points/*/mean_staleness", T::Number, "ps_efficiency")
+                  .kinds(ps)
+                  .closed(0.0, 1e9)
+                  .doc("a mean staleness in updates"));
+  f.push_back(F(e + "points/*/steps", T::Number, "ps_efficiency")
+                  .kinds(ps)
+                  .positive(1e15)
+                  .doc("global steps (of the global batch) to the target at that staleness"));
+}
+
 void strategy_fields(std::vector<F>& f) {
   const std::vector<std::string> dp{"data_parallel"};
   const std::vector<std::string> mp{"model_parallel"};
   const std::string s = "/strategy/";
-  f.push_back(F(s + "kind", T::Choice, "data_parallel")
-                  .choices({"data_parallel", "model_parallel", "collective", "serving"})
-                  .label("Kind")
-                  .doc("`data_parallel`: split the samples (or the batch, for model training) into partitions; "
-                       "`model_parallel`: a transformer's data x tensor x pipeline split "
-                       "([below](#strategy-kind-model_parallel)); `collective`: with a collective workload; "
-                       "`serving`: with a serving workload (its stages say where they run)"));
+  f.push_back(
+      F(s + "kind", T::Choice, "data_parallel")
+          .choices({"data_parallel", "model_parallel", "collective", "serving", "parameter_server"})
+          .label("Kind")
+          .doc("`data_parallel`: split the samples (or the batch, for model training) into partitions; "
+               "`model_parallel`: a transformer's data x tensor x pipeline split "
+               "([below](#strategy-kind-model_parallel)); `collective`: with a collective workload; "
+               "`serving`: with a serving workload (its stages say where they run); `parameter_server`: "
+               "workers and parameter-server shards under a consistency policy, with a data job or model "
+               "training ([below](#strategy-kind-parameter_server), [stale-gradients.md](stale-gradients.md))"));
   f.push_back(F(s + "partitions", T::Integer, "data_parallel")
                   .kinds(dp)
                   .range(1, 10'000'000)
@@ -1587,6 +1700,7 @@ std::vector<FieldSpec> all_fields() {
   workload_fields(f);
   serving_fields(f);
   strategy_fields(f);
+  parameter_server_fields(f);
   dispatch_fields(f);
   run_fields(f);
   energy_cost_fields(f);
@@ -1634,6 +1748,9 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"balancing", "/strategy/balancing"},
       {"coordination", "/strategy/coordination"},
       {"class_split", "/strategy/class_split"},
+      {"parameter_server", "/strategy"},
+      {"ps_jitter", "/strategy/jitter"},
+      {"ps_efficiency", "/strategy/statistical_efficiency"},
       {"run", "/run"},
       {"energy", "/energy"},
       {"cost", "/cost"},

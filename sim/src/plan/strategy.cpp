@@ -4,6 +4,7 @@
 #include "partsim/common/error.hpp"
 #include "partsim/plan/model_parallel.hpp"
 #include "partsim/plan/plan_collectives.hpp"
+#include "partsim/ps/ps_plan.hpp"
 
 #include <fmt/format.h>
 
@@ -421,7 +422,7 @@ void check_plan_size(const Scenario& scenario, double steps) {
 
 std::optional<MemoryBreakdown> planned_memory(const Scenario& scenario) {
   const auto* training = std::get_if<ModelTraining>(&scenario.workload);
-  if (training == nullptr) return std::nullopt;
+  if (training == nullptr || std::holds_alternative<ParameterServer>(scenario.strategy)) return std::nullopt;
   if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy))
     return model_parallel_peak_memory(*training, *mp, scenario.cluster.gpu);
   return data_parallel_memory(*training, scenario.cluster.gpu);
@@ -432,6 +433,16 @@ Plan build_plan(const Scenario& scenario) {
   if (const auto* serving = std::get_if<ServingWorkload>(&scenario.workload)) {
     // No rank programs: the serving engine runs the stages' replicas (engine/serving_engine.hpp).
     plan.summary = describe(*serving);
+    return plan;
+  }
+  if (const auto* ps = std::get_if<ParameterServer>(&scenario.strategy)) {
+    // No rank programs: the parameter-server engine runs the workers and shards (engine/ps_engine.hpp).
+    plan.summary = describe(*ps);
+    plan.iterations = workload_iterations(scenario.workload);
+    const PsPlan ps_plan = build_ps_plan(scenario);
+    check_event_budget(scenario, ps_planned_events(ps_plan), "messages and sleeps");
+    plan.planned_messages = static_cast<std::uint64_t>(ps_planned_messages(ps_plan));
+    plan.planned_executions = static_cast<std::uint64_t>(ps_planned_sleeps(ps_plan));
     return plan;
   }
   if (const auto* job = std::get_if<DataJob>(&scenario.workload)) {

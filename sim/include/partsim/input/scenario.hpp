@@ -10,6 +10,7 @@
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/model/expert_routing.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/ps/ps_spec.hpp"
 #include "partsim/serving/serving_spec.hpp"
 
 #include <nlohmann/json.hpp>
@@ -257,7 +258,9 @@ struct ModelParallel {
 /** The strategy of a serving workload: its stages' pools say where each runs (serving_spec.hpp). */
 struct ServingStrategy {};
 
-using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel, ServingStrategy>;
+/** `parameter_server`: workers and server shards under a consistency policy (ps/ps_spec.hpp), with a data job or
+ * model training. */
+using Strategy = std::variant<DataParallel, CollectiveStrategy, ModelParallel, ServingStrategy, ParameterServer>;
 
 enum class NetworkModel { CM02, LV08 };
 

@@ -6,6 +6,7 @@
 #include "partsim/input/energy_cost.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/plan/class_split.hpp"
+#include "partsim/ps/ps_report.hpp"
 #include "partsim/report/report_reliability.hpp"
 #include "partsim/serving/serving_report.hpp"
 
@@ -547,6 +548,7 @@ struct ReportDocument {
   std::optional<ReportEnergy> energy;
   std::optional<ReportCost> cost;
   std::optional<ReportServing> serving;
+  std::optional<ReportParameterServer> parameter_server;
   std::optional<ReportReliability> reliability;
   std::vector<ReportRank> ranks;
 
@@ -575,6 +577,8 @@ struct ReportDocument {
     f.field("energy", s.energy, "", "simulated runs on a GPU profile with power figures");
     f.field("cost", s.cost, "", "with energy");
     f.field("serving", s.serving, "", "serving workloads only (docs/serving.md)");
+    f.field("parameter_server", s.parameter_server, "",
+            "strategy kind parameter_server only: stale gradients (docs/stale-gradients.md)");
     f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
