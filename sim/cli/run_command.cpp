@@ -137,27 +137,35 @@ int report_out_of_memory(const RunOptions& options, const Scenario& scenario, co
   return check_expectations(options, scenario, document, kExitOutOfMemory);
 }
 
-/** A serving workload: its own engine and report (docs/serving.md); report.json only (no ranks, no trace yet). */
-int run_serving(const RunOptions& options, const Scenario& scenario) {
-  const auto wall_begin = std::chrono::steady_clock::now();
-  const ServingRunResult result = simulate_serving(scenario);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
-  const ReportDocument document = make_serving_report_document(scenario, result);
+/** The outputs of a report its own engine made (serving, parameter server): the JSON or `table` on standard output,
+ * report.json when asked, the engine's `done` line on standard error, then the scenario's expectations. */
+int emit_document(const RunOptions& options, const Scenario& scenario, const ReportDocument& document,
+                  const std::string& table, const std::string& done) {
   const std::string text = to_json(document).dump(2) + '\n';
   if (options.json)
     write_stdout(text);
   else if (scenario.run.outputs.table)
-    write_stdout(format_serving_table(document));
+    write_stdout(table);
   if (!options.no_files && scenario.run.outputs.report_json) {
     const std::filesystem::path dir = output_dir(options, scenario);
     create_output_dir(dir);
     write_file_atomically(dir / "report.json", text);
     if (!options.json) write_stdout(fmt::format("\n  wrote report.json in {}\n", dir.string()));
   }
-  std::cerr << fmt::format("partsim: simulated {} requests ({} messages, {} sleeps) in {:.3f} s of wall time\n",
-                           result.sent, result.messages, result.sleeps, wall);
+  std::cerr << done;
   if (options.no_expect || scenario.expectations.empty()) return 0;
   return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
+}
+
+/** A serving workload: its own engine and report (docs/serving.md); report.json only (no ranks, no trace yet). */
+int run_serving(const RunOptions& options, const Scenario& scenario) {
+  const auto wall_begin = std::chrono::steady_clock::now();
+  const ServingRunResult result = simulate_serving(scenario);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
+  const ReportDocument document = make_serving_report_document(scenario, result);
+  return emit_document(options, scenario, document, format_serving_table(document),
+                       fmt::format("partsim: simulated {} requests ({} messages, {} sleeps) in {:.3f} s of wall time\n",
+                                   result.sent, result.messages, result.sleeps, wall));
 }
 
 /** A parameter-server strategy: its own engine and report (docs/stale-gradients.md); report.json only. */
@@ -167,21 +175,10 @@ int run_parameter_server(const RunOptions& options, const Scenario& scenario) {
   const PsRunResult result = simulate_parameter_server(scenario, plan);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
   const ReportDocument document = make_ps_report_document(scenario, plan, result);
-  const std::string text = to_json(document).dump(2) + '\n';
-  if (options.json)
-    write_stdout(text);
-  else if (scenario.run.outputs.table)
-    write_stdout(format_ps_table(document));
-  if (!options.no_files && scenario.run.outputs.report_json) {
-    const std::filesystem::path dir = output_dir(options, scenario);
-    create_output_dir(dir);
-    write_file_atomically(dir / "report.json", text);
-    if (!options.json) write_stdout(fmt::format("\n  wrote report.json in {}\n", dir.string()));
-  }
-  std::cerr << fmt::format("partsim: simulated {} worker steps ({} messages, {} sleeps) in {:.3f} s of wall time\n",
-                           plan.steps * plan.workers(), result.messages, result.sleeps, wall);
-  if (options.no_expect || scenario.expectations.empty()) return 0;
-  return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
+  return emit_document(
+      options, scenario, document, format_ps_table(document),
+      fmt::format("partsim: simulated {} worker steps ({} messages, {} sleeps) in {:.3f} s of wall time\n",
+                  plan.steps * plan.workers(), result.messages, result.sleeps, wall));
 }
 
 int run(const RunOptions& options) {

@@ -161,11 +161,7 @@ std::string format_ps_table(const ReportDocument& doc) {
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<30} {}\n", label, value);
   };
-  out += fmt::format("partsim {}: {}\n", doc.partsim_version, doc.scenario.name);
-  if (!doc.scenario.description.empty()) out += fmt::format("  {}\n", doc.scenario.description);
-  out += fmt::format("  {}\n", doc.strategy);
-  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", doc.engine.simgrid_version, doc.engine.network_model,
-                     doc.engine.network_note);
+  out += format_document_heading(doc);
   line("makespan", fmt::format("{:.6g} s ({} steps per worker)", s.makespan, s.steps_per_worker));
   line("throughput", fmt::format("{:.6g} steps/s, {:.6g} samples/s, {:.6g} updates/s", s.steps_per_s, s.samples_per_s,
                                  s.updates_per_s));

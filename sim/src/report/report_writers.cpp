@@ -337,6 +337,15 @@ std::string percent(double f) {
 }
 } // namespace
 
+std::string format_document_heading(const ReportDocument& doc) {
+  std::string out = fmt::format("partsim {}: {}\n", doc.partsim_version, doc.scenario.name);
+  if (!doc.scenario.description.empty()) out += fmt::format("  {}\n", doc.scenario.description);
+  out += fmt::format("  {}\n", doc.strategy);
+  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", doc.engine.simgrid_version, doc.engine.network_model,
+                     doc.engine.network_note);
+  return out;
+}
+
 std::string format_table(const Report& r) {
   std::string out;
   auto line = [&](std::string_view label, const std::string& value) {

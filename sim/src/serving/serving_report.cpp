@@ -160,11 +160,7 @@ std::string format_serving_table(const ReportDocument& doc) {
   auto line = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<34} {}\n", label, value);
   };
-  out += fmt::format("partsim {}: {}\n", doc.partsim_version, doc.scenario.name);
-  if (!doc.scenario.description.empty()) out += fmt::format("  {}\n", doc.scenario.description);
-  out += fmt::format("  {}\n", doc.strategy);
-  out += fmt::format("  SimGrid {}, network model {} ({})\n\n", doc.engine.simgrid_version, doc.engine.network_model,
-                     doc.engine.network_note);
+  out += format_document_heading(doc);
   line("arrivals", s.arrivals);
   if (s.dispatch_latency > 0 || s.per_item_overhead > 0)
     line("orchestration per hop",

@@ -29,4 +29,8 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
 /** The terminal table: headline figures, then per-rank rows (the busiest and idlest first when there are many). */
 std::string format_table(const Report& report);
 
+/** The first lines of the terminal table of a report its own engine made (serving, parameter server): the version
+ * and scenario name, the description, the strategy line and the engine. */
+std::string format_document_heading(const ReportDocument& doc);
+
 } // namespace partsim
