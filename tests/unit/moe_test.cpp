@@ -206,6 +206,30 @@ TEST(ExpertParallelPlan, SkewedRoutingLoadsEachRankByItsExpertsShare) {
   EXPECT_NE(skewed.summary.find("zipf routing"), std::string::npos) << skewed.summary;
 }
 
+TEST(ExpertParallelPlan, FullRecomputationRerunsTheExpertsForward) {
+  // A middle pipeline stage holds layers only: with full recomputation its backward passes compute exactly what they
+  // computed without, plus its forward passes again (the experts' forward included, not their backward).
+  auto plan_with = [](const char* recomputation) {
+    nlohmann::json doc = moe_scenario({{"data", 2}, {"pipeline", 4}, {"expert", 2}});
+    doc["workload"]["recomputation"] = recomputation;
+    return build_plan(parse(doc));
+  };
+  const Plan none = plan_with("none");
+  const Plan full = plan_with("full");
+  auto compute = [](const Plan& plan, int rank, char pass) {
+    double sum = 0.0;
+    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+      if (const auto* c = std::get_if<ComputeStep>(&step); c && c->label > 0 && plan.labels[c->label][0] == pass)
+        sum += c->amount;
+    return sum;
+  };
+  const int rank = 2; // data 0 of stage 1 (tensor_first: rank = d + 2·p)
+  ASSERT_EQ(none.stage_of_rank[rank], 1);
+  EXPECT_NEAR(compute(full, rank, 'B'), compute(none, rank, 'B') + compute(none, rank, 'F'),
+              1e-9 * compute(full, rank, 'B'));
+  EXPECT_DOUBLE_EQ(compute(full, rank, 'F'), compute(none, rank, 'F'));
+}
+
 TEST(ExpertParallelMemory, RoutedExpertsShardOverTheExpertGroup) {
   const Scenario one = parse(moe_scenario({{"data", 8}}));
   const Scenario eight = parse(moe_scenario({{"data", 8}, {"expert", 8}, {"zero", 1}}));

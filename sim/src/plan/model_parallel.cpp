@@ -33,10 +33,12 @@ struct TensorCollective {
   CommKind kind = CommKind::Tensor;
 };
 
-/** The routed experts' compute of a mixture-of-experts layer (its forward in a forward pass, its backward in a
- * backward one), which depends on the rank's share of the layer's tokens: priced per rank when planning it. */
+/** The routed experts' compute of a mixture-of-experts layer, forward or backward, which depends on the rank's share
+ * of the layer's tokens: priced per rank when planning it. A full recomputation's rerun in a backward pass is a copy
+ * of the forward actions, so it keeps `forward`. */
 struct ExpertWork {
   std::int32_t layer = 0; ///< in the model, from 0
+  bool forward = true;
 };
 
 /** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, or the experts' compute. */
@@ -234,7 +236,7 @@ class Planner {
       const std::vector<Action> backward = join({full ? forward : std::vector<Action>{},
                                                  {after_backward},
                                                  all_to_all,
-                                                 {ExpertWork{index}},
+                                                 {ExpertWork{index, false}},
                                                  all_to_all,
                                                  {before_backward},
                                                  gather_next,
@@ -504,7 +506,7 @@ class Planner {
     // The routed experts' time on this rank for a layer (forward or backward as the pass).
     auto expert_time = [&](const ExpertWork& work) {
       const auto& [f, b] = expert_times_[static_cast<std::size_t>(work.layer)][position];
-      return op.pass == Pass::Forward ? f : b;
+      return work.forward ? f : b;
     };
     auto group_of = [&](const TensorCollective& c) { return c.kind == CommKind::Expert ? expert_group : tensor_group; };
     const bool forward = op.pass == Pass::Forward;
