@@ -280,6 +280,41 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
     [](const auto& info) { return to_string(std::get<0>(info.param)) + "_" + to_string(std::get<1>(info.param)); });
 
+/** The same with LL's bus bandwidth limited to 50 GB/s (`ll_max_bandwidth`, below half of the 300 GB/s link): every
+ * message occupies the links 300 / 50 = 6 times its data, at every fidelity, as the closed form says. */
+class LlLimit : public ::testing::TestWithParam<Fidelity> {};
+
+TEST_P(LlLimit, RingMatchesItsClosedFormWithTheLimit) {
+  const Fidelity fidelity = GetParam();
+  auto doc = base_scenario(1, 8);
+  doc["cluster"]["intra_node_link"]["transport"] = "nvlink";
+  doc["cluster"]["intra_node_link"]["ll_max_bandwidth"] = "50GBps";
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(8, {iota(0, 8)});
+  CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity, 4'000'000);
+  step.protocol = CollectiveProtocol::LL;
+  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  TwoLevelCost links{kNvlink, kNet, 1};
+  links.intra_nvlink = true;
+  links.ll_max_intra = 50e9;
+  const double expected =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::LL, 4e6, 8, 8, 1, links);
+  links.ll_max_intra = 0.0;
+  const double unlimited =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::LL, 4e6, 8, 8, 1, links);
+  std::printf("ring all-reduce 4 MB, ll limited to 50 GB/s, %s: simulated %.3f us, closed form %.3f us "
+              "(unlimited %.3f us)\n",
+              to_string(fidelity).c_str(), result.makespan * 1e6, expected * 1e6, unlimited * 1e6);
+  EXPECT_NEAR(result.makespan, expected, 0.01 * expected);
+  EXPECT_GT(result.makespan, 2.0 * unlimited); // 14 x 0.5 MB x 6 / 300 GB/s against x 2: 140 us against 47 us
+  for (const RankTimeline& t : result.ranks) EXPECT_EQ(t.bytes_sent, 2u * 4'000'000 * 7 / 8);
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneNode, LlLimit, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
+                         [](const auto& info) { return to_string(info.param); });
+
 // ---- Fidelity levels against each other, uncontended: three disjoint groups, one per fidelity, at once ----
 
 class Fidelities : public ::testing::TestWithParam<std::tuple<Algo, int>> {};

@@ -270,13 +270,75 @@ TEST(CollectiveModel, ProtocolsCostWhatNcclsTunerCharges) {
   // The closed form with a protocol: its latency plus the closed form of the bytes it puts on the wire.
   for (CollectiveProtocol p : {CollectiveProtocol::Simple, CollectiveProtocol::LL128, CollectiveProtocol::LL})
     EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, p, 1e6, 16, 8, 2, node),
-                     latency(p, node, 8, 2) + collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring,
-                                                              1e6 * protocol_wire_factor(p), 16, 8, 2, node));
+                     latency(p, node, 8, 2) +
+                         collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring,
+                                         1e6 * protocol_wire_factor(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring,
+                                                                    p, 8, 2, node),
+                                         16, 8, 2, node));
   // Availability: LL128 only over NVLink; NVLS and all-to-all Simple only.
   EXPECT_TRUE(protocol_available(CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, node));
   EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, {kNvlink, kNet, 1}));
   EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Nvls, CollectiveProtocol::LL, node));
   EXPECT_FALSE(protocol_available(CollectiveAlgorithm::Direct, CollectiveProtocol::LL128, node));
+}
+
+TEST(CollectiveModel, LlsBusBandwidthIsLimitedAsInNcclsTuner) {
+  // NCCL's tuner (src/graph/tuning.cc at 5067397c): ring LL reaches min(llMaxBw, busBw / 2). One H100 node: NVLink 4
+  // at 450 GB/s x 0.8, llMaxBw 141 GB/s (Hopper, one node): LL's factor is 360 / 141 instead of 2.
+  TwoLevelCost h100{{1e-6, 360e9}, {2e-6, 48.5e9}, 8};
+  h100.intra_nvlink = true;
+  h100.ll_max_intra = 141e9;
+  const auto factor = [](CollectiveAlgorithm a, int g, int m, const TwoLevelCost& links) {
+    return protocol_wire_factor(CollectiveOp::AllReduce, a, CollectiveProtocol::LL, g, m, links);
+  };
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 1, h100), 360.0 / 141.0);
+  // The closed form's data term then runs at 141 GB/s of bus bandwidth: 2 (n-1)/n S / (T - latency) with no wire
+  // latency.
+  TwoLevelCost lean = h100;
+  lean.intra.latency = 0.0;
+  const double bytes = 1e9;
+  const double t =
+      collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::LL, bytes, 8, 8, 1,
+                      lean) -
+      protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::LL, 8, 8, 1, lean);
+  EXPECT_NEAR(2.0 * 7 / 8 * bytes / t, 141e9, 1e3);
+  // No limit (a PCIe link, or a profile without one): half the link, as before. Simple and LL128 are unchanged.
+  TwoLevelCost pcie{{1e-6, 24e9}, {2e-6, 25e9}, 1};
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 1, pcie), 2.0);
+  EXPECT_DOUBLE_EQ(
+      protocol_wire_factor(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, CollectiveProtocol::LL128, 8, 1, h100),
+      128.0 / 120.0);
+  // A limit above half the link does not bind.
+  TwoLevelCost fast = h100;
+  fast.ll_max_intra = 500e9;
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 1, fast), 2.0);
+  // Across nodes the limit is the hosts' (x86 Intel: 39 GB/s on 2 nodes, 20.4 GB/s on more), against the ring's
+  // Simple bus bandwidth min(B1, C B2) = min(360, 8 x 48.5) GB/s.
+  EXPECT_DOUBLE_EQ(ll_bandwidth_limit(1, h100), 141e9);
+  EXPECT_DOUBLE_EQ(ll_bandwidth_limit(2, h100), 39e9);
+  EXPECT_DOUBLE_EQ(ll_bandwidth_limit(16, h100), 20.4e9);
+  EXPECT_DOUBLE_EQ(simple_bus_bandwidth(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 4, h100), 360e9);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 2, h100), 360.0 / 39.0);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, h100), 360.0 / 20.4);
+  // One NIC per node: the network hop binds (48.5 GB/s); the tree: its slowest link.
+  TwoLevelCost one_nic = h100;
+  one_nic.ports_per_node = 1;
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, one_nic), 48.5 / 20.4);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Tree, 8, 4, h100), 48.5 / 20.4);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Hierarchical, 8, 4, h100), 360.0 / 20.4);
+  // What it changes: across 4 H100 nodes a 4 MB all-reduce no longer runs LL (at 20.4 GB/s it would take about
+  // 0.34 ms of data alone), while a 1 KB one still does.
+  EXPECT_EQ(choose_method(CollectiveOp::AllReduce, 32, 4, 1e3, h100, CollectiveAlgorithm::Ring).protocol,
+            CollectiveProtocol::LL);
+  EXPECT_NE(choose_method(CollectiveOp::AllReduce, 32, 4, 4e6, h100, CollectiveAlgorithm::Ring).protocol,
+            CollectiveProtocol::LL);
+  // Planned messages: a tree's chunks follow the wire bytes with the limit.
+  CollectiveStep tree;
+  tree.algorithm = CollectiveAlgorithm::Tree;
+  tree.protocol = CollectiveProtocol::LL;
+  tree.bytes = 1'000'000;
+  EXPECT_GT(planned_messages(tree, 32, 4, {2e-6, 48.5e9}, 1, factor(CollectiveAlgorithm::Tree, 8, 4, h100)),
+            planned_messages(tree, 32, 4, {2e-6, 48.5e9}, 1, 2.0));
 }
 
 TEST(CollectiveModel, AutoPicksTheProtocolAsNcclsTunerDoes) {

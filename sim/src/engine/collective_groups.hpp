@@ -133,9 +133,16 @@ inline double protocol_latency(const CollectiveGroup& g, const CollectiveStep& s
                           static_cast<int>(g.members.size()), g.links);
 }
 
-/** Bytes on the links of a message of `bytes` of data under `step`'s protocol, whole (LL128's 128/120). */
-inline double wire_bytes(const CollectiveStep& step, double bytes) {
-  return std::ceil(bytes * protocol_wire_factor(step.protocol));
+/** Bytes on the links per byte of data of `step` over group g (protocol_wire_factor: the protocol's, LL's at most its
+ * bandwidth limit). */
+inline double wire_factor(const CollectiveGroup& g, const CollectiveStep& step) {
+  return protocol_wire_factor(step.op, step.algorithm, step.protocol, g.per_node, static_cast<int>(g.members.size()),
+                              g.links);
+}
+
+/** Bytes on the links of a message of `bytes` of data of `step` over group g, whole (LL128's 128/120). */
+inline double wire_bytes(const CollectiveGroup& g, const CollectiveStep& step, double bytes) {
+  return std::ceil(bytes * wire_factor(g, step));
 }
 
 // ---- step_collectives.cpp ----

@@ -217,6 +217,7 @@ void prepare_collectives(RunContext& ctx) {
     g.links.nvls_efficiency = ctx.cluster.intra_node.nvls_efficiency;
     g.links.nvls_latency = ctx.cluster.intra_node.nvls_latency;
     g.links.intra_nvlink = ctx.cluster.intra_node.nvlink;
+    g.links.ll_max_intra = ctx.cluster.intra_node.ll_max_bandwidth;
     // The planners refuse NVLS on groups that span nodes or on switches without it, naming the key.
     PARTSIM_CHECK(!needs[gi].nvls || nvls_available(static_cast<int>(g.members.size()), g.links))
         << "nvls on group " << gi << " over " << g.members.size() << " nodes";
@@ -278,7 +279,7 @@ bool same_closed_form(const RunContext& ctx, int a, int b) {
          ga.channels == gb.channels && ga.links.channels == gb.links.channels && ga.even == gb.even &&
          same(ga.links.intra, gb.links.intra) && same(ga.links.inter, gb.links.inter) &&
          ga.links.ports_per_node == gb.links.ports_per_node && ga.all_to_all_uplink == gb.all_to_all_uplink &&
-         ga.links.intra_nvlink == gb.links.intra_nvlink;
+         ga.links.intra_nvlink == gb.links.intra_nvlink && ga.links.ll_max_intra == gb.links.ll_max_intra;
 }
 
 } // namespace partsim::engine

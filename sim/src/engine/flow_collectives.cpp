@@ -105,7 +105,7 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
     }
     break;
   }
-  const double factor = protocol_wire_factor(step.protocol);
+  const double factor = wire_factor(g, step);
   if (factor != 1.0)
     for (Flow& f : flows)
       if (f.wire < 0) f.wire = std::ceil(static_cast<double>(f.bytes) * factor);
@@ -118,7 +118,7 @@ double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
   const int n = g.size;
   const double alpha = g.slowest.latency;
   const double beta = g.slowest.bandwidth;
-  const double bytes = wire_bytes(step, static_cast<double>(step.bytes));
+  const double bytes = wire_bytes(g, step, static_cast<double>(step.bytes));
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: {
     if (step.op == CollectiveOp::Broadcast) {
@@ -301,11 +301,11 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
   // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
-  const double closed =
-      step.algorithm == CollectiveAlgorithm::Tree
-          ? tree_time(*g.tree, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest) + protocol_latency(g, step)
-          : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes), g.size, g.per_node,
-                            static_cast<int>(g.members.size()), g.links);
+  const double closed = step.algorithm == CollectiveAlgorithm::Tree
+                            ? tree_time(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest) +
+                                  protocol_latency(g, step)
+                            : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes),
+                                              g.size, g.per_node, static_cast<int>(g.members.size()), g.links);
   if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
   // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
   return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));

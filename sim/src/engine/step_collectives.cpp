@@ -29,7 +29,7 @@ using Group = CollectiveGroup;
  * (both sides posted: SimGrid's start time of a rendezvous comm) to its finish. */
 class StepTransfers {
  public:
-  /** `wire_factor`: bytes on the links per byte of data (the protocol's, protocol_wire_factor). */
+  /** `wire_factor`: bytes on the links per byte of data (the collective's, wire_factor). */
   StepTransfers(RunContext& ctx, RankTimeline& timeline, double wire_factor)
       : ctx_(ctx), timeline_(timeline), wire_factor_(wire_factor) {}
 
@@ -158,7 +158,7 @@ void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& ste
   const int n = g.size;
   const int d = mod(pos - step.root, n);
   const auto k = static_cast<int>(
-      pipeline_chunks(step.op, step.algorithm, n, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest));
+      pipeline_chunks(step.op, step.algorithm, n, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
   sg4::Mailbox* out = g.ring_in[static_cast<std::size_t>((pos + 1) % n)];
   sg4::Mailbox* in = g.ring_in[static_cast<std::size_t>(pos)];
   for (int s = 0; s < n + k - 2; ++s) {
@@ -174,7 +174,7 @@ void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& ste
  * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
 void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
   const DoubleBinaryTree& tree = *g.tree;
-  const auto k = static_cast<int>(tree_chunks(tree, wire_bytes(step, static_cast<double>(step.bytes)), g.slowest));
+  const auto k = static_cast<int>(tree_chunks(tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
   const int depth = tree.max_depth;
   const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
   const auto p = static_cast<std::size_t>(pos);
@@ -254,7 +254,7 @@ void nvls_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos)
 } // namespace
 
 void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, CollectiveGroup& g, int pos) {
-  StepTransfers x(ctx, timeline, protocol_wire_factor(step.protocol));
+  StepTransfers x(ctx, timeline, wire_factor(g, step));
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring:
     step.op == CollectiveOp::Broadcast ? broadcast_steps(x, g, step, pos) : ring_steps(x, g, step, pos);

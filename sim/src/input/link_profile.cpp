@@ -32,6 +32,12 @@ LinkProfile parse_link_profile(JsonReader& reader) {
                                   parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3))};
     nvls.finish();
   }
+  if (reader.has("ll_max_bandwidth")) {
+    if (link.scope != "intra_node")
+      throw reader.child("ll_max_bandwidth")
+          .error("LL's bandwidth between the GPUs of one node; expected it only with scope \"intra_node\"");
+    link.ll_max_bandwidth = parse_figure(reader.child("ll_max_bandwidth"), Dimension::Bandwidth, Bounds::positive());
+  }
   if (link.scope == "intra_node" && reader.has("transport"))
     link.transport = reader.choice("transport", {"nvlink", "pcie"});
   else if (reader.has("transport"))
@@ -73,6 +79,7 @@ nlohmann::json to_json(const LinkProfile& link) {
   if (!link.transport.empty()) out["transport"] = link.transport;
   if (link.nvls)
     out["nvls"] = {{"efficiency", to_json(link.nvls->efficiency)}, {"latency", to_json(link.nvls->latency)}};
+  if (link.ll_max_bandwidth) out["ll_max_bandwidth"] = to_json(*link.ll_max_bandwidth);
   return out;
 }
 

@@ -85,6 +85,7 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
       link.nvls_efficiency = profile.nvls->efficiency.value;
       link.nvls_latency = profile.nvls->latency.value;
     }
+    if (profile.ll_max_bandwidth) link.ll_max_bandwidth = profile.ll_max_bandwidth->value;
   } else {
     link.line_rate = reader.quantity("bandwidth");
     link.latency = reader.quantity("latency");
@@ -93,6 +94,7 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
   if (scope == "intra_node") {
     link.nvls_efficiency = reader.number_or("nvls_efficiency", link.nvls_efficiency);
     link.nvls_latency = reader.quantity_or("nvls_latency", link.nvls_latency);
+    link.ll_max_bandwidth = reader.quantity_or("ll_max_bandwidth", link.ll_max_bandwidth);
     if (reader.has("transport")) link.nvlink = reader.choice("transport", {"nvlink", "pcie"}) == "nvlink";
   }
   link.bandwidth = link.line_rate * link.efficiency;

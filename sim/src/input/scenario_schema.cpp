@@ -174,6 +174,14 @@ void cluster_fields(std::vector<F>& f) {
                   .def_doc("the profile's `nvls`, else 0")
                   .label("NVLS latency")
                   .doc("the latency of one NVLS all-reduce (NCCL's tuner charges 25 us on Hopper)"));
+  f.push_back(F("/cluster/intra_node_link/ll_max_bandwidth", T::Quantity, "cluster")
+                  .dim(Dimension::Bandwidth)
+                  .closed(0.0, 1e15)
+                  .def_doc("the profile's `ll_max_bandwidth`, else 0")
+                  .label("LL bandwidth limit")
+                  .doc("the most bus bandwidth NCCL's LL protocol reaches between the GPUs of one node, a limit of its "
+                       "kernels by GPU generation (NCCL's `llMaxBws`: 87.7 GB/s Ampere, 141 GB/s Hopper); 0: none "
+                       "beyond half the link's bandwidth"));
   f.push_back(F("/cluster/network", T::Object, "cluster")
                   .def_doc("required when `nodes > 1`")
                   .doc("the network between nodes; see [`cluster/network`](#clusternetwork)"));

@@ -222,6 +222,7 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
   links.nvls_efficiency = cluster.intra_node.nvls_efficiency;
   links.nvls_latency = cluster.intra_node.nvls_latency;
   links.intra_nvlink = cluster.intra_node.nvlink;
+  links.ll_max_intra = cluster.intra_node.ll_max_bandwidth;
   return links;
 }
 
@@ -251,14 +252,15 @@ double bus_bandwidth(CollectiveOp op, int n, double algbw) {
   return 0.0;
 }
 
-std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels) {
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels,
+                               double wire_factor) {
   if (n < 2 || step.fidelity == Fidelity::Analytic) return 0;
   const auto un = static_cast<std::uint64_t>(n);
   const bool steps = step.fidelity == Fidelity::Steps;
-  const std::uint64_t k =
-      steps ? pipeline_chunks(step.op, step.algorithm, n,
-                              static_cast<double>(step.bytes) * protocol_wire_factor(step.protocol), link)
-            : 1;
+  if (wire_factor <= 0.0) wire_factor = protocol_wire_factor(step.protocol);
+  const std::uint64_t k = steps ? pipeline_chunks(step.op, step.algorithm, n,
+                                                  std::ceil(static_cast<double>(step.bytes) * wire_factor), link)
+                                : 1;
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: {
     if (step.op == CollectiveOp::Broadcast) return (un - 1) * k;
@@ -299,6 +301,10 @@ constexpr NcclLatencies kNcclNvlink{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}; ///< hwL
 constexpr NcclLatencies kNcclPci{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};     ///< hwLatencies[NCCL_HW_PCI]
 constexpr NcclLatencies kNcclNet{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};   ///< hwLatencies[NCCL_HW_NET]
 constexpr double kNcclNetOverhead = 1.0; ///< getNetOverhead on x86 Intel hosts (AMD: 2), x3 for Simple
+/** llMaxBws of NCCL's tuner for groups across nodes, which NCCL indexes by the CPU vendor: the Intel row, 2 nodes and
+ * more than 2 (AMD: 22.5 and 19.0 GB/s), in GB/s. */
+constexpr double kNcclLlMaxBwTwoNodes = 39.0;
+constexpr double kNcclLlMaxBwManyNodes = 20.4;
 
 double nccl_latency(const NcclLatencies& table, bool tree, CollectiveProtocol protocol) {
   const std::size_t i = protocol == CollectiveProtocol::LL ? 0 : protocol == CollectiveProtocol::LL128 ? 1 : 2;
@@ -326,6 +332,45 @@ double protocol_wire_factor(CollectiveProtocol protocol) {
     return 2.0;
   }
   return 1.0;
+}
+
+double ll_bandwidth_limit(int nodes, const TwoLevelCost& links) {
+  if (nodes <= 1) return links.ll_max_intra;
+  return 1e9 * (nodes == 2 ? kNcclLlMaxBwTwoNodes : kNcclLlMaxBwManyNodes);
+}
+
+double simple_bus_bandwidth(CollectiveOp op, CollectiveAlgorithm algorithm, int gpus_per_node, int nodes,
+                            const TwoLevelCost& links) {
+  const int g = std::max(gpus_per_node, 1);
+  const int m = std::max(nodes, 1);
+  double bw = std::numeric_limits<double>::infinity();
+  switch (algorithm) {
+  case CollectiveAlgorithm::Ring: {
+    const int channels = op == CollectiveOp::Broadcast
+                             ? 1
+                             : std::min(ring_channels(op, algorithm, g, m, links.ports_per_node, links.channels),
+                                        std::max(links.ports_per_node, 1));
+    if (g > 1) bw = std::min(bw, links.intra.bandwidth);
+    if (m > 1) bw = std::min(bw, channels * links.inter.bandwidth);
+    break;
+  }
+  case CollectiveAlgorithm::Hierarchical:
+    if (g > 1) bw = std::min(bw, links.intra.bandwidth);
+    if (m > 1) bw = std::min(bw, std::clamp(links.ports_per_node, 1, g) * links.inter.bandwidth);
+    break;
+  default:
+    bw = slowest_link(links, g, m).bandwidth;
+  }
+  return std::isfinite(bw) ? bw : links.intra.bandwidth;
+}
+
+double protocol_wire_factor(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol,
+                            int gpus_per_node, int nodes, const TwoLevelCost& links) {
+  const double factor = protocol_wire_factor(protocol);
+  if (protocol != CollectiveProtocol::LL) return factor;
+  const double limit = ll_bandwidth_limit(nodes, links);
+  if (limit <= 0.0) return factor;
+  return std::max(factor, simple_bus_bandwidth(op, algorithm, gpus_per_node, nodes, links) / limit);
 }
 
 bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protocol, const TwoLevelCost& links) {
@@ -376,7 +421,9 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, Collectiv
   PARTSIM_CHECK(gpus_per_node >= 1 && nodes >= 1) << "layout " << gpus_per_node << " x " << nodes;
   if (n < 2) return 0.0;
   return protocol_latency(op, algorithm, protocol, n, gpus_per_node, nodes, links) +
-         two_level_time(op, algorithm, bytes * protocol_wire_factor(protocol), n, gpus_per_node, nodes, links);
+         two_level_time(op, algorithm,
+                        bytes * protocol_wire_factor(op, algorithm, protocol, gpus_per_node, nodes, links), n,
+                        gpus_per_node, nodes, links);
 }
 
 CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links,

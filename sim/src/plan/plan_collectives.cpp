@@ -50,8 +50,12 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
 
 std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
   const GroupShape& s = shape(step.group);
+  TwoLevelCost links = links_;
+  links.ports_per_node = s.ports;
+  links.channels = step.channels;
   return planned_messages(step, s.members, s.nodes, s.slowest,
-                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports, step.channels));
+                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports, step.channels),
+                          protocol_wire_factor(step.op, step.algorithm, step.protocol, s.per_node, s.nodes, links));
 }
 
 Fidelity PlanCollectives::resolve_auto_fidelity(Plan& plan,

@@ -33,6 +33,10 @@ struct LinkProfile {
     Figure latency;
   };
   std::optional<Nvls> nvls;
+  /** Intra-node links: the most bus bandwidth NCCL's LL protocol reaches between the GPUs of one node, a limit of its
+   * kernels (8-byte stores polled by the receiving SMs) that depends on the GPU generation (NCCL's `llMaxBws`).
+   * Absent: none beyond half the link's bandwidth. */
+  std::optional<Figure> ll_max_bandwidth;
   /** Intra-node links: what carries the transfers, "nvlink" or "pcie" (NCCL's NVLink or PCI hardware class: its
    * per-step latencies, and LL128 only over NVLink). Empty on inter-node links. */
   std::string transport;

@@ -20,6 +20,9 @@ struct LinkSpec {
    * all-reduce (the profile's `nvls`, or the scenario's). */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** Intra-node only: the most bus bandwidth NCCL's LL protocol reaches inside a node (bytes/s; the profile's
+   * `ll_max_bandwidth`, or the scenario's); 0: no limit beyond half of `bandwidth`. */
+  double ll_max_bandwidth = 0.0;
   /** Intra-node only: the links are NVLink (the profile's `transport`, or the scenario's): NCCL's NVLink latencies
    * and its LL128 protocol; else PCIe. */
   bool nvlink = false;

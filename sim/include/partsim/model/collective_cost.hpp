@@ -115,6 +115,9 @@ struct TwoLevelCost {
   /** The intra-node links are NVLink (NCCL's NCCL_HW_NVLINK latencies, LL128 allowed); else PCIe (NCCL_HW_PCI, no
    * LL128). */
   bool intra_nvlink = false;
+  /** The most bus bandwidth NCCL's LL protocol reaches inside one node (bytes/s; the intra-node link's
+   * `ll_max_bandwidth`), 0 for no limit. */
+  double ll_max_intra = 0.0;
 };
 
 /** Time of an NVLS all-reduce of `bytes` over n members of one node: each member sends its whole buffer into the
@@ -212,8 +215,9 @@ double bus_bandwidth(CollectiveOp op, int n, double algbw);
  * point-to-point message (ring all-reduce 2(n-1)n C, ring reduce-scatter / all-gather (n-1)n C, broadcast (n-1)k,
  * tree 4(n-1)k, hierarchical 2m g(g-1) + 2g m(m-1), all-to-all n(n-1), nvls 2n(n-1)); flows: one per edge (ring
  * n C, broadcast n-1, tree 4(n-1), hierarchical 2n + n when both levels exist, all-to-all and nvls n(n-1));
- * analytic: 0. */
-std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels = 1);
+ * analytic: 0. `wire_factor`: the collective's (protocol_wire_factor with its group), 0 for the protocol's. */
+std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, const LinkCost& link, int channels = 1,
+                               double wire_factor = 0.0);
 
 /** `auto` algorithm, NCCL-like: choose_method's algorithm: the supported algorithm with the smallest two-level closed
  * form with its best protocol. Hierarchical only when
@@ -226,6 +230,24 @@ bool nvls_available(int nodes, const TwoLevelCost& links);
 
 /** Bytes a protocol puts on the links per byte of data: Simple 1, LL128 128/120, LL 2. */
 double protocol_wire_factor(CollectiveProtocol protocol);
+
+/** NCCL's limit on LL's bus bandwidth over a group on `nodes` nodes (its tuner's `llMaxBws`, src/graph/tuning.cc at
+ * 5067397c): inside one node the GPU generation's figure (links.ll_max_intra, 0 for none); across nodes a figure of
+ * the hosts, which NCCL takes from the CPU vendor: 39 GB/s on 2 nodes and 20.4 GB/s on more for x86 Intel hosts
+ * (assumed, as for the network post overhead of protocol_latency). */
+double ll_bandwidth_limit(int nodes, const TwoLevelCost& links);
+
+/** Bus bandwidth of `algorithm`'s data term with Simple over g members per node on m nodes (bytes/s): ring the slower
+ * of an intra-node hop and a network hop over its channels' NICs (min(B1, min(C, P) B2)); tree the slowest link;
+ * hierarchical min(B1, min(P, g) B2); a level with one member or node drops out. */
+double simple_bus_bandwidth(CollectiveOp op, CollectiveAlgorithm algorithm, int gpus_per_node, int nodes,
+                            const TwoLevelCost& links);
+
+/** Bytes on the links per byte of data of a collective: protocol_wire_factor, except that LL's bus bandwidth is at
+ * most ll_bandwidth_limit, as in NCCL's tuner (ring: min(llMaxBw, busBw / 2)): LL's factor is
+ * max(2, simple_bus_bandwidth / limit), every message of the collective occupying the links that much longer. */
+double protocol_wire_factor(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol,
+                            int gpus_per_node, int nodes, const TwoLevelCost& links);
 
 /** Whether `algorithm` runs with `protocol` on these links: NVLS and all-to-all (point-to-point sends) run Simple only;
  * LL128 needs NVLink inside the node (NCCL enables it only when the intra-node path is NVLink). */
