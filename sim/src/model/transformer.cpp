@@ -127,7 +127,7 @@ double TransformerModel::expert_parameters(int expert) const {
   if (!config_.experts.moe()) return 0.0;
   double total = 0.0;
   for (const ComputeOp& op : layer_ops(1, TensorSplit{1, false, expert}))
-    if (op.name.starts_with("expert_")) total += op.weight_elements;
+    if (is_routed_expert_op(op)) total += op.weight_elements;
   return total;
 }
 

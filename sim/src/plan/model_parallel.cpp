@@ -148,7 +148,7 @@ class Planner {
     bool past_experts = false;
     for (const ComputeOp& op : model_.layer_ops(b, split)) {
       in_mlp = in_mlp || op.name == "mlp_norm";
-      const bool routed = routed_expert_op(op);
+      const bool routed = is_routed_expert_op(op);
       past_experts = past_experts || op.name == "expert_unpermute";
       if (!in_mlp)
         attention.push_back(op);
@@ -211,18 +211,22 @@ class Planner {
     // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
     // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients, the reduce-scatter's
     // backward an all-gather and the all-gather's a reduce-scatter.
+    // What every MoE layer shares, priced once (the layers differ only in the index their expert work carries).
+    const TrainingUnit before =
+        moe() ? price_ops("moe", moe_before, gpu, type, training_.recomputation) : TrainingUnit{};
+    const TrainingUnit after = moe() ? price_ops("moe", moe_after, gpu, type, training_.recomputation) : TrainingUnit{};
+    const double moe_dense_parameters = moe() ? model_.layer_parameters(t) - model_.expert_parameters() : 0.0;
+    const double moe_expert_parameters = moe() ? model_.expert_parameters(mp_.expert) : 0.0;
+    const double k = static_cast<double>(c.experts.top_k);
+    const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
+    const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
+    const std::vector<Action> all_to_all =
+        mp_.expert > 1 ? std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert}}
+                       : std::vector<Action>{};
+    const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
+    const std::vector<Action> gather_next =
+        sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
     auto moe_layer = [&](std::int32_t index) {
-      const TrainingUnit before = price_ops("moe", moe_before, gpu, type, training_.recomputation);
-      const TrainingUnit after = price_ops("moe", moe_after, gpu, type, training_.recomputation);
-      const double k = static_cast<double>(c.experts.top_k);
-      const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
-      const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
-      const std::vector<Action> all_to_all =
-          mp_.expert > 1 ? std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert}}
-                         : std::vector<Action>{};
-      const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
-      const std::vector<Action> gather_next =
-          sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
       const std::vector<Action> forward = join({{a.forward_time},
                                                 scatter,
                                                 {before.forward_time},
@@ -242,8 +246,7 @@ class Planner {
                                                  gather_next,
                                                  {attention_backward},
                                                  scatter});
-      return Unit{forward, backward, model_.layer_parameters(t) - model_.expert_parameters(),
-                  model_.expert_parameters(mp_.expert)};
+      return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters};
     };
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
@@ -279,11 +282,6 @@ class Planner {
 
   bool moe() const { return model_.config().experts.moe(); }
 
-  /** The ops of the routed experts (priced per rank by their load), not the permute and unpermute around them. */
-  static bool routed_expert_op(const ComputeOp& op) {
-    return op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute";
-  }
-
   /** Each layer's routing over the expert group, and the routed experts' forward and backward time on each of its
    * positions (the same for every layer and position with uniform routing: priced once). */
   void price_experts(const GpuProfile& gpu, const std::string& type) {
@@ -298,7 +296,7 @@ class Planner {
         split.expert_load = load;
         std::vector<ComputeOp> ops;
         for (const ComputeOp& op : model_.layer_ops(training_.micro_batch, split))
-          if (routed_expert_op(op)) ops.push_back(op);
+          if (is_routed_expert_op(op)) ops.push_back(op);
         const TrainingUnit u = price_ops("experts", ops, gpu, type, training_.recomputation);
         it->second = {u.forward_time, full ? u.backward_time - u.forward_time : u.backward_time};
       }

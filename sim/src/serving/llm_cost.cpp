@@ -64,10 +64,7 @@ std::vector<ComputeOp> LlmReplicaCost::layer_ops(std::int64_t tokens) const {
   std::vector<ComputeOp> ops = TransformerModel(config).layer_ops(1, TensorSplit{tensor_, false});
   if (!config.experts.moe() || tensor_ == 1) return ops;
   // The experts at 1 / tensor of their width (of every rank's copies: the rank routes all the tokens).
-  auto expert = [](const ComputeOp& op) {
-    return op.name.starts_with("shared_expert_") ||
-           (op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute");
-  };
+  auto expert = [](const ComputeOp& op) { return op.name.starts_with("shared_expert_") || is_routed_expert_op(op); };
   std::erase_if(ops, expert);
   config.ffn /= tensor_;
   config.experts.shared_ffn = config.experts.shared_ffn_size(model_.ffn) / tensor_;

@@ -203,6 +203,12 @@ std::optional<ConfigProblem> find_problem(const TransformerConfig& config);
  *   recomputed.
  * - The extra norm outside the layers is the final norm of a pre-LN model, or the embedding norm of a post-LN
  *   encoder (BERT): the same parameter count. BERT's token-type table (2h) and pooler are not modelled. */
+/** Whether `op` of TransformerModel::layer_ops is a routed expert's GEMM or activation (expert_*): not the router,
+ * the permutation or un-permutation of the copies (weightless), nor a shared expert (shared_expert_*). */
+inline bool is_routed_expert_op(const ComputeOp& op) {
+  return op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute";
+}
+
 class TransformerModel {
  public:
   /** Resolves kv_heads and head_dim left at 0.
