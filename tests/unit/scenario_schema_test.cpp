@@ -21,7 +21,13 @@ std::vector<json> hosts() {
   std::vector<json> out;
   for (const char* folder : {"scenarios", "validation"})
     for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() / folder))
-      if (entry.path().extension() == ".json") out.push_back(read_json_file(entry.path()));
+      if (entry.path().extension() == ".json") {
+        json doc = read_json_file(entry.path());
+        // Parsed as test.json (no folder): a trace's path relative to the scenario's folder is made whole.
+        const json::json_pointer trace("/workload/arrivals/trace/csv");
+        if (doc.contains(trace)) doc[trace] = (entry.path().parent_path() / doc[trace].get<std::string>()).string();
+        out.push_back(std::move(doc));
+      }
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a.at("name") < b.at("name"); });
   for (const json& doc : std::vector<json>(out)) {
     const json& net = doc.at("cluster").value("network", json::object());

@@ -316,6 +316,28 @@ TEST(LlmServing, LoneRequestIsPrefillThenDecodeSteps) {
   EXPECT_EQ(l.kv_blocked_steps, 0u);
 }
 
+TEST(LlmServing, TraceTokenCountsReplaceTheDrawnOnes) {
+  // The lone request of LoneRequestIsPrefillThenDecodeSteps, its 700 prompt and 50 output tokens from a trace row,
+  // while the stage would draw 100 and 10: the same closed forms.
+  const std::int64_t prompt = 700, output = 50;
+  const std::filesystem::path path = test::temp_dir() / "trace.csv";
+  std::ofstream(path) << "arrival_s,in,out\n3.5," << prompt << "," << output << "\n";
+  json doc = llm_scenario(
+      llama(100, 10), 1,
+      {{"process", "trace"},
+       {"trace", {{"csv", path.string()}, {"input_tokens_column", "in"}, {"output_tokens_column", "out"}}}},
+      1);
+  const LlmReplicaCost cost = cost_of(doc);
+  const ReportServing r = run(doc);
+  const ReportServingLlm& l = *r.stages[0].llm;
+  double decode = 0.0;
+  for (std::int64_t k = 0; k < output - 1; ++k) decode += cost.decode_step_time(1, static_cast<double>(prompt + k));
+  EXPECT_NEAR(l.ttft.mean, cost.prefill_time({prompt}), 1e-12);
+  EXPECT_NEAR(r.latency.mean, cost.prefill_time({prompt}) + decode, 1e-12);
+  EXPECT_EQ(l.input_tokens, static_cast<std::uint64_t>(prompt));
+  EXPECT_EQ(l.output_tokens, static_cast<std::uint64_t>(output));
+}
+
 TEST(LlmServing, TwoRequestsJoinOneBatchWhenTheKvCacheHoldsBoth) {
   const json doc = llm_scenario(llama(2000, 1000), 1, two_at_once(), 2);
   const LlmReplicaCost cost = cost_of(doc);

@@ -98,6 +98,13 @@ TEST(ServingClosedForms, AgreeWithEachOther) {
   EXPECT_NEAR(queueing::mm1k_loss(1, 1, 1), 0.5, 1e-12);
 }
 
+TEST(ServingClosedForms, GammaArrivalsWithCvOneAreMM1) {
+  EXPECT_NEAR(queueing::gm1_gamma_time_in_system(80, 1.0, 100), queueing::mm1_time_in_system(80, 100), 1e-9);
+  // Burstier arrivals wait longer, more regular ones less (D/M/1 as cv -> 0).
+  EXPECT_GT(queueing::gm1_gamma_time_in_system(80, 2.0, 100), queueing::mm1_time_in_system(80, 100));
+  EXPECT_LT(queueing::gm1_gamma_time_in_system(80, 0.5, 100), queueing::mm1_time_in_system(80, 100));
+}
+
 TEST(ServingStatistics, PercentilesAndBatchMeans) {
   std::vector<double> v;
   for (int i = 0; i < 1000; ++i) v.push_back(i);
@@ -122,7 +129,7 @@ TEST(ServingInput, ErrorsNameTheField) {
     json value;
     std::string expected_pointer;
   };
-  const std::vector<Case> cases{
+  std::vector<Case> cases{
       {"/workload/stages/0/servce", json{{"distribution", "fixed"}, {"mean", 1}}, "/workload/stages/0/servce"},
       {"/workload/stages/0/pool/nodes", 2, "/workload/stages/0/pool/nodes"},
       {"/workload/stages/0/service", json{{"distribution", "gamma"}, {"mean", "1ms"}}, "/workload/stages/0/service/cv"},
@@ -134,8 +141,28 @@ TEST(ServingInput, ErrorsNameTheField) {
       {"/workload/orchestration", json{{"preset", "slurm"}}, "/workload/orchestration/preset"},
       {"/strategy", json{{"kind", "data_parallel"}}, "/strategy/kind"},
   };
+  const std::filesystem::path trace = test::temp_dir() / "trace.csv";
+  std::ofstream(trace) << "arrival_s,prompt\n0,10\n1,20\n";
+  const json trace_arrivals{{"process", "trace"}, {"trace", {{"csv", trace.string()}}}};
+  cases.push_back({"/workload/arrivals", json{{"process", "gamma"}, {"rate", 5}}, "/workload/arrivals/cv"});
+  cases.push_back(
+      {"/workload/arrivals", json{{"process", "poisson"}, {"rate", 5}, {"cv", 2}}, "/workload/arrivals/cv"});
+  cases.push_back({"/workload/arrivals", json{{"process", "trace"}}, "/workload/arrivals/trace"});
+  json with_rate = trace_arrivals;
+  with_rate["rate"] = 5;
+  cases.push_back({"/workload/arrivals", with_rate, "/workload/arrivals/rate"});
+  json other_column = trace_arrivals;
+  other_column["trace"]["time_column"] = "time";
+  cases.push_back({"/workload/arrivals", other_column, "/workload/arrivals/trace/csv"});
+  json bad_tokens = trace_arrivals;
+  bad_tokens["trace"]["input_tokens_column"] = "arrival_s"; // 0 is not a token count
+  cases.push_back({"/workload/arrivals", bad_tokens, "/workload/arrivals/trace/csv"});
+  cases.push_back({"/workload/arrivals", json{{"process", "poisson"}, {"rate", 5}, {"trace", trace_arrivals["trace"]}},
+                   "/workload/arrivals/trace"});
+  cases.push_back({"/workload/requests", 3, "/workload/requests"}); // with the trace below: it has 2 rows
   for (const Case& c : cases) {
     json doc = one_stage_scenario();
+    if (c.pointer == "/workload/requests") doc["workload"]["arrivals"] = trace_arrivals;
     doc[json::json_pointer(c.pointer)] = c.value;
     const InputError e = test::input_error([&] { test::parse(doc, "pipeline.json"); });
     EXPECT_EQ(e.source(), "pipeline.json") << c.pointer;
@@ -157,6 +184,50 @@ TEST(ServingInput, ErrorsNameTheField) {
   EXPECT_EQ(test::input_error([&] { test::parse(doc); }).pointer(), "/workload/requests");
   doc["workload"]["stages"][0]["service"]["mean"] = "1ms";
   EXPECT_NO_THROW(test::parse(doc));
+}
+
+TEST(ServingInput, TraceErrorsNameTheFileAndLine) {
+  const std::filesystem::path dir = test::temp_dir();
+  struct Case {
+    std::string csv;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases{
+      {"arrival_s\n0\n2\n1\n", {"line 4", "before the previous row's"}},
+      {"arrival_s\n0\nsoon\n", {"line 3", "'soon'", "expected an arrival time"}},
+      {"arrival_s\n2023-13-01 00:00:00\n", {"line 2", "expected an arrival time"}},
+      {"arrival_s\n", {"no requests"}},
+      {"when\n1\n", {"line 1", "no column 'arrival_s'", "'when'"}},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::filesystem::path path = dir / fmt::format("trace-{}.csv", i);
+    std::ofstream(path) << cases[i].csv;
+    json doc = one_stage_scenario();
+    doc["workload"]["arrivals"] = {{"process", "trace"}, {"trace", {{"csv", path.string()}}}};
+    doc["workload"].erase("requests");
+    const InputError e = test::input_error([&] { test::parse(doc, "pipeline.json"); });
+    EXPECT_EQ(e.pointer(), "/workload/arrivals/trace/csv") << e.what();
+    const std::string what = e.what();
+    for (const std::string& part : cases[i].expected) EXPECT_NE(what.find(part), std::string::npos) << what;
+    EXPECT_NE(what.find(path.string()), std::string::npos) << what;
+  }
+  // Datetimes as Azure's traces write them, made relative to the first row.
+  const ArrivalTrace t = read_arrival_trace(
+      [&] {
+        const std::filesystem::path path = dir / "azure.csv";
+        std::ofstream(path) << "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                               "2023-11-16 18:15:46.6805900,374,44\n"
+                               "2023-11-16 18:15:50.9951690,396,109\n"
+                               "2023-11-17 00:00:00,879,1\n";
+        return path;
+      }(),
+      "TIMESTAMP", "ContextTokens", "GeneratedTokens");
+  ASSERT_EQ(t.times.size(), 3u);
+  EXPECT_EQ(t.times[0], 0.0);
+  EXPECT_NEAR(t.times[1], 4.314579, 1e-6);
+  EXPECT_NEAR(t.times[2], 5 * 3600 + 44 * 60 + 13.31941, 1e-5);
+  EXPECT_EQ(t.input_tokens, (std::vector<std::int64_t>{374, 396, 879}));
+  EXPECT_EQ(t.output_tokens, (std::vector<std::int64_t>{44, 109, 1}));
 }
 
 TEST(ServingInput, CliExitsTwoWithOneLine) {
@@ -183,6 +254,35 @@ TEST(ServingQueueing, MM1MeanTimeInSystem) {
   EXPECT_LT(relative_error(r.stages[0].utilisation, lambda / mu), 0.02);
   EXPECT_LT(relative_error(r.stages[0].mean_queue, 0.8 * 0.8 / 0.2), 0.05); // Lq = rho^2 / (1 - rho)
   EXPECT_LT(relative_error(r.throughput, lambda), 0.02);
+}
+
+TEST(ServingQueueing, GammaArrivalsAgainstGIM1) {
+  // Bursty arrivals (gaps of cv 2) at 80/s into one exponential server of 100/s: GI/M/1's mean time in system, about
+  // 2.4 times M/M/1's 50 ms.
+  const double lambda = 80, mu = 100, cv = 2;
+  const ReportServing r = run(serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}),
+                                               {{"process", "gamma"}, {"rate", lambda}, {"cv", cv}}, 600'000, 200));
+  const double expected = queueing::gm1_gamma_time_in_system(lambda, cv, mu);
+  show("GI/M/1 (gamma gaps, cv 2) mean time in system", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.05) << r.latency.mean << " vs " << expected;
+  EXPECT_GT(r.latency.mean, 2 * queueing::mm1_time_in_system(lambda, mu));
+  EXPECT_LT(relative_error(r.throughput, lambda), 0.02);
+}
+
+TEST(ServingQueueing, TraceIsReplayedAtItsTimes) {
+  // Four requests at 0, 0.1, 5 and 5 s into one server of 0.5 s: they spend 0.5, 0.9 (waiting for the first), 0.5
+  // and 1.0 s.
+  const std::filesystem::path path = test::temp_dir() / "trace.csv";
+  std::ofstream(path) << "id,arrival_s\n1,100\n2,100.1\n3,105\n4,105\n";
+  json doc = serving_scenario(1, json::array({stage("only", 1, 1, fixed("0.5s"))}),
+                              {{"process", "trace"}, {"trace", {{"csv", path.string()}}}}, 4, 0);
+  doc["workload"].erase("requests");
+  const ReportServing r = run(doc);
+  EXPECT_EQ(r.sent, 4u);
+  EXPECT_EQ(r.answered, 4u);
+  EXPECT_NEAR(r.latency.mean, (0.5 + 0.9 + 0.5 + 1.0) / 4, 1e-12);
+  EXPECT_NEAR(r.latency.max, 1.0, 1e-12);
+  EXPECT_NE(r.arrivals.find("4 requests over 5 s"), std::string::npos) << r.arrivals;
 }
 
 TEST(ServingQueueing, MMcAgainstErlangC) {

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,15 +40,16 @@ struct Batch {
 
 struct Item {
   double sent = 0.0;
-  double stage_enter = 0.0;   ///< when it joined its current stage's queue
-  int client = -1;            ///< closed loop: who waits for it
-  bool measured = false;      ///< sent at or after the warm-up
-  std::int64_t prompt = 0;    ///< LLM stage: input tokens
-  std::int64_t output = 0;    ///< LLM stage: output tokens
-  double first_token = 0.0;   ///< LLM stage: when its first output token was produced
-  std::int64_t generated = 0; ///< LLM stage: output tokens produced so far (kept across a preemption)
-  bool has_kv = false;        ///< LLM stage: its KV cache is in the replica that admits it (a disaggregated arrival)
-  bool waited = false;        ///< LLM stage: its time in the queue was counted (at its first admission)
+  double stage_enter = 0.0;    ///< when it joined its current stage's queue
+  int client = -1;             ///< closed loop: who waits for it
+  bool measured = false;       ///< sent at or after the warm-up
+  std::int64_t prompt = 0;     ///< LLM stage: input tokens
+  std::int64_t output = 0;     ///< LLM stage: output tokens
+  double first_token = 0.0;    ///< LLM stage: when its first output token was produced
+  std::int64_t generated = 0;  ///< LLM stage: output tokens produced so far (kept across a preemption)
+  bool has_kv = false;         ///< LLM stage: its KV cache is in the replica that admits it (a disaggregated arrival)
+  bool waited = false;         ///< LLM stage: its time in the queue was counted (at its first admission)
+  std::int64_t trace_row = -1; ///< a trace's request: its row (its token counts, when the trace has them)
 };
 
 /** A request in an LLM replica's running batch. */
@@ -149,8 +151,8 @@ class ServingRun {
         sg4::Actor::create(spec.name + "-dispatch", s.node_hosts[0], [this, &s] { dispatcher(s); })->daemonize();
     }
     sg4::Host* entry = stages_.front()->node_hosts.front();
-    if (w_.arrivals.process == ArrivalProcess::Poisson) {
-      sg4::Actor::create("arrivals", entry, [this] { poisson_source(); });
+    if (w_.arrivals.open()) {
+      sg4::Actor::create("arrivals", entry, [this] { open_source(); });
     } else {
       clients_left_ = w_.arrivals.clients;
       for (int c = 0; c < w_.arrivals.clients; ++c) {
@@ -225,8 +227,14 @@ class ServingRun {
       // The request's lengths; one that no replica could ever serve is refused at once (vLLM refuses a request
       // longer than the model's context; here also one longer than a step's tokens or an empty KV cache).
       Item& item = items_[id];
-      item.prompt = sample(spec.llm->input_tokens, s.rng);
-      item.output = sample(spec.llm->output_tokens, s.rng);
+      const ArrivalTrace* trace = w_.arrivals.trace.get();
+      const auto row = static_cast<std::size_t>(item.trace_row);
+      item.prompt = trace != nullptr && item.trace_row >= 0 && !trace->input_tokens.empty()
+                        ? trace->input_tokens[row]
+                        : sample(spec.llm->input_tokens, s.rng);
+      item.output = trace != nullptr && item.trace_row >= 0 && !trace->output_tokens.empty()
+                        ? trace->output_tokens[row]
+                        : sample(spec.llm->output_tokens, s.rng);
       if ((!spec.llm->chunked_prefill && item.prompt > spec.llm->max_num_batched_tokens) ||
           item.prompt + item.output > spec.llm->model.sequence_length ||
           item.prompt + item.output > s.llm_cost->kv_capacity_tokens()) {
@@ -638,14 +646,43 @@ class ServingRun {
     }
   }
 
-  void poisson_source() {
+  /** The time until the next arrival of an open loop, or nothing when the trace has no more rows. */
+  std::optional<double> next_gap(std::int64_t i) {
+    switch (w_.arrivals.process) {
+    case ArrivalProcess::Poisson:
+      return -std::log(1.0 - arrivals_rng_.uniform()) / w_.arrivals.rate;
+    case ArrivalProcess::Gamma:
+      return sample(TimeDistribution{DistributionKind::Gamma, 1.0 / w_.arrivals.rate, w_.arrivals.cv}, arrivals_rng_);
+    case ArrivalProcess::Trace: {
+      const std::vector<double>& times = w_.arrivals.trace->times;
+      if (i >= std::ssize(times)) return std::nullopt;
+      return std::max(0.0, times[static_cast<std::size_t>(i)] - now());
+    }
+    case ArrivalProcess::Closed:
+      break;
+    }
+    PARTSIM_CHECK(false) << "a closed loop has no open source";
+    return std::nullopt;
+  }
+
+  void open_source() {
     StageRun& first = *stages_.front();
     for (std::int64_t i = 0; !w_.requests || i < *w_.requests; ++i) {
-      const double gap = -std::log(1.0 - arrivals_rng_.uniform()) / w_.arrivals.rate;
-      if (w_.duration && now() + gap > *w_.duration) break;
-      sg4::this_actor::sleep_for(gap);
-      ++result_.sleeps;
-      enqueue(first, new_item(-1));
+      const std::optional<double> gap = next_gap(i);
+      if (!gap || (w_.duration && now() + *gap > *w_.duration)) break;
+      if (w_.arrivals.trace) {
+        const double at = w_.arrivals.trace->times[static_cast<std::size_t>(i)];
+        if (at > now()) {
+          sg4::this_actor::sleep_until(at);
+          ++result_.sleeps;
+        }
+      } else {
+        sg4::this_actor::sleep_for(*gap);
+        ++result_.sleeps;
+      }
+      const ItemId id = new_item(-1);
+      if (w_.arrivals.trace) items_[id].trace_row = i;
+      enqueue(first, id);
     }
     sending_done_ = true;
     check_done();
@@ -688,15 +725,22 @@ class ServingRun {
 ServingRunResult simulate_serving(const Scenario& scenario) {
   const auto& workload = std::get<ServingWorkload>(scenario.workload);
   // Events: a service sleep and at most a message or a delay per request and stage, plus its arrival.
+  const ArrivalTrace* trace = workload.arrivals.trace.get();
   double requests = workload.requests ? static_cast<double>(*workload.requests) : 0.0;
-  if (!workload.requests && workload.arrivals.process == ArrivalProcess::Poisson)
+  if (trace != nullptr && !workload.requests)
+    requests = static_cast<double>(trace->times.size());
+  else if (!workload.requests && workload.arrivals.open())
     requests = workload.arrivals.rate * *workload.duration;
   double events = requests * (1.0 + 2.0 * static_cast<double>(workload.stages.size()));
   // An LLM stage: one step per output token at worst (a batch of one).
   for (const ServingStage& s : workload.stages)
     if (s.llm) {
       const TokenLengths& out = s.llm->output_tokens;
-      events += requests * (out.kind == LengthKind::Uniform ? 0.5 * static_cast<double>(out.min + out.max) : out.mean);
+      double mean = out.kind == LengthKind::Uniform ? 0.5 * static_cast<double>(out.min + out.max) : out.mean;
+      if (trace != nullptr && !trace->output_tokens.empty())
+        mean = std::accumulate(trace->output_tokens.begin(), trace->output_tokens.end(), 0.0) /
+               static_cast<double>(trace->output_tokens.size());
+      events += requests * mean;
     }
   if (events > static_cast<double>(scenario.run.max_events))
     throw InputError(scenario.source, workload.requests ? "/workload/requests" : "/workload/duration",

@@ -692,9 +692,13 @@ void llm_fields(std::vector<F>& f, const std::string& base) {
                   .def(0.1)
                   .doc("share of GPU memory kept from the KV cache for activations and the runtime (vLLM's "
                        "`gpu_memory_utilization` 0.9 leaves 0.1); the KV cache gets the rest after the weights"));
-  f.push_back(F(base + "input_tokens", T::Object, section).kinds(serving).doc("a request's prompt length"));
+  f.push_back(F(base + "input_tokens", T::Object, section)
+                  .kinds(serving)
+                  .doc("a request's prompt length (drawn, unless the arrival trace has an `input_tokens_column`)"));
   token_length_fields(f, base + "input_tokens/", section);
-  f.push_back(F(base + "output_tokens", T::Object, section).kinds(serving).doc("a request's output length"));
+  f.push_back(F(base + "output_tokens", T::Object, section)
+                  .kinds(serving)
+                  .doc("a request's output length (drawn, unless the arrival trace has an `output_tokens_column`)"));
   token_length_fields(f, base + "output_tokens/", section);
   f.push_back(F(base + "ttft_target", T::Quantity, section)
                   .kinds(serving)
@@ -756,14 +760,14 @@ void serving_fields(std::vector<F>& f) {
   f.push_back(F(w + "requests", T::Integer, "serving")
                   .kinds(serving)
                   .range(1, 100'000'000)
-                  .def_doc("required without `duration`")
+                  .def_doc("required without `duration`, except with a trace (all its rows)")
                   .label("Requests")
-                  .doc("requests sent in all, warm-up included"));
+                  .doc("requests sent in all, warm-up included (with a trace: its first rows)"));
   f.push_back(F(w + "duration", T::Quantity, "serving")
                   .kinds(serving)
                   .dim(Dimension::Time)
                   .positive(1e7)
-                  .def_doc("required without `requests`")
+                  .def_doc("required without `requests`, except with a trace")
                   .label("Duration")
                   .doc("no request is sent after this time (the run ends when the last one is answered)"));
   f.push_back(F(w + "warmup", T::Quantity, "serving")
@@ -859,14 +863,52 @@ void serving_fields(std::vector<F>& f) {
   f.push_back(F(a + "process", T::Choice, "serving_arrivals")
                   .kinds(serving)
                   .choices(enum_names<ArrivalProcess>())
-                  .doc("`poisson`: an open loop at `rate`; `closed`: `clients` each waiting for its answer, then "
-                       "thinking, before the next request"));
+                  .doc("`poisson`: an open loop at `rate`; `gamma`: an open loop at `rate` whose gaps between "
+                       "arrivals are gamma-distributed with the coefficient of variation `cv` (above 1: bursty); "
+                       "`trace`: the requests of a CSV file replayed at their times, with their token counts when it "
+                       "has them; `closed`: `clients` each waiting for its answer, then thinking, before the next "
+                       "request"));
   f.push_back(F(a + "rate", T::Number, "serving_arrivals")
                   .kinds(serving)
                   .positive(1e9)
                   .unit("requests/s")
-                  .def_doc("required with poisson")
+                  .def_doc("required with poisson and gamma")
                   .doc("mean arrival rate"));
+  f.push_back(F(a + "cv", T::Number, "serving_arrivals")
+                  .kinds(serving)
+                  .positive(100.0)
+                  .def_doc("required with gamma")
+                  .doc("coefficient of variation (standard deviation / mean) of the gaps between arrivals: 1 is "
+                       "Poisson, above 1 bursty, below 1 more regular"));
+  f.push_back(F(a + "trace", T::Object, "serving_arrivals")
+                  .kinds(serving)
+                  .def_doc("required with trace")
+                  .doc("a recorded arrival trace, replayed in order from its first row's time; with token columns "
+                       "an LLM stage takes each request's input and output tokens from it instead of drawing them "
+                       "(Azure's LLM inference traces: `time_column` `TIMESTAMP`, `ContextTokens`, "
+                       "`GeneratedTokens`)"));
+  f.push_back(F(a + "trace/csv", T::String, "serving_arrivals")
+                  .kinds(serving)
+                  .def_doc("required")
+                  .allowed("a CSV file with a header row; a relative path is taken from the folder of the scenario "
+                           "file")
+                  .doc("one row per request, in time order"));
+  f.push_back(F(a + "trace/time_column", T::String, "serving_arrivals")
+                  .kinds(serving)
+                  .def("arrival_s")
+                  .allowed("a name in the header row")
+                  .doc("arrival times: seconds (numbers), or datetimes `YYYY-MM-DD HH:MM:SS[.fraction]`; made "
+                       "relative to the first row"));
+  f.push_back(F(a + "trace/input_tokens_column", T::String, "serving_arrivals")
+                  .kinds(serving)
+                  .def_doc("none: an LLM stage draws `input_tokens`")
+                  .allowed("a name in the header row")
+                  .doc("each request's prompt tokens (whole numbers from 1)"));
+  f.push_back(F(a + "trace/output_tokens_column", T::String, "serving_arrivals")
+                  .kinds(serving)
+                  .def_doc("none: an LLM stage draws `output_tokens`")
+                  .allowed("a name in the header row")
+                  .doc("each request's output tokens (whole numbers from 1)"));
   f.push_back(F(a + "clients", T::Integer, "serving_arrivals")
                   .kinds(serving)
                   .range(1, 65'536)

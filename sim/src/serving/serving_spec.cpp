@@ -2,6 +2,7 @@
 #include "partsim/serving/serving_spec.hpp"
 
 #include "partsim/common/error.hpp"
+#include "partsim/input/csv.hpp"
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/input/workload_library.hpp"
@@ -10,7 +11,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 
 namespace partsim {
@@ -96,6 +99,106 @@ std::int64_t longest(const TokenLengths& d) {
   if (d.kind == LengthKind::Fixed) return std::max<std::int64_t>(1, std::llround(d.mean));
   return d.max;
 }
+
+/** The whole of `text` as a number (no spaces, no unit), or nothing. */
+std::optional<double> parse_number(std::string_view text) {
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+/** `/workload/arrivals/trace`: the CSV (relative to the scenario's folder) and its columns. */
+std::shared_ptr<const ArrivalTrace> parse_trace(JsonReader reader) {
+  std::filesystem::path path = reader.string("csv");
+  if (path.is_relative() && std::filesystem::path(reader.source()).has_parent_path() && reader.source()[0] != '<')
+    path = std::filesystem::path(reader.source()).parent_path() / path;
+  const std::string time_column = reader.string("time_column");
+  const std::string input_column = reader.string_or("input_tokens_column", "");
+  const std::string output_column = reader.string_or("output_tokens_column", "");
+  reader.finish();
+  try {
+    return std::make_shared<const ArrivalTrace>(read_arrival_trace(path, time_column, input_column, output_column));
+  } catch (const InputError& e) {
+    // The CSV's own error (file, line) plus where the scenario names that file.
+    throw InputError(reader.source(), reader.pointer() + "/csv", e.what());
+  }
+}
+
+/** Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian; H. Hinnant's days_from_civil). */
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2 ? 1 : 0;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+/** Seconds of an arrival time: a number, or "YYYY-MM-DD HH:MM:SS[.fraction]" (seconds since 1970, no time zone). */
+std::optional<double> parse_time(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (const auto n = parse_number(text)) return std::isfinite(*n) ? n : std::nullopt;
+  int y = 0;
+  unsigned mo = 0;
+  unsigned d = 0;
+  unsigned h = 0;
+  unsigned mi = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2u-%2u%*1[ T]%2u:%2u:%n", &y, &mo, &d, &h, &mi, &consumed) != 5 || consumed == 0)
+    return std::nullopt;
+  const auto seconds = parse_number(text.substr(static_cast<std::size_t>(consumed)));
+  if (!seconds || *seconds < 0 || *seconds >= 61 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59)
+    return std::nullopt;
+  return static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + *seconds;
+}
+
+} // namespace
+
+ArrivalTrace read_arrival_trace(const std::filesystem::path& path, const std::string& time_column,
+                                const std::string& input_column, const std::string& output_column) {
+  ArrivalTrace trace;
+  trace.source = path.string();
+  std::vector<std::string> columns{time_column};
+  if (!input_column.empty()) columns.push_back(input_column);
+  if (!output_column.empty()) columns.push_back(output_column);
+  double first = 0.0;
+  double last = 0.0;
+  read_csv_columns(
+      path, columns,
+      [&](const CsvRow& row) {
+        const auto t = parse_time(row.fields[0]);
+        if (!t)
+          throw csv_error(path, row.line,
+                          fmt::format("'{}' in column '{}'; expected an arrival time in seconds or a datetime "
+                                      "\"YYYY-MM-DD HH:MM:SS[.fraction]\"",
+                                      row.fields[0], time_column));
+        if (trace.times.empty()) first = *t;
+        if (*t < last && !trace.times.empty())
+          throw csv_error(path, row.line,
+                          fmt::format("arrival time {} is before the previous row's; expected the rows in time order",
+                                      row.fields[0]));
+        last = *t;
+        trace.times.push_back(*t - first);
+        std::size_t k = 1;
+        for (auto* tokens : {&trace.input_tokens, &trace.output_tokens}) {
+          const std::string& column = tokens == &trace.input_tokens ? input_column : output_column;
+          if (column.empty()) continue;
+          const auto n = parse_number(row.fields[k]);
+          if (!n || *n < 1 || *n > 1e9 || *n != std::floor(*n))
+            throw csv_error(path, row.line,
+                            fmt::format("'{}' in column '{}'; expected a token count (a whole number from 1 to 1e9)",
+                                        row.fields[k], column));
+          tokens->push_back(static_cast<std::int64_t>(*n));
+          ++k;
+        }
+      },
+      "arrival trace");
+  if (trace.times.empty()) throw InputError(trace.source, "", "no requests after the header; expected one row each");
+  return trace;
+}
+
+namespace {
 
 LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node, const ClusterSpec& cluster,
                    const std::filesystem::path& data_dir) {
@@ -309,28 +412,45 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
   }
   {
     JsonReader arrivals = reader.child("arrivals");
-    w.arrivals.process = arrivals.enum_choice<ArrivalProcess>("process");
+    const ArrivalProcess process = arrivals.enum_choice<ArrivalProcess>("process");
+    w.arrivals.process = process;
     // Every key given is read (and checked) first; then what does not belong to the process is refused.
-    const bool poisson = w.arrivals.process == ArrivalProcess::Poisson;
-    if (arrivals.has("rate") || poisson) w.arrivals.rate = arrivals.number("rate");
-    if (arrivals.has("clients") || !poisson) w.arrivals.clients = static_cast<int>(arrivals.integer("clients"));
+    const bool rated = process == ArrivalProcess::Poisson || process == ArrivalProcess::Gamma;
+    if (arrivals.has("rate") || rated) w.arrivals.rate = arrivals.number("rate");
+    if (arrivals.has("cv") || process == ArrivalProcess::Gamma) w.arrivals.cv = arrivals.number("cv");
+    if (arrivals.has("clients") || process == ArrivalProcess::Closed)
+      w.arrivals.clients = static_cast<int>(arrivals.integer("clients"));
     if (arrivals.has("think_time")) w.arrivals.think_time = parse_distribution(arrivals.child("think_time"));
-    if (poisson) {
+    if (arrivals.has("trace") || process == ArrivalProcess::Trace)
+      w.arrivals.trace = parse_trace(arrivals.child("trace"));
+    const std::string name(enum_name(process));
+    auto refuse = [&](const char* key, const std::string& why) {
+      if (arrivals.has(key)) throw InputError(arrivals.source(), arrivals.pointer() + "/" + key, why);
+    };
+    if (process != ArrivalProcess::Closed)
       for (const char* key : {"clients", "think_time"})
-        if (arrivals.has(key))
-          throw InputError(arrivals.source(), arrivals.pointer() + "/" + key,
-                           "only a closed loop has clients and a think time; expected no such key with \"poisson\"");
-    } else if (arrivals.has("rate")) {
-      throw InputError(arrivals.source(), arrivals.pointer() + "/rate",
-                       "a closed loop's rate follows from its clients and think time; expected no such key");
-    }
+        refuse(key,
+               fmt::format("only a closed loop has clients and a think time; expected no such key with \"{}\"", name));
+    if (process == ArrivalProcess::Closed)
+      refuse("rate", "a closed loop's rate follows from its clients and think time; expected no such key");
+    if (process == ArrivalProcess::Trace)
+      refuse("rate", "a trace's requests arrive at its own times; expected no rate with \"trace\"");
+    if (process != ArrivalProcess::Gamma)
+      refuse("cv", fmt::format("only gamma arrivals have a cv; expected no such key with \"{}\"", name));
+    if (process != ArrivalProcess::Trace)
+      refuse("trace", fmt::format("only process \"trace\" replays a trace; expected no such key with \"{}\"", name));
     arrivals.finish();
   }
   if (reader.has("requests")) w.requests = reader.integer("requests");
   if (reader.has("duration")) w.duration = reader.quantity("duration");
-  if (!w.requests && !w.duration)
+  if (!w.requests && !w.duration && w.arrivals.process != ArrivalProcess::Trace)
     throw InputError(reader.source(), reader.pointer() + "/requests",
                      "expected how long to run: `requests` (a count) or `duration` (a time), or both");
+  if (const auto& trace = w.arrivals.trace; trace && w.requests && *w.requests > std::ssize(trace->times))
+    throw InputError(reader.source(), reader.pointer() + "/requests",
+                     fmt::format("the trace {} has {} requests; expected at most that many, or no `requests` to replay "
+                                 "it all",
+                                 trace->source, trace->times.size()));
   if (!w.requests && w.arrivals.process == ArrivalProcess::Closed && w.arrivals.think_time.mean == 0.0 &&
       std::all_of(w.stages.begin(), w.stages.end(),
                   [](const ServingStage& s) { return s.service.mean == 0.0 && !s.llm; }))
@@ -365,6 +485,10 @@ std::string describe(const ServingWorkload& w) {
   }
   if (w.arrivals.process == ArrivalProcess::Poisson)
     out += fmt::format("; poisson {:g}/s", w.arrivals.rate);
+  else if (w.arrivals.process == ArrivalProcess::Gamma)
+    out += fmt::format("; gamma {:g}/s cv {:g}", w.arrivals.rate, w.arrivals.cv);
+  else if (w.arrivals.trace)
+    out += fmt::format("; trace of {} requests", w.arrivals.trace->times.size());
   else
     out += fmt::format("; closed loop of {} clients", w.arrivals.clients);
   if (w.requests) out += fmt::format(", {} requests", *w.requests);

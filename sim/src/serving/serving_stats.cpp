@@ -118,6 +118,20 @@ double interactive_response_time(int clients, double throughput, double think_ti
   return clients / throughput - think_time;
 }
 
+double gm1_gamma_time_in_system(double lambda, double cv, double mu) {
+  const double c2 = cv * cv;
+  const auto transform = [&](double s) { return std::pow(1.0 + s * c2 / lambda, -1.0 / c2); };
+  // sigma = A*(mu (1 - sigma)) by bisection on f(sigma) = A*(mu (1 - sigma)) - sigma, which falls from A*(mu) > 0 at 0
+  // and has its root below 1 when lambda < mu.
+  double lo = 0.0;
+  double hi = 1.0 - 1e-15;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (transform(mu * (1.0 - mid)) - mid > 0 ? lo : hi) = mid;
+  }
+  return 1.0 / (mu * (1.0 - 0.5 * (lo + hi)));
+}
+
 } // namespace queueing
 
 } // namespace partsim

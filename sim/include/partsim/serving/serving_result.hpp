@@ -97,6 +97,11 @@ double mmc_time_in_system(int c, double lambda, double mu);
 double md1_time_in_system(double lambda, double mu);
 /** M/M/1/K: the probability that an arrival finds K in the system (and is lost); K counts the one in service. */
 double mm1k_loss(int k, double lambda, double mu);
+/** GI/M/1 with gamma gaps between arrivals (rate lambda, coefficient of variation cv) and exponential service at mu
+ * (Kleinrock, Queueing Systems I, 6.4): W = 1 / (mu (1 - sigma)), sigma the root in (0, 1) of
+ * sigma = A*(mu (1 - sigma)), A*(s) = (1 + s cv^2 / lambda)^(-1 / cv^2) the gaps' Laplace transform. cv = 1 is M/M/1.
+ */
+double gm1_gamma_time_in_system(double lambda, double cv, double mu);
 /** The interactive response-time law: R = N / X - Z. */
 double interactive_response_time(int clients, double throughput, double think_time);
 } // namespace queueing

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -168,22 +169,45 @@ struct Orchestration {
 /** The preset's figures (docs/serving.md has their sources). */
 Orchestration orchestration_preset(OrchestrationPreset preset);
 
-enum class ArrivalProcess { Poisson, Closed };
+enum class ArrivalProcess { Poisson, Closed, Gamma, Trace };
 
 template <>
 struct EnumNames<ArrivalProcess> {
-  static constexpr std::array<EnumEntry<ArrivalProcess>, 2> entries{
-      {{ArrivalProcess::Poisson, "poisson"}, {ArrivalProcess::Closed, "closed"}}};
+  static constexpr std::array<EnumEntry<ArrivalProcess>, 4> entries{{{ArrivalProcess::Poisson, "poisson"},
+                                                                     {ArrivalProcess::Closed, "closed"},
+                                                                     {ArrivalProcess::Gamma, "gamma"},
+                                                                     {ArrivalProcess::Trace, "trace"}}};
 };
 
-/** Open loop: Poisson arrivals at `rate`. Closed loop: `clients` each sending a request, waiting for its answer (or its
- * drop) and thinking for `think_time` before the next. */
+/** Requests recorded by a production system, replayed in order: each one's arrival time (s after the first) and, when
+ * the trace has them, its input and output tokens (an LLM stage then takes them instead of drawing them). */
+struct ArrivalTrace {
+  std::vector<double> times;               ///< s, from 0, non-decreasing
+  std::vector<std::int64_t> input_tokens;  ///< one per request, or empty
+  std::vector<std::int64_t> output_tokens; ///< one per request, or empty
+  std::string source;                      ///< the CSV file
+};
+
+/** Open loop: Poisson arrivals at `rate`; a gamma renewal process at `rate` whose gaps have the coefficient of
+ * variation `cv` (cv > 1: bursty, cv = 1: Poisson, cv < 1: regular); or a trace replayed. Closed loop: `clients` each
+ * sending a request, waiting for its answer (or its drop) and thinking for `think_time` before the next. */
 struct Arrivals {
   ArrivalProcess process = ArrivalProcess::Poisson;
-  double rate = 0.0; ///< requests/s (poisson)
+  double rate = 0.0; ///< requests/s (poisson, gamma)
+  double cv = 1.0;   ///< gamma: of the gaps between arrivals
   int clients = 0;   ///< closed
   TimeDistribution think_time;
+  std::shared_ptr<const ArrivalTrace> trace; ///< trace
+
+  bool open() const { return process != ArrivalProcess::Closed; }
 };
+
+/** Reads an arrival trace: the CSV file `path`, its column `time_column` of arrival times (seconds as numbers, or
+ * datetimes "YYYY-MM-DD HH:MM:SS[.fraction]" as in Azure's LLM inference traces), made relative to the first row and
+ * required non-decreasing, and optionally columns of input and output tokens (positive integers; empty names: none).
+ * @throws InputError naming the file and line. */
+ArrivalTrace read_arrival_trace(const std::filesystem::path& path, const std::string& time_column,
+                                const std::string& input_column, const std::string& output_column);
 
 struct ServingWorkload {
   std::vector<ServingStage> stages;
