@@ -67,7 +67,7 @@ TEST(ServingDistribution, MeanAndCvOfEveryShape) {
   for (DistributionKind kind : {DistributionKind::Exponential, DistributionKind::LogNormal, DistributionKind::Gamma}) {
     for (double cv : {0.5, 2.0}) {
       if (kind == DistributionKind::Exponential && cv != 0.5) continue;
-      const TimeDistribution d{kind, 0.01, kind == DistributionKind::Exponential ? 1.0 : cv};
+      const TimeDistribution d{kind, 0.01, kind == DistributionKind::Exponential ? 1.0 : cv, nullptr};
       Xoshiro256StarStar rng(7);
       const int n = 2'000'000;
       double sum = 0, sum2 = 0;
@@ -84,7 +84,7 @@ TEST(ServingDistribution, MeanAndCvOfEveryShape) {
     }
   }
   Xoshiro256StarStar rng(1);
-  EXPECT_EQ(sample({DistributionKind::Fixed, 0.25, 0.0}, rng), 0.25);
+  EXPECT_EQ(sample({DistributionKind::Fixed, 0.25, 0.0, nullptr}, rng), 0.25);
 }
 
 TEST(ServingClosedForms, AgreeWithEachOther) {
@@ -121,6 +121,29 @@ TEST(ServingStatistics, PercentilesAndBatchMeans) {
 
 json one_stage_scenario() {
   return serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}), poisson(50), 1000, 0);
+}
+
+TEST(ServingDistribution, EmpiricalTakesItsValuesAlike) {
+  const std::filesystem::path path = test::temp_dir() / "times.csv";
+  std::ofstream(path) << "t\n0.5\n1.5\n";
+  json doc = one_stage_scenario();
+  doc["workload"]["stages"][0]["service"] = {{"distribution", "empirical"}, {"csv", path.string()}, {"column", "t"}};
+  const TimeDistribution d = std::get<ServingWorkload>(test::parse(doc).workload).stages[0].service;
+  EXPECT_DOUBLE_EQ(d.mean, 1.0);
+  EXPECT_DOUBLE_EQ(d.cv, 0.5);
+  Xoshiro256StarStar rng(3);
+  int high = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    const double x = sample(d, rng);
+    ASSERT_TRUE(x == 0.5 || x == 1.5);
+    high += x == 1.5 ? 1 : 0;
+  }
+  EXPECT_NEAR(high / 1e5, 0.5, 0.01);
+  // A value that is not a time is refused with its line.
+  std::ofstream(path) << "t\n0.5\n-1\n";
+  const InputError e = test::input_error([&] { test::parse(doc); });
+  EXPECT_EQ(e.pointer(), "/workload/stages/0/service/csv");
+  EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
 }
 
 TEST(ServingInput, ErrorsNameTheField) {
@@ -160,6 +183,17 @@ TEST(ServingInput, ErrorsNameTheField) {
   cases.push_back({"/workload/arrivals", json{{"process", "poisson"}, {"rate", 5}, {"trace", trace_arrivals["trace"]}},
                    "/workload/arrivals/trace"});
   cases.push_back({"/workload/requests", 3, "/workload/requests"}); // with the trace below: it has 2 rows
+  cases.push_back({"/workload/stages/0/service",
+                   json{{"distribution", "empirical"}, {"csv", trace.string()}, {"column", "prompt"}, {"mean", "1s"}},
+                   "/workload/stages/0/service/mean"});
+  cases.push_back({"/workload/stages/0/service", json{{"distribution", "empirical"}, {"csv", trace.string()}},
+                   "/workload/stages/0/service/column"});
+  cases.push_back({"/workload/stages/0/service",
+                   json{{"distribution", "empirical"}, {"csv", trace.string()}, {"column", "missing"}},
+                   "/workload/stages/0/service/csv"});
+  cases.push_back({"/workload/stages/0/service",
+                   json{{"distribution", "fixed"}, {"mean", "1ms"}, {"csv", trace.string()}},
+                   "/workload/stages/0/service/csv"});
   for (const Case& c : cases) {
     json doc = one_stage_scenario();
     if (c.pointer == "/workload/requests") doc["workload"]["arrivals"] = trace_arrivals;
@@ -283,6 +317,21 @@ TEST(ServingQueueing, TraceIsReplayedAtItsTimes) {
   EXPECT_NEAR(r.latency.mean, (0.5 + 0.9 + 0.5 + 1.0) / 4, 1e-12);
   EXPECT_NEAR(r.latency.max, 1.0, 1e-12);
   EXPECT_NE(r.arrivals.find("4 requests over 5 s"), std::string::npos) << r.arrivals;
+}
+
+TEST(ServingQueueing, EmpiricalServiceAgainstPollaczekKhinchine) {
+  // Service times read from a CSV column (1, 2, 3, 4 and 10 ms, each as likely: mean 4 ms, E[S^2] = 26 ms^2) under
+  // Poisson arrivals at 150/s: M/G/1's mean time in system E[S] + lambda E[S^2] / (2 (1 - rho)), rho 0.6.
+  const std::filesystem::path path = test::temp_dir() / "service.csv";
+  std::ofstream(path) << "request,service_s\na,0.001\nb,0.002\nc,0.003\nd,0.004\ne,0.010\n";
+  const json service{{"distribution", "empirical"}, {"csv", path.string()}, {"column", "service_s"}};
+  const double lambda = 150, mean = 0.004, second = 26e-6, rho = lambda * mean;
+  const ReportServing r =
+      run(serving_scenario(1, json::array({stage("only", 1, 1, service)}), poisson(lambda), 500'000, 100));
+  const double expected = mean + lambda * second / (2 * (1 - rho));
+  show("M/G/1 (empirical service) mean time in system", r.latency.mean, expected);
+  EXPECT_LT(relative_error(r.latency.mean, expected), 0.03) << r.latency.mean << " vs " << expected;
+  EXPECT_LT(relative_error(r.stages[0].utilisation, rho), 0.02);
 }
 
 TEST(ServingQueueing, MMcAgainstErlangC) {

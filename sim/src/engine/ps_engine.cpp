@@ -195,7 +195,7 @@ class PsRun {
         pull(w, mailbox, raw);
       }
       double compute = plan_.step_time[index];
-      if (jitter != nullptr) compute *= sample(TimeDistribution{jitter->kind, 1.0, jitter->cv}, rngs_[index]);
+      if (jitter != nullptr) compute *= sample(TimeDistribution{jitter->kind, 1.0, jitter->cv, nullptr}, rngs_[index]);
       if (compute > 0) {
         sg4::this_actor::sleep_for(compute);
         ++result_.sleeps;

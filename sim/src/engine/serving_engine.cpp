@@ -652,7 +652,8 @@ class ServingRun {
     case ArrivalProcess::Poisson:
       return -std::log(1.0 - arrivals_rng_.uniform()) / w_.arrivals.rate;
     case ArrivalProcess::Gamma:
-      return sample(TimeDistribution{DistributionKind::Gamma, 1.0 / w_.arrivals.rate, w_.arrivals.cv}, arrivals_rng_);
+      return sample(TimeDistribution{DistributionKind::Gamma, 1.0 / w_.arrivals.rate, w_.arrivals.cv, nullptr},
+                    arrivals_rng_);
     case ArrivalProcess::Trace: {
       const std::vector<double>& times = w_.arrivals.trace->times;
       if (i >= std::ssize(times)) return std::nullopt;

@@ -231,6 +231,12 @@ std::uint64_t read_csv_columns(const std::filesystem::path& path, const std::vec
   return parser.finish();
 }
 
+std::filesystem::path path_from_scenario(const std::string& source, const std::filesystem::path& path) {
+  if (path.is_relative() && std::filesystem::path(source).has_parent_path() && !source.empty() && source[0] != '<')
+    return std::filesystem::path(source).parent_path() / path;
+  return path;
+}
+
 InputError csv_error(const std::filesystem::path& path, std::uint64_t line, const std::string& message) {
   return InputError(path.string(), "", fmt::format("line {}: {}", line, message));
 }

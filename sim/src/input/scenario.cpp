@@ -3,6 +3,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/common/text.hpp"
+#include "partsim/input/csv.hpp"
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario_schema.hpp"
@@ -122,9 +123,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
 std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std::uint64_t> samples) {
   std::shared_ptr<const Labels> labels;
   if (reader.has("csv")) {
-    std::filesystem::path path = reader.string("csv");
-    if (path.is_relative() && std::filesystem::path(reader.source()).has_parent_path() && reader.source()[0] != '<')
-      path = std::filesystem::path(reader.source()).parent_path() / path;
+    const std::filesystem::path path = path_from_scenario(reader.source(), reader.string("csv"));
     const std::string column = reader.string("column");
     try {
       labels = std::make_shared<const Labels>(read_label_csv(path, column));

@@ -601,13 +601,26 @@ void distribution_fields(std::vector<F>& f, const std::string& base, const std::
   f.push_back(F(base + "distribution", T::Choice, section)
                   .kinds(serving)
                   .choices(enum_names<DistributionKind>())
-                  .doc("`fixed` (always `mean`), `exponential` (cv 1), `lognormal` or `gamma` (with `cv`)"));
+                  .doc("`fixed` (always `mean`), `exponential` (cv 1), `lognormal` or `gamma` (with `cv`), "
+                       "`empirical` (one of the times of a CSV column, each as likely)"));
   f.push_back(F(base + "mean", T::Quantity, section)
                   .kinds(serving)
                   .dim(Dimension::Time)
                   .closed(0.0, 1e6)
-                  .allowed("> 0 unless fixed")
+                  .def_doc("required unless empirical")
+                  .allowed("> 0 unless fixed; not with empirical")
                   .doc("the mean"));
+  f.push_back(F(base + "csv", T::String, section)
+                  .kinds(serving)
+                  .def_doc("required with empirical")
+                  .allowed("a CSV file with a header row; a relative path is taken from the folder of the scenario "
+                           "file")
+                  .doc("measured times, one row each (empirical only)"));
+  f.push_back(F(base + "column", T::String, section)
+                  .kinds(serving)
+                  .def_doc("required with empirical")
+                  .allowed("a name in the header row")
+                  .doc("the column of times in seconds (numbers from 0)"));
   f.push_back(F(base + "cv", T::Number, section)
                   .kinds(serving)
                   .positive(100.0)
@@ -1037,6 +1050,7 @@ void parameter_server_fields(std::vector<F>& f) {
   f.push_back(F(s + "jitter/distribution", T::Choice, "ps_jitter")
                   .kinds(ps)
                   .choices(enum_names<DistributionKind>())
+                  .allowed("not empirical")
                   .doc("`fixed` (always 1), `exponential` (cv 1), `lognormal` or `gamma` (with `cv`)"));
   f.push_back(F(s + "jitter/cv", T::Number, "ps_jitter")
                   .kinds(ps)

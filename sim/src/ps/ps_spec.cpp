@@ -95,6 +95,9 @@ ParameterServer parse_parameter_server(JsonReader& reader, const ClusterSpec& cl
   if (auto jitter = reader.optional_child("jitter")) {
     ComputeJitter j;
     j.kind = jitter->enum_choice<DistributionKind>("distribution");
+    if (j.kind == DistributionKind::Empirical)
+      throw InputError(jitter->source(), jitter->pointer() + "/distribution",
+                       "a jitter factor is drawn from a shape; expected fixed, exponential, lognormal or gamma");
     const bool shaped = j.kind == DistributionKind::LogNormal || j.kind == DistributionKind::Gamma;
     if (shaped) {
       j.cv = jitter->number("cv");

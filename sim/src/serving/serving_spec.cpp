@@ -48,9 +48,65 @@ double standard_gamma(double k, Xoshiro256StarStar& rng) {
   }
 }
 
+/** The whole of `text` as a number (no spaces, no unit), or nothing. */
+std::optional<double> parse_number(std::string_view text) {
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+/** An empirical time's values: the CSV column `column` (seconds, numbers >= 0), with their mean and cv. */
+TimeDistribution read_empirical(const std::filesystem::path& path, const std::string& column) {
+  auto values = std::make_shared<std::vector<double>>();
+  read_csv_columns(
+      path, {column},
+      [&](const CsvRow& row) {
+        const auto v = parse_number(row.fields[0]);
+        if (!v || !std::isfinite(*v) || *v < 0 || *v > 1e6)
+          throw csv_error(path, row.line,
+                          fmt::format("'{}' in column '{}'; expected a time in seconds (a number from 0 to 1e6)",
+                                      row.fields[0], column));
+        values->push_back(*v);
+      },
+      "file of times");
+  if (values->empty()) throw InputError(path.string(), "", "no times after the header; expected one row each");
+  double sum = 0.0;
+  for (double v : *values) sum += v;
+  const double n = static_cast<double>(values->size());
+  const double mean = sum / n;
+  double squares = 0.0;
+  for (double v : *values) squares += (v - mean) * (v - mean);
+  TimeDistribution d;
+  d.kind = DistributionKind::Empirical;
+  d.mean = mean;
+  d.cv = mean > 0 ? std::sqrt(squares / n) / mean : 0.0;
+  d.values = std::move(values);
+  return d;
+}
+
 TimeDistribution parse_distribution(JsonReader reader) {
   TimeDistribution d;
   d.kind = reader.enum_choice<DistributionKind>("distribution");
+  if (d.kind == DistributionKind::Empirical) {
+    for (const char* key : {"mean", "cv"})
+      if (reader.has(key))
+        throw InputError(reader.source(), reader.pointer() + "/" + key,
+                         "an empirical time's mean and cv are those of its values; expected no such key");
+    const std::filesystem::path path = path_from_scenario(reader.source(), reader.string("csv"));
+    const std::string column = reader.string("column");
+    reader.finish();
+    try {
+      return read_empirical(path, column);
+    } catch (const InputError& e) {
+      throw InputError(reader.source(), reader.pointer() + "/csv", e.what());
+    }
+  }
+  for (const char* key : {"csv", "column"})
+    if (reader.has(key))
+      throw InputError(reader.source(), reader.pointer() + "/" + key,
+                       fmt::format("only an empirical time is read from a file; expected no such key with \"{}\"",
+                                   enum_name(d.kind)));
   d.mean = reader.quantity("mean");
   const bool shaped = d.kind == DistributionKind::LogNormal || d.kind == DistributionKind::Gamma;
   if (shaped) {
@@ -100,19 +156,9 @@ std::int64_t longest(const TokenLengths& d) {
   return d.max;
 }
 
-/** The whole of `text` as a number (no spaces, no unit), or nothing. */
-std::optional<double> parse_number(std::string_view text) {
-  double value = 0.0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
-  return value;
-}
-
 /** `/workload/arrivals/trace`: the CSV (relative to the scenario's folder) and its columns. */
 std::shared_ptr<const ArrivalTrace> parse_trace(JsonReader reader) {
-  std::filesystem::path path = reader.string("csv");
-  if (path.is_relative() && std::filesystem::path(reader.source()).has_parent_path() && reader.source()[0] != '<')
-    path = std::filesystem::path(reader.source()).parent_path() / path;
+  const std::filesystem::path path = path_from_scenario(reader.source(), reader.string("csv"));
   const std::string time_column = reader.string("time_column");
   const std::string input_column = reader.string_or("input_tokens_column", "");
   const std::string output_column = reader.string_or("output_tokens_column", "");
@@ -337,6 +383,11 @@ double sample(const TimeDistribution& d, Xoshiro256StarStar& rng) {
     const double shape = 1.0 / (d.cv * d.cv);
     return standard_gamma(shape, rng) * d.mean / shape;
   }
+  case DistributionKind::Empirical: {
+    const std::vector<double>& v = *d.values;
+    const auto i = static_cast<std::size_t>(rng.uniform() * static_cast<double>(v.size()));
+    return v[std::min(i, v.size() - 1)];
+  }
   }
   return d.mean;
 }
@@ -350,13 +401,13 @@ std::int64_t sample(const TokenLengths& d, Xoshiro256StarStar& rng) {
     n = d.min + static_cast<std::int64_t>(rng.uniform() * static_cast<double>(d.max - d.min + 1));
     return std::min(n, d.max);
   case LengthKind::Exponential:
-    n = std::llround(sample(TimeDistribution{DistributionKind::Exponential, d.mean, 1.0}, rng));
+    n = std::llround(sample(TimeDistribution{DistributionKind::Exponential, d.mean, 1.0, nullptr}, rng));
     break;
   case LengthKind::LogNormal:
-    n = std::llround(sample(TimeDistribution{DistributionKind::LogNormal, d.mean, d.cv}, rng));
+    n = std::llround(sample(TimeDistribution{DistributionKind::LogNormal, d.mean, d.cv, nullptr}, rng));
     break;
   case LengthKind::Gamma:
-    n = std::llround(sample(TimeDistribution{DistributionKind::Gamma, d.mean, d.cv}, rng));
+    n = std::llround(sample(TimeDistribution{DistributionKind::Gamma, d.mean, d.cv, nullptr}, rng));
     break;
   }
   n = std::max(n, std::max<std::int64_t>(d.min, 1));

@@ -37,6 +37,10 @@ std::uint64_t read_csv_columns(const std::filesystem::path& path, const std::vec
                                const std::function<void(const CsvRow&)>& row, std::string_view what,
                                char delimiter = ',');
 
+/** `path` as a scenario file names it: relative to the folder of `source` (the scenario file), kept as it is when
+ * absolute or when `source` has no folder or is not a file ("<built-in default>"). */
+std::filesystem::path path_from_scenario(const std::string& source, const std::filesystem::path& path);
+
 /** An InputError for `path` at `line`: "line N: message". */
 InputError csv_error(const std::filesystem::path& path, std::uint64_t line, const std::string& message);
 

@@ -21,22 +21,24 @@ class JsonReader;
 struct ClusterSpec;
 
 /** The shape of a random time. */
-enum class DistributionKind { Fixed, Exponential, LogNormal, Gamma };
+enum class DistributionKind { Fixed, Exponential, LogNormal, Gamma, Empirical };
 
 template <>
 struct EnumNames<DistributionKind> {
-  static constexpr std::array<EnumEntry<DistributionKind>, 4> entries{{{DistributionKind::Fixed, "fixed"},
+  static constexpr std::array<EnumEntry<DistributionKind>, 5> entries{{{DistributionKind::Fixed, "fixed"},
                                                                        {DistributionKind::Exponential, "exponential"},
                                                                        {DistributionKind::LogNormal, "lognormal"},
-                                                                       {DistributionKind::Gamma, "gamma"}}};
+                                                                       {DistributionKind::Gamma, "gamma"},
+                                                                       {DistributionKind::Empirical, "empirical"}}};
 };
 
 /** A random duration given by its mean and coefficient of variation (sd / mean): fixed (cv 0), exponential (cv 1),
- * log-normal or gamma (any cv > 0). */
+ * log-normal or gamma (any cv > 0); or empirical: one of measured `values`, each as likely (mean and cv theirs). */
 struct TimeDistribution {
   DistributionKind kind = DistributionKind::Fixed;
-  double mean = 0.0; ///< s
-  double cv = 0.0;   ///< lognormal, gamma; fixed 0, exponential 1
+  double mean = 0.0;                                 ///< s
+  double cv = 0.0;                                   ///< lognormal, gamma; fixed 0, exponential 1
+  std::shared_ptr<const std::vector<double>> values; ///< empirical: s, in the file's order
 };
 
 /** Draws one value of `d` from `rng` (portable: the same seed gives the same values everywhere). */
