@@ -29,7 +29,9 @@
 #include <QBarSet>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFile>
 #include <QHorizontalPercentBarSeries>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -410,6 +412,30 @@ class ModelTests : public QObject {
     with_new["workload"]["future_key"] = {1, 2};
     doc.load_text(QByteArray::fromStdString(with_new.dump()), QStringLiteral("x.json"));
     QVERIFY(qobject_cast<JsonEditor*>(form.editor("/workload/future_key")) != nullptr);
+  }
+
+  void form_shows_the_serving_arrivals_for_a_serving_workload() {
+    ScenarioDocument doc;
+    ScenarioForm form(&doc, QString::fromStdString(partsim::data_dir().string()));
+    // The built-in default trains: no arrivals.
+    auto* process = qobject_cast<ChoiceEditor*>(form.editor("/workload/arrivals/process"));
+    QVERIFY(process != nullptr);
+    QVERIFY(process->parentWidget()->isHidden());
+    // A serving scenario: its arrivals show, with every process the schema knows.
+    const QString path =
+        QDir(QString::fromStdString((partsim::data_dir() / "scenarios").string())).filePath("seed-5-llm-trace.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    doc.load_text(file.readAll(), path);
+    process = qobject_cast<ChoiceEditor*>(form.editor("/workload/arrivals/process")); // the form is rebuilt
+    QVERIFY(process != nullptr);
+    QCOMPARE(process->current_value(), nlohmann::json("trace"));
+    QVERIFY(!process->parentWidget()->isHidden());
+    for (const char* p : {"poisson", "closed", "gamma", "trace"})
+      QVERIFY(process->combo_box()->findText(QString::fromLatin1(p)) >= 0);
+    QVERIFY(form.editor("/workload/arrivals/trace") != nullptr);
+    QVERIFY(form.enable_box("/workload/arrivals/cv") != nullptr &&
+            !form.enable_box("/workload/arrivals/cv")->isChecked());
   }
 
   void imbalance_chart_holds_the_report_numbers() {

@@ -259,6 +259,7 @@ class WindowTests : public QObject {
     // The form shows the training fields and hides the data-job ones.
     QVERIFY(!w.form()->editor("/workload/model")->parentWidget()->isHidden());
     QVERIFY(w.form()->editor("/workload/samples")->parentWidget()->isHidden());
+    QVERIFY(w.form()->editor("/workload/arrivals/process")->parentWidget()->isHidden());
     // A 70B model on A100s: partsim exits with 3 and reports the memory, not a simulation.
     auto* model = qobject_cast<ChoiceEditor*>(w.form()->editor("/workload/model"));
     QVERIFY(model != nullptr);

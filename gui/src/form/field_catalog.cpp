@@ -186,7 +186,16 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/workload/iterations"},
        {"/workload/gradient_bytes"},
        {"/workload/serial_fraction", 1000},
-       {"/workload/labels", 0, nlohmann::json::parse(R"({"generate": {"positive_rate": 0.01}})")}},
+       {"/workload/labels", 0, nlohmann::json::parse(R"({"generate": {"positive_rate": 0.01}})")},
+       // Serving: how requests arrive and how long the run sends them (the stages are edited as JSON in the file).
+       {"/workload/arrivals/process"},
+       {"/workload/arrivals/rate", 0, 100},
+       {"/workload/arrivals/cv", 0, 2.0},
+       {"/workload/arrivals/clients", 0, 16},
+       {"/workload/arrivals/trace", 0, nlohmann::json::parse(R"({"csv": "trace.csv", "time_column": "arrival_s"})")},
+       {"/workload/requests", 0, 10000},
+       {"/workload/duration", 0, "60s"},
+       {"/workload/warmup"}},
       libraries));
   out.push_back(section(
       QStringLiteral("Strategy"), "/strategy", false, {},
