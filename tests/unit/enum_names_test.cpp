@@ -38,13 +38,14 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<CollectiveOp>(5);
   expect_table_is_a_bijection<CollectiveAlgorithm>(5);
   expect_table_is_a_bijection<Fidelity>(3);
-  expect_table_is_a_bijection<CommKind>(4);
+  expect_table_is_a_bijection<CommKind>(5);
   expect_table_is_a_bijection<NetworkModel>(2);
   expect_table_is_a_bijection<GradientSync>(2);
   expect_table_is_a_bijection<Optimizer>(3);
   expect_table_is_a_bijection<BalancingPolicy>(4);
   expect_table_is_a_bijection<PipelineSchedule>(3);
   expect_table_is_a_bijection<ParallelAxis>(3);
+  expect_table_is_a_bijection<ContextComm>(2);
   expect_table_is_a_bijection<SplitMethod>(3);
   expect_table_is_a_bijection<TransformerArchitecture>(2);
   expect_table_is_a_bijection<MlpKind>(2);

@@ -206,6 +206,8 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/strategy/tensor", 16},
        {"/strategy/pipeline", 64},
        {"/strategy/expert", 64},
+       {"/strategy/context", 64},
+       {"/strategy/context_comm"},
        {"/strategy/schedule"},
        {"/strategy/virtual_stages", 8, 2},
        {"/strategy/sequence_parallel"},

@@ -252,6 +252,7 @@ SearchFigures search_figures(const nlohmann::json& report, const std::string& so
     add(b.pipeline_exposed, r.pipeline_exposed);
     add(b.data_exposed, r.data_exposed);
     add(b.expert_exposed, r.expert_exposed);
+    add(b.context_exposed, r.context_exposed);
   }
   return f;
 }

@@ -107,6 +107,7 @@ std::string why_the_winner_wins(const SearchResult& result, const SearchRow& w, 
   optional_part("  pipeline exposed (s)", a.breakdown.pipeline_exposed, b.breakdown.pipeline_exposed);
   optional_part("  data-parallel exposed (s)", a.breakdown.data_exposed, b.breakdown.data_exposed);
   optional_part("  expert all-to-all exposed (s)", a.breakdown.expert_exposed, b.breakdown.expert_exposed);
+  optional_part("  context exchange exposed (s)", a.breakdown.context_exposed, b.breakdown.context_exposed);
   for (const Part& p : parts) line(p.name, p.winner, p.runner_up);
   // The largest of the four exclusive parts (compute, communication, wait, idle) in the makespan's difference.
   const Part* largest = nullptr;
@@ -236,6 +237,7 @@ nlohmann::json figures_json(const SearchFigures& f) {
   optional("pipeline_exposed_s", b.pipeline_exposed);
   optional("data_exposed_s", b.data_exposed);
   optional("expert_exposed_s", b.expert_exposed);
+  optional("context_exposed_s", b.context_exposed);
   j["breakdown_per_rank"] = breakdown;
   return j;
 }

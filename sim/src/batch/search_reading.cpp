@@ -61,6 +61,7 @@ SearchFigures read_figures(JsonReader figures) {
   f.breakdown.pipeline_exposed = number_if_present(b, "pipeline_exposed_s");
   f.breakdown.data_exposed = number_if_present(b, "data_exposed_s");
   f.breakdown.expert_exposed = number_if_present(b, "expert_exposed_s");
+  f.breakdown.context_exposed = number_if_present(b, "context_exposed_s");
   b.finish();
   figures.finish();
   return f;

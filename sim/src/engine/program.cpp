@@ -87,7 +87,7 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
   const double wait_before = timeline.total(IntervalKind::Wait);
   const double begin = sg4::Engine::get_clock();
   receive_eager(p2p_mailbox(ctx, step.peer, rank, step.channel), timeline);
-  timeline.bubble += timeline.total(IntervalKind::Wait) - wait_before;
+  if (step.kind == CommKind::Pipeline) timeline.bubble += timeline.total(IntervalKind::Wait) - wait_before;
   timeline.blocked_by_kind[static_cast<std::size_t>(step.kind)] += sg4::Engine::get_clock() - begin;
 }
 

@@ -517,20 +517,23 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   ModelParallel mp;
   mp.tensor = static_cast<int>(reader.integer("tensor"));
   mp.pipeline = static_cast<int>(reader.integer("pipeline"));
-  // Without `data`, the replicas fill the cluster: GPUs / (tensor x pipeline), so that a sweep over tensor and
-  // pipeline needs no third axis.
-  const std::int64_t split = static_cast<std::int64_t>(mp.tensor) * mp.pipeline;
+  mp.context = static_cast<int>(reader.integer("context"));
+  // Without `data`, the replicas fill the cluster: GPUs / (tensor x pipeline x context), so that a sweep over tensor
+  // and pipeline needs no third axis.
+  const std::int64_t split = static_cast<std::int64_t>(mp.tensor) * mp.pipeline * mp.context;
+  const std::string product = mp.context > 1 ? "tensor x pipeline x context" : "tensor x pipeline";
+  const std::string factors = mp.context > 1 ? fmt::format("{} x {} x {}", mp.tensor, mp.pipeline, mp.context)
+                                             : fmt::format("{} x {}", mp.tensor, mp.pipeline);
   if (!reader.has("data") && cluster.gpu_count() % split != 0)
     throw InputError(reader.source(), at,
-                     fmt::format("expected tensor x pipeline to divide the GPU count ({}) so that data can be "
-                                 "derived, got {} x {} = {}; or give data",
-                                 cluster.gpu_count(), mp.tensor, mp.pipeline, split));
+                     fmt::format("expected {} to divide the GPU count ({}) so that data can be derived, got {} = {}; "
+                                 "or give data",
+                                 product, cluster.gpu_count(), factors, split));
   mp.data = static_cast<int>(reader.has("data") ? reader.integer("data") : cluster.gpu_count() / split);
-  if (static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline != cluster.gpu_count())
+  if (static_cast<std::int64_t>(mp.data) * split != cluster.gpu_count())
     throw InputError(reader.source(), at,
-                     fmt::format("expected data x tensor x pipeline = the GPU count ({}), got {} x {} x {} = {}",
-                                 cluster.gpu_count(), mp.data, mp.tensor, mp.pipeline,
-                                 static_cast<std::int64_t>(mp.data) * mp.tensor * mp.pipeline));
+                     fmt::format("expected data x {} = the GPU count ({}), got {} x {} = {}", product,
+                                 cluster.gpu_count(), mp.data, factors, static_cast<std::int64_t>(mp.data) * split));
   const TransformerModel model = training->transformer();
   const TransformerConfig& config = model.config();
   if (config.heads % mp.tensor != 0 || config.kv_heads % mp.tensor != 0)
@@ -607,6 +610,19 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   } else if (mp.expert > 1) {
     throw InputError(reader.source(), at + "/expert",
                      fmt::format("model \"{}\" has no experts; expected 1", training->model.name));
+  }
+  mp.context_comm = reader.enum_choice_or("context_comm", ContextComm::P2P);
+  if (mp.context > 1) {
+    // 2C chunks of the sequence, two per rank (i and 2C-1-i), so that every rank's causal attention work is even.
+    if (config.sequence_length % (2 * mp.context) != 0)
+      throw InputError(reader.source(), at + "/context",
+                       fmt::format("each sequence is cut into 2 x context chunks, two per rank (load-balanced causal "
+                                   "attention); expected a degree with 2 x context dividing the sequence length ({}), "
+                                   "got {}",
+                                   config.sequence_length, mp.context));
+    if (config.experts.moe())
+      throw InputError(reader.source(), at + "/context",
+                       "context parallelism of a mixture of experts is not modelled; expected 1");
   }
   if (auto zero = reader.optional_child("zero")) {
     if (zero->value().is_string()) {

@@ -1201,7 +1201,7 @@ void strategy_fields(std::vector<F>& f) {
     const std::string name = axis;
     F spec = F(s + name, T::Integer, "model_parallel").kinds(mp).range(1, kMaxGpus);
     if (name == "data")
-      spec.def_doc("the GPU count / (tensor x pipeline)");
+      spec.def_doc("the GPU count / (tensor x pipeline x context)");
     else
       spec.def(1);
     f.push_back(spec.allowed(name == "tensor"     ? "divides `heads`, `kv_heads` and `ffn_size`"
@@ -1279,6 +1279,30 @@ void strategy_fields(std::vector<F>& f) {
                        "routed experts (experts / EP each, whole: expert tensor parallelism 1) and exchange their "
                        "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
                        "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
+  f.push_back(F(s + "context", T::Integer, "model_parallel")
+                  .kinds(mp)
+                  .range(1, kMaxGpus)
+                  .def(1)
+                  .allowed("2 x `context` divides the sequence length; 1 for a mixture of experts")
+                  .label("Context-parallel degree")
+                  .doc("context-parallel degree C: each sequence split over C ranks in 2C chunks, rank i holding "
+                       "chunks i and 2C-1-i (causal attention work even across the ranks); every op runs on the "
+                       "rank's s/C tokens, the attention on its queries against all keys, exchanged as "
+                       "`context_comm` says; activations fall as 1/C; the C ranks hold the same weights and "
+                       "synchronise gradients with the replicas (a data group of data x C ranks, ZeRO shards over "
+                       "it). GPUs = data x tensor x pipeline x context; placed right after the tensor axis"));
+  f.push_back(F(s + "context_comm", T::Choice, "model_parallel")
+                  .kinds(mp)
+                  .choices(enum_names<ContextComm>())
+                  .def("p2p")
+                  .allowed("takes effect with `context` > 1")
+                  .label("Context exchange")
+                  .doc("how a context-parallel group exchanges keys and values: `p2p` passes the blocks around the "
+                       "ring, C-1 steps each overlapped with the attention of the block held, and C-1 steps of keys, "
+                       "values and their gradients backward plus one hop returning the gradients (Megatron-Core / "
+                       "Transformer Engine's default `cp_comm_type`); `all_gather` gathers all keys and values "
+                       "before the attention and again before its backward, then reduce-scatters their gradients, "
+                       "exposed (Llama 3, The Llama 3 Herd of Models, section 3.3.2)"));
   f.push_back(F(s + "tensor_collectives", T::Object, "model_parallel")
                   .kinds(mp)
                   .def_doc("all defaults")

@@ -153,7 +153,7 @@ double attention_efficiency(const AttentionEfficiencyTable& table, const Attenti
   for (const AttentionEfficiencyPoint* p : same)
     if (p->head_dim == nearest) curve.emplace_back(std::log(static_cast<double>(p->sequence_length)), p->efficiency);
   std::sort(curve.begin(), curve.end());
-  const double x = std::log(static_cast<double>(std::max<std::int64_t>(shape.sequence_length, 1)));
+  const double x = std::log(static_cast<double>(std::max<std::int64_t>(shape.query_block(), 1)));
   if (x <= curve.front().first) return curve.front().second;
   if (x >= curve.back().first) return curve.back().second;
   const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(x, 2.0));
@@ -174,8 +174,8 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
     return kernel_time(gpu, executed, peak * attention_efficiency(*table, a), bytes);
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
-  const GemmShape scores{a.batch_heads, a.sequence_length, a.sequence_length, a.head_dim};
-  const GemmShape values{a.batch_heads, a.sequence_length, a.head_dim, a.sequence_length};
+  const GemmShape scores{a.batch_heads, a.query_block(), a.sequence_length, a.head_dim};
+  const GemmShape values{a.batch_heads, a.query_block(), a.head_dim, a.sequence_length};
   const double share = a.executed_forward_flops() / 2.0; // each product's flops as the kernel runs it
   const double e_scores = gemm_efficiency(gpu, scores, data_type);
   const double e_values = gemm_efficiency(gpu, values, data_type);

@@ -157,15 +157,19 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   PARTSIM_CHECK(n >= 1 && c.heads % n == 0 && c.kv_heads % n == 0 && c.ffn % n == 0)
       << "tensor degree " << n << " does not divide heads " << c.heads << ", kv_heads " << c.kv_heads << " and ffn "
       << c.ffn;
-  const double t = tokens(micro_batch);
+  PARTSIM_CHECK(split.context >= 1 && c.sequence_length % split.context == 0)
+      << "context degree " << split.context << " does not divide the sequence length " << c.sequence_length;
+  const std::int64_t cp = split.context;
+  const double t = tokens(micro_batch) / as_double(cp); // the rank's tokens
   const double h = as_double(c.hidden);
   // Whole on every rank (norms, residual adds) unless sequence parallelism splits them along the sequence.
   const double r = split.sequence_parallel ? 1.0 / as_double(n) : 1.0;
   const std::int64_t heads = c.heads / n; // this rank's query heads
   const std::int64_t q_width = heads * c.head_dim;
   const std::int64_t kv_width = c.kv_heads / n * c.head_dim;
-  const double scores = as_double(micro_batch) * as_double(heads) * as_double(c.sequence_length) *
-                        as_double(c.sequence_length); // b·a·s² elements
+  const std::int64_t queries = c.sequence_length / cp; // per sequence on this rank, against all s keys
+  const double scores = as_double(micro_batch) * as_double(heads) * as_double(queries) *
+                        as_double(c.sequence_length); // b·a·s²/C elements
   const double norm_flop = c.norm == NormKind::LayerNorm ? kLayerNormFlop : kRmsNormFlop;
   const double norm_weights = c.norm == NormKind::LayerNorm ? 2.0 * h : h;
   const double dropout_flop = c.dropout ? kDropoutFlop : 0.0;
@@ -200,7 +204,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ComputeOp qk;
   qk.name = "attention_scores";
   qk.kind = OpKind::Gemm;
-  qk.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.sequence_length, c.head_dim};
+  qk.gemm = GemmShape{micro_batch * heads, queries, c.sequence_length, c.head_dim};
   qk.forward_flops = qk.gemm->flops();
   qk.backward_flops = 2.0 * qk.forward_flops;
   qk.input_elements = t * as_double(q_width + kv_width);
@@ -210,7 +214,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ComputeOp av;
   av.name = "attention_over_values";
   av.kind = OpKind::Gemm;
-  av.gemm = GemmShape{micro_batch * heads, c.sequence_length, c.head_dim, c.sequence_length};
+  av.gemm = GemmShape{micro_batch * heads, queries, c.head_dim, c.sequence_length};
   av.forward_flops = av.gemm->flops();
   av.backward_flops = 2.0 * av.forward_flops;
   av.input_elements = scores + t * as_double(kv_width);
@@ -226,12 +230,12 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     core.name = "attention_core";
     core.kind = OpKind::Attention;
     core.attention = AttentionShape{micro_batch * heads, c.sequence_length, c.head_dim,
-                                    c.architecture == TransformerArchitecture::Decoder};
+                                    c.architecture == TransformerArchitecture::Decoder, cp};
     core.forward_flops = qk.forward_flops + av.forward_flops + softmax_flop * scores;
     core.backward_flops = qk.backward_flops + av.backward_flops + 2.0 * softmax_flop * scores;
     core.input_elements = t * as_double(q_width + 2 * kv_width);
     core.output_elements = t * as_double(q_width);
-    core.fixed_bytes = kSoftmaxStatisticsBytes * as_double(micro_batch * heads * c.sequence_length);
+    core.fixed_bytes = kSoftmaxStatisticsBytes * as_double(micro_batch * heads * queries);
     core.selectively_recomputed = true;
     ops.push_back(core);
   } else {
@@ -320,7 +324,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
   const TransformerConfig& c = config_;
-  const double t = tokens(micro_batch);
+  const double t = tokens(micro_batch) / as_double(split.context); // the rank's tokens
   const double h = as_double(c.hidden);
   const bool learned = c.position == PositionEmbedding::Learned;
   const double n = as_double(split.tensor);

@@ -41,8 +41,17 @@ struct ExpertWork {
   bool forward = true;
 };
 
-/** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, or the experts' compute. */
-using Action = std::variant<double, TensorCollective, ExpertWork>;
+/** A hop of the context-parallel ring: send `bytes` of keys and values (and their gradients backward) to the next
+ * rank of the context group, or receive the block the previous one sent, on `channel`. */
+struct RingHop {
+  bool send = true;
+  std::uint64_t bytes = 0;
+  int channel = 2;
+};
+
+/** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, the experts' compute, or a
+ * hop of the context ring. */
+using Action = std::variant<double, TensorCollective, ExpertWork, RingHop>;
 
 /** A piece of a virtual stage: the embedding, a layer or the head, per micro-batch on one tensor rank. */
 struct Unit {
@@ -66,7 +75,9 @@ class Planner {
     gradient_element_ = bytes_per_element(training.gradient_type());
     peak_ = cluster_.gpu.peak(training.data_type);
     const TransformerConfig& c = model_.config();
-    const double tokens = static_cast<double>(training.micro_batch) * static_cast<double>(c.sequence_length);
+    // The rank's tokens: its s/C of each sequence under context parallelism.
+    const double tokens = static_cast<double>(training.micro_batch) * static_cast<double>(c.sequence_length) /
+                          static_cast<double>(mp.context);
     tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
     // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
     transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
@@ -92,11 +103,12 @@ class Planner {
       for (const Unit& unit : units)
         for (const auto* actions : {&unit.forward, &unit.backward})
           for (const Action& action : *actions) {
-            per_position.executions += std::holds_alternative<TensorCollective>(action) ? 0.0 : 1.0;
+            per_position.executions +=
+                std::holds_alternative<TensorCollective>(action) || std::holds_alternative<RingHop>(action) ? 0.0 : 1.0;
             per_position.steps += 1.0;
           }
     }
-    const double positions = static_cast<double>(mp_.data) * static_cast<double>(mp_.tensor);
+    const double positions = static_cast<double>(mp_.data_ranks()) * static_cast<double>(mp_.tensor);
     const double micro_batches = static_cast<double>(micro_batches_);
     const double stages = static_cast<double>(mp_.pipeline);
     return {(per_position.executions * micro_batches + stages) * positions * static_cast<double>(training_.iterations),
@@ -137,8 +149,13 @@ class Planner {
     const std::int64_t b = training_.micro_batch;
     const int t = mp_.tensor;
     const bool sp = mp_.sequence_parallel;
-    const TensorSplit split{t, sp};
+    TensorSplit split{t, sp};
+    split.context = mp_.context;
     std::vector<ComputeOp> attention;
+    // With context parallelism the attention core (the ops selective recomputation repeats) is priced apart: its
+    // keys and values come from the other ranks of the context group.
+    std::vector<ComputeOp> core;
+    std::vector<ComputeOp> attention_after;
     std::vector<ComputeOp> mlp;
     // A mixture of experts: the MLP block splits around the routed experts (before: the norm, router and permute;
     // after: the unpermute, shared experts and residual).
@@ -150,7 +167,9 @@ class Planner {
       in_mlp = in_mlp || op.name == "mlp_norm";
       const bool routed = is_routed_expert_op(op);
       past_experts = past_experts || op.name == "expert_unpermute";
-      if (!in_mlp)
+      if (!in_mlp && mp_.context > 1 && (op.selectively_recomputed || !core.empty()))
+        (op.selectively_recomputed ? core : attention_after).push_back(op);
+      else if (!in_mlp)
         attention.push_back(op);
       else if (!moe())
         mlp.push_back(op);
@@ -200,12 +219,32 @@ class Planner {
     // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
     // CheckpointFunction.backward). Selective recomputation reruns only the attention core, which has no collective.
     const bool full = training_.recomputation == Recomputation::Full;
-    const std::vector<Action> rerun =
-        full ? join({{a.forward_time}, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
     const double mlp_backward = full ? m.backward_time - m.forward_time : m.backward_time;
     const double attention_backward = full ? a.backward_time - a.forward_time : a.backward_time;
-    const Unit layer{join({{a.forward_time}, reduce, {m.forward_time}, reduce}),
-                     join({rerun, {mlp_backward}, reduce, {attention_backward}, reduce}), model_.layer_parameters(t)};
+    // The attention block's actions: one compute, or with context parallelism the projections, the core around its
+    // exchange of keys and values on the context group, and the output projection.
+    std::vector<Action> attention_forward{a.forward_time};
+    std::vector<Action> attention_backward_actions{attention_backward};
+    if (mp_.context > 1) {
+      const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
+      const TrainingUnit o = price_ops("attention", attention_after, gpu, type, training_.recomputation);
+      auto backward_of = [&](const TrainingUnit& u) {
+        return full ? u.backward_time - u.forward_time : u.backward_time;
+      };
+      attention_forward = join({{a.forward_time}, context_forward(k.forward_time), {o.forward_time}});
+      // Selective recomputation reruns the core forward, its exchange included, before the core's backward.
+      attention_backward_actions =
+          join({{backward_of(o)},
+                training_.recomputation == Recomputation::Selective ? context_forward(k.forward_time)
+                                                                    : std::vector<Action>{},
+                context_backward(k.backward_time),
+                {backward_of(a)}});
+    }
+    const std::vector<Action> rerun =
+        full ? join({attention_forward, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
+    const Unit layer{join({attention_forward, reduce, {m.forward_time}, reduce}),
+                     join({rerun, {mlp_backward}, reduce, attention_backward_actions, reduce}),
+                     model_.layer_parameters(t)};
     // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
     // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
     // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
@@ -259,7 +298,7 @@ class Planner {
     // b·s fp32 values in the forward pass and none backward: the max logit per token, the target's logit and the sum
     // of exponentials (Megatron-LM megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy.forward:
     // all_reduce(logits_max, MAX), all_reduce(predicted_logits), all_reduce(sum_exp_logits)).
-    const auto token_values = static_cast<std::uint64_t>(b * c.sequence_length) * kCrossEntropyValueBytes;
+    const auto token_values = static_cast<std::uint64_t>(b * c.sequence_length / mp_.context) * kCrossEntropyValueBytes;
     const TensorCollective cross_entropy{CollectiveOp::AllReduce, token_values};
     double head_parameters = model_.output_parameters(t);
     // With tied embeddings and a pipeline the last stage holds its own copy of the token table shard (Megatron-LM).
@@ -281,6 +320,66 @@ class Planner {
   }
 
   bool moe() const { return model_.config().experts.moe(); }
+
+  /** Bytes of the keys and values one rank of the context group holds for a layer: 2·b·(s/C)·(kv heads / T)·d. */
+  std::uint64_t context_block_bytes() const {
+    const TransformerConfig& c = model_.config();
+    const double values = 2.0 * static_cast<double>(training_.micro_batch) *
+                          static_cast<double>(c.sequence_length / mp_.context) *
+                          static_cast<double>(c.kv_heads / mp_.tensor * c.head_dim);
+    return static_cast<std::uint64_t>(std::llround(values * element_));
+  }
+
+  /** The attention core's forward (`core` s of compute on the rank) with its keys and values from the context group.
+   * p2p: C-1 ring steps, each sending the block held to the next rank while attending to it, then receiving the
+   * previous rank's (the causal chunk pairs make every step the same work: core / C); all_gather: the whole group's
+   * keys and values gathered first (exposed), then the core. */
+  std::vector<Action> context_forward(double core) const {
+    const std::uint64_t block = context_block_bytes();
+    if (mp_.context_comm == ContextComm::AllGather)
+      return {
+          TensorCollective{CollectiveOp::AllGather, block * static_cast<std::uint64_t>(mp_.context), CommKind::Context},
+          core};
+    std::vector<Action> out;
+    const double step = core / static_cast<double>(mp_.context);
+    for (int i = 0; i + 1 < mp_.context; ++i) {
+      out.emplace_back(RingHop{true, block, 2});
+      out.emplace_back(step);
+      out.emplace_back(RingHop{false, 0, 2});
+    }
+    out.emplace_back(step);
+    return out;
+  }
+
+  /** The core's backward (`core` s): p2p, C-1 ring steps passing the keys and values with the gradients accumulated
+   * for them (2 blocks a step), then one hop that returns the gradients to the rank that holds the block
+   * (Transformer Engine's AttnFuncWithCPAndKVP2P); all_gather, the keys and values gathered again, the backward,
+   * and their gradients reduce-scattered to their ranks. */
+  std::vector<Action> context_backward(double core) const {
+    const std::uint64_t block = context_block_bytes();
+    const auto whole = block * static_cast<std::uint64_t>(mp_.context);
+    if (mp_.context_comm == ContextComm::AllGather)
+      return {TensorCollective{CollectiveOp::AllGather, whole, CommKind::Context}, core,
+              TensorCollective{CollectiveOp::ReduceScatter, whole, CommKind::Context}};
+    std::vector<Action> out;
+    const double step = core / static_cast<double>(mp_.context);
+    for (int i = 0; i + 1 < mp_.context; ++i) {
+      out.emplace_back(RingHop{true, 2 * block, 3});
+      out.emplace_back(step);
+      out.emplace_back(RingHop{false, 0, 3});
+    }
+    out.emplace_back(step);
+    out.emplace_back(RingHop{true, block, 4});
+    out.emplace_back(RingHop{false, 0, 4});
+    return out;
+  }
+
+  /** Index of a rank's (data, context) position along the data ranks: d·C + c. */
+  int data_rank(const ParallelCoordinates& at) const { return at.data * mp_.context + at.context; }
+  /** Coordinates of data rank `dr` (d·C + c) at tensor `t`, pipeline `p`. */
+  ParallelCoordinates at_data_rank(int dr, int t, int p) const {
+    return ParallelCoordinates{dr / mp_.context, t, p, dr % mp_.context};
+  }
 
   /** Each layer's routing over the expert group, and the routed experts' forward and backward time on each of its
    * positions (the same for every layer and position with uniform routing: priced once). */
@@ -312,28 +411,41 @@ class Planner {
   }
 
   /** ZeRO-3 / FSDP parameters sharded over a data group that exists (replicas that synchronise). */
-  bool zero3_sharded() const { return mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data > 1; }
+  bool zero3_sharded() const { return mp_.zero >= 3 && mp_.sync == GradientSync::AllReduce && mp_.data_ranks() > 1; }
   /** A pass is one compute and one fused collective per kind (tensor collectives per pass, no ZeRO-3 gathers, no
    * expert all-to-alls: each one waits for the layer's busiest expert rank). */
-  bool fused_passes() const { return !mp_.tensor_per_layer && !zero3_sharded() && !(moe() && mp_.expert > 1); }
+  bool fused_passes() const {
+    return !mp_.tensor_per_layer && !zero3_sharded() && !(moe() && mp_.expert > 1) && mp_.context == 1;
+  }
 
   /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
   bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
 
   void make_groups(Plan& plan) {
-    const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data > 1;
+    const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data_ranks() > 1;
+    const int data_ranks = mp_.data_ranks();
     for (int p = 0; p < mp_.pipeline; ++p)
-      for (int d = 0; d < mp_.data && mp_.tensor > 1; ++d) {
+      for (int d = 0; d < data_ranks && mp_.tensor > 1; ++d) {
         tensor_group_[{d, p}] = static_cast<int>(plan.groups.size());
         plan.groups.emplace_back();
-        for (int t = 0; t < mp_.tensor; ++t) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+        for (int t = 0; t < mp_.tensor; ++t) plan.groups.back().push_back(rank_of(mp_, at_data_rank(d, t, p)));
       }
+    // The data group: every rank holding the same weights, the context-parallel ones included (Megatron-Core's
+    // data-parallel group with context parallelism).
     for (int p = 0; p < mp_.pipeline; ++p)
       for (int t = 0; t < mp_.tensor && sync; ++t) {
         data_group_[{t, p}] = static_cast<int>(plan.groups.size());
         plan.groups.emplace_back();
-        for (int d = 0; d < mp_.data; ++d) plan.groups.back().push_back(rank_of(mp_, {d, t, p}));
+        for (int d = 0; d < data_ranks; ++d) plan.groups.back().push_back(rank_of(mp_, at_data_rank(d, t, p)));
       }
+    // Context groups (all-gather exchange; the ring's hops are point-to-point): the C ranks of one replica's position.
+    for (int p = 0; p < mp_.pipeline && mp_.context > 1 && mp_.context_comm == ContextComm::AllGather; ++p)
+      for (int t = 0; t < mp_.tensor; ++t)
+        for (int d = 0; d < mp_.data; ++d) {
+          context_group_[{d, t, p}] = static_cast<int>(plan.groups.size());
+          plan.groups.emplace_back();
+          for (int c = 0; c < mp_.context; ++c) plan.groups.back().push_back(rank_of(mp_, {d, t, p, c}));
+        }
     // Expert groups: `expert` consecutive data positions of one (tensor, pipeline) position route their tokens to each
     // other's experts; their expert-data groups (the same position in every expert group) synchronise those experts.
     for (int p = 0; p < mp_.pipeline && mp_.expert > 1; ++p)
@@ -353,10 +465,11 @@ class Planner {
             plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
         }
     // Megatron-LM's embedding group: the first and last stage of each (data, tensor) position.
-    for (int d = 0; d < mp_.data && tied_copy(); ++d)
+    for (int d = 0; d < data_ranks && tied_copy(); ++d)
       for (int t = 0; t < mp_.tensor; ++t) {
         embedding_group_[{d, t}] = static_cast<int>(plan.groups.size());
-        plan.groups.push_back({rank_of(mp_, {d, t, 0}), rank_of(mp_, {d, t, mp_.pipeline - 1})});
+        plan.groups.push_back(
+            {rank_of(mp_, at_data_rank(d, t, 0)), rank_of(mp_, at_data_rank(d, t, mp_.pipeline - 1))});
       }
     collectives_.set_groups(plan.groups);
   }
@@ -400,7 +513,7 @@ class Planner {
    * algorithm is direct, its protocol NCCL's `auto`). */
   void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) {
     CollectiveChoice choice = mp_.tensor_collectives;
-    if (c.kind == CommKind::Expert) {
+    if (c.kind == CommKind::Expert || c.kind == CommKind::Context) {
       choice.algorithm.reset();
       choice.protocol.reset();
     }
@@ -494,7 +607,8 @@ class Planner {
   void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred,
             std::vector<CollectiveStep>& final_sync, const ParallelCoordinates& at, const PipelineOp& op, int vs) {
     const auto& units = units_[static_cast<std::size_t>(vs)];
-    const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({at.data, at.pipeline}) : -1;
+    const int tensor_group = mp_.tensor > 1 ? tensor_group_.at({data_rank(at), at.pipeline}) : -1;
+    const int context_group = context_group_.empty() ? -1 : context_group_.at({at.data, at.tensor, at.pipeline});
     const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
     const int expert_group =
         expert_group_.empty() ? -1 : expert_group_.at({at.tensor, at.pipeline, at.data / mp_.expert});
@@ -506,7 +620,9 @@ class Planner {
       const auto& [f, b] = expert_times_[static_cast<std::size_t>(work.layer)][position];
       return work.forward ? f : b;
     };
-    auto group_of = [&](const TensorCollective& c) { return c.kind == CommKind::Expert ? expert_group : tensor_group; };
+    auto group_of = [&](const TensorCollective& c) {
+      return c.kind == CommKind::Expert ? expert_group : c.kind == CommKind::Context ? context_group : tensor_group;
+    };
     const bool forward = op.pass == Pass::Forward;
     const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
     // ZeRO-2 keeps only its shard of the gradients: every micro-batch's backward reduce-scatters them into it (as
@@ -523,7 +639,7 @@ class Planner {
     };
     const std::uint32_t name = label(plan, op.pass, op.micro_batch, op.chunk);
     const std::uint64_t samples =
-        forward && vs == 0 && at.tensor == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
+        forward && vs == 0 && at.tensor == 0 && at.context == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
     bool samples_given = false;
     auto compute = [&](double time) {
       steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name});
@@ -622,6 +738,8 @@ class Planner {
           compute(*seconds);
         else if (const auto* work = std::get_if<ExpertWork>(&action))
           compute(expert_time(*work));
+        else if (const auto* hop = std::get_if<RingHop>(&action))
+          ring_hop(steps, at, *hop);
         else
           tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
@@ -636,12 +754,23 @@ class Planner {
     flush_experts();
   }
 
+  /** A hop of the context ring: to the next rank of the context group, or from the previous one. */
+  void ring_hop(std::vector<Step>& steps, const ParallelCoordinates& at, const RingHop& hop) const {
+    const int c = mp_.context;
+    if (hop.send)
+      steps.emplace_back(SendStep{rank_of(mp_, {at.data, at.tensor, at.pipeline, (at.context + 1) % c}), hop.bytes,
+                                  hop.channel, CommKind::Context});
+    else
+      steps.emplace_back(RecvStep{rank_of(mp_, {at.data, at.tensor, at.pipeline, (at.context + c - 1) % c}),
+                                  hop.channel, CommKind::Context});
+  }
+
   void program(Plan& plan, int rank) {
     const ParallelCoordinates at = coordinates_of(mp_, rank);
     std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
     std::vector<CollectiveStep> deferred;   // data-parallel collectives after the pipeline (no overlap)
     std::vector<CollectiveStep> final_sync; // the last micro-batch's gradient collectives
-    auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline}); };
+    auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline, at.context}); };
     // The step's gathers of the previous iteration, overlapping this one's first forward pass (every iteration is
     // the same program, so each one starts with the gathers of the step before it).
     queue_param_gathers(steps, at);
@@ -663,7 +792,7 @@ class Planner {
     // Tied embeddings: the first and last stage sum their token table gradients once per iteration, after the
     // data-parallel synchronisation (Megatron-LM's finalize_model_grads).
     if (tied_copy() && (at.pipeline == 0 || at.pipeline == mp_.pipeline - 1)) {
-      const int group = embedding_group_.at({at.data, at.tensor});
+      const int group = embedding_group_.at({data_rank(at), at.tensor});
       steps.emplace_back(
           collective(CollectiveOp::AllReduce, embedding_sync_bytes(), group,
                      CollectiveChoice{std::nullopt, mp_.gradient_sync.collective.fidelity, std::nullopt, std::nullopt},
@@ -678,7 +807,7 @@ class Planner {
         experts += u.expert_parameters;
       }
     const bool experts_synced = !expert_data_group_.empty();
-    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data : 1) +
+    const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data_ranks() : 1) +
                          experts / parameters_ / (mp_.zero >= 1 && experts_synced ? mp_.data / mp_.expert : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
@@ -703,6 +832,7 @@ class Planner {
     plan.iterations = training_.iterations;
     plan.pipeline_stages = mp_.pipeline;
     plan.expert_parallel = moe() && mp_.expert > 1;
+    plan.context_parallel = mp_.context > 1;
     for (int s = 0; s < mp_.pipeline; ++s)
       plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
     plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);
@@ -721,14 +851,17 @@ class Planner {
                          to_string(probe.op), to_string(probe.algorithm),
                          mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
     }
-    plan.summary =
-        fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{} x pipeline {} ({} schedule{}, {} "
-                    "micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
-                    training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
-                    mp_.sequence_parallel ? " (sequence parallel)" : "", mp_.pipeline, to_string(mp_.schedule),
-                    mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
-                    micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
-                    to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
+    plan.summary = fmt::format(
+        "model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
+        "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
+        training_.model.name, mp_.gpus(), mp_.data, mp_.tensor, mp_.sequence_parallel ? " (sequence parallel)" : "",
+        mp_.context > 1
+            ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context, to_string(mp_.context_comm))
+            : std::string(),
+        mp_.pipeline, to_string(mp_.schedule),
+        mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(), micro_batches_,
+        training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]), to_string(mp_.placement[2]),
+        to_string(training_.recomputation), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
     if (moe()) {
       const ExpertConfig& x = model_.config().experts;
@@ -767,11 +900,13 @@ class Planner {
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
   std::uint64_t transfer_bytes_ = 0;
-  std::vector<std::vector<Unit>> units_;                  ///< per virtual stage, in forward order
-  std::map<std::pair<int, int>, int> tensor_group_;       ///< (data, pipeline) -> group
-  std::map<std::pair<int, int>, int> data_group_;         ///< (tensor, pipeline) -> group
-  std::map<std::pair<int, int>, int> embedding_group_;    ///< (data, tensor) -> first and last stage (tied embeddings)
-  std::map<std::tuple<int, int, int>, int> expert_group_; ///< (tensor, pipeline, data / expert) -> group
+  std::vector<std::vector<Unit>> units_;            ///< per virtual stage, in forward order
+  std::map<std::pair<int, int>, int> tensor_group_; ///< (data rank d·C + c, pipeline) -> group
+  std::map<std::pair<int, int>, int> data_group_;   ///< (tensor, pipeline) -> group
+  std::map<std::pair<int, int>, int>
+      embedding_group_; ///< (data rank, tensor) -> first and last stage (tied embeddings)
+  std::map<std::tuple<int, int, int>, int> context_group_; ///< (data, tensor, pipeline) -> group (all-gather exchange)
+  std::map<std::tuple<int, int, int>, int> expert_group_;  ///< (tensor, pipeline, data / expert) -> group
   std::map<std::tuple<int, int, int>, int> expert_data_group_; ///< (tensor, pipeline, data % expert) -> group
   std::vector<LayerRouting> routing_;                          ///< per layer (mixture of experts)
   /** Per layer, per position in the expert group: the routed experts' forward and backward time (s). */

@@ -22,6 +22,10 @@ int rank_of(const ModelParallel& mp, const ParallelCoordinates& at) {
   for (ParallelAxis axis : mp.placement) {
     rank += coordinate(copy, axis) * stride;
     stride *= degree(mp, axis);
+    if (axis == ParallelAxis::Tensor) {
+      rank += at.context * stride;
+      stride *= mp.context;
+    }
   }
   return rank;
 }
@@ -31,6 +35,10 @@ ParallelCoordinates coordinates_of(const ModelParallel& mp, int rank) {
   for (ParallelAxis axis : mp.placement) {
     coordinate(at, axis) = rank % degree(mp, axis);
     rank /= degree(mp, axis);
+    if (axis == ParallelAxis::Tensor) {
+      at.context = rank % mp.context;
+      rank /= mp.context;
+    }
   }
   return at;
 }

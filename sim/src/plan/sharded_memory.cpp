@@ -39,7 +39,7 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const TransformerConfig& c = model.config();
   const double e = bytes_per_element(training.data_type);
   const double t = static_cast<double>(mp.tensor);
-  const double d = static_cast<double>(mp.data);
+  const double d = static_cast<double>(mp.data_ranks()); // ZeRO shards over data x context ranks
   const auto [all, layers] = stage_parameters(model, mp, stage);
   // The routed experts: a rank holds experts / expert of each layer's, sharded by ZeRO over the expert-data group
   // (data / expert replicas of them) where the rest is sharded over all data replicas.
@@ -80,6 +80,16 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     const double rest = model.outer_activation_bytes(b, e) - logits;
     m.activations +=
         4.0 * tokens * static_cast<double>(model.vocab_shard(mp.tensor)) + (mp.sequence_parallel ? rest / t : rest);
+  }
+  // Context parallelism: every activation belongs to one of the rank's s/C tokens (the attention's softmax statistics
+  // too: per query), so all of them fall as 1/C. Keys and values from the other ranks are transient: the all-gather
+  // mode holds one layer's gathered K and V (and their gradients backward), the ring two blocks in flight.
+  if (mp.context > 1) {
+    const double cp = static_cast<double>(mp.context);
+    m.activations /= cp;
+    const double kv = 2.0 * e * static_cast<double>(b) * static_cast<double>(c.sequence_length) *
+                      static_cast<double>(c.kv_heads / mp.tensor * c.head_dim);
+    m.workspace += mp.context_comm == ContextComm::AllGather ? 2.0 * kv : 2.0 * kv / cp;
   }
   return m;
 }

@@ -77,13 +77,14 @@ std::vector<Report::Stage> stage_metrics(const Plan& plan, const Report& r) {
     s.pipeline_exposed += m.pipeline_exposed;
     s.data_exposed += m.data_exposed;
     s.expert_exposed += m.expert_exposed;
+    s.context_exposed += m.context_exposed;
     s.bubble += m.bubble;
   }
   for (Report::Stage& s : stages) {
     if (s.ranks == 0) continue;
     const double n = static_cast<double>(s.ranks);
-    for (double* v :
-         {&s.compute, &s.tensor_exposed, &s.pipeline_exposed, &s.data_exposed, &s.expert_exposed, &s.bubble})
+    for (double* v : {&s.compute, &s.tensor_exposed, &s.pipeline_exposed, &s.data_exposed, &s.expert_exposed,
+                      &s.context_exposed, &s.bubble})
       *v /= n;
     s.bubble_fraction = r.makespan > 0 ? 1.0 - s.compute / r.makespan : 0.0;
   }
@@ -153,6 +154,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     m.tensor_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Tensor)];
     m.pipeline_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Pipeline)];
     m.expert_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Expert)];
+    m.context_exposed = t.blocked_by_kind[static_cast<std::size_t>(CommKind::Context)];
     m.bubble = t.bubble;
     if (i < result.streams.size()) {
       const RankTimeline& stream = result.streams[i];
@@ -219,6 +221,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   }
   r.stages = stage_metrics(plan, r);
   r.expert_parallel = plan.expert_parallel;
+  r.context_parallel = plan.context_parallel;
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;

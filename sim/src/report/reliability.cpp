@@ -3,6 +3,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/plan/placement.hpp"
 #include "partsim/plan/plan.hpp"
 
 #include <fmt/format.h>
@@ -31,17 +32,7 @@ std::vector<std::int64_t> replicas_of_node(const Scenario& scenario) {
   const std::int64_t g = scenario.cluster.gpus_per_node;
   std::vector<std::int64_t> out;
   if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
-    auto size = [&](ParallelAxis axis) -> std::int64_t {
-      return axis == ParallelAxis::Tensor ? mp->tensor : axis == ParallelAxis::Data ? mp->data : mp->pipeline;
-    };
-    for (std::int64_t rank = 0; rank < g; ++rank) {
-      // rank = i0 + n0 (i1 + n1 i2) over the placement's axes, fastest first.
-      const std::int64_t n0 = size(mp->placement[0]);
-      const std::int64_t n1 = size(mp->placement[1]);
-      const std::int64_t index[3] = {rank % n0, (rank / n0) % n1, rank / (n0 * n1)};
-      for (int a = 0; a < 3; ++a)
-        if (mp->placement[static_cast<std::size_t>(a)] == ParallelAxis::Data) out.push_back(index[a]);
-    }
+    for (std::int64_t rank = 0; rank < g; ++rank) out.push_back(coordinates_of(*mp, static_cast<int>(rank)).data);
   } else {
     for (std::int64_t rank = 0; rank < g; ++rank) out.push_back(rank); // one GPU per replica
   }

@@ -69,7 +69,7 @@ ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
   return out;
 }
 
-ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts) {
+ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts, bool context) {
   ReportRank row;
   row.rank = m.rank;
   row.node = m.node;
@@ -95,6 +95,7 @@ ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts) {
     row.bubble = m.bubble;
   }
   if (experts) row.expert_exposed = m.expert_exposed;
+  if (context) row.context_exposed = m.context_exposed;
   return row;
 }
 
@@ -239,6 +240,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
         row.pipeline_exposed = s.pipeline_exposed;
         row.data_exposed = s.data_exposed;
         if (r.expert_parallel) row.expert_exposed = s.expert_exposed;
+        if (r.context_parallel) row.context_exposed = s.context_exposed;
         row.bubble = s.bubble;
         row.bubble_fraction = s.bubble_fraction;
       }
@@ -248,7 +250,8 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   if (r.energy) doc.energy = energy_section(*r.energy);
   if (r.cost) doc.cost = cost_section(*r.cost);
   if (r.reliability) doc.reliability = reliability_section(*r.reliability, r.seed);
-  for (const RankMetrics& m : r.ranks) doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel));
+  for (const RankMetrics& m : r.ranks)
+    doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel, r.context_parallel));
   return doc;
 }
 
@@ -450,13 +453,19 @@ std::string format_table(const Report& r) {
 
   constexpr std::size_t kMaxRows = 32;
   if (!r.stages.empty()) {
-    out += fmt::format("\n  {:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>10}\n", "stage", "compute", "tensor",
-                       "pipeline", "data", "bubble", "bubble%", "memory");
+    // Expert and context columns only for runs that have those exchanges.
+    const std::string extra_header = fmt::format("{}{}", r.expert_parallel ? fmt::format(" {:>11}", "expert") : "",
+                                                 r.context_parallel ? fmt::format(" {:>11}", "context") : "");
+    out += fmt::format("\n  {:>5} {:>11} {:>11} {:>11} {:>11}{} {:>11} {:>7} {:>10}\n", "stage", "compute", "tensor",
+                       "pipeline", "data", extra_header, "bubble", "bubble%", "memory");
     for (std::size_t i = 0; i < r.stages.size() && i < kMaxRows; ++i) {
       const Report::Stage& s = r.stages[i];
-      out += fmt::format("  {:>5} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7} {:>10}\n", s.stage, human_seconds(s.compute),
-                         human_seconds(s.tensor_exposed), human_seconds(s.pipeline_exposed),
-                         human_seconds(s.data_exposed), human_seconds(s.bubble), percent(s.bubble_fraction),
+      const std::string extra =
+          fmt::format("{}{}", r.expert_parallel ? fmt::format(" {:>11}", human_seconds(s.expert_exposed)) : "",
+                      r.context_parallel ? fmt::format(" {:>11}", human_seconds(s.context_exposed)) : "");
+      out += fmt::format("  {:>5} {:>11} {:>11} {:>11} {:>11}{} {:>11} {:>7} {:>10}\n", s.stage,
+                         human_seconds(s.compute), human_seconds(s.tensor_exposed), human_seconds(s.pipeline_exposed),
+                         human_seconds(s.data_exposed), extra, human_seconds(s.bubble), percent(s.bubble_fraction),
                          s.memory ? human_bytes(s.memory->total()) : std::string("-"));
     }
   }

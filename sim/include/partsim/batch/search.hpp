@@ -70,7 +70,7 @@ struct SearchBreakdown {
   double communication = 0.0; ///< exposed transfers
   double wait = 0.0;          ///< blocked on a peer
   double tail_idle = 0.0;     ///< done before the makespan
-  std::optional<double> bubble, tensor_exposed, pipeline_exposed, data_exposed, expert_exposed;
+  std::optional<double> bubble, tensor_exposed, pipeline_exposed, data_exposed, expert_exposed, context_exposed;
 };
 
 /** The figures of one simulation of a point, at one fidelity. */

@@ -224,8 +224,14 @@ struct CollectiveStrategy {
  * et al. 2021: every GPU holds `virtual_stages` non-adjacent chunks of layers). */
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 
-/** The three axes of a hybrid split, for rank placement. */
+/** The three axes of a hybrid split, for rank placement (context parallelism follows the tensor axis). */
 enum class ParallelAxis { Tensor, Data, Pipeline };
+
+/** How the ranks of a context-parallel group exchange keys and values for attention over the whole sequence:
+ * `p2p` passes them around the group's ring, one block per step, overlapped with the attention of the block held
+ * (Megatron-Core / Transformer Engine's default `cp_comm_type`); `all_gather` gathers them all before the attention and
+ * reduce-scatters their gradients after its backward (Llama 3's, exposed). */
+enum class ContextComm { P2P, AllGather };
 
 /** Model parallelism (Megatron-LM style) with data parallelism across replicas: `data` x `tensor` x `pipeline` GPUs.
  * Each transformer layer is split `tensor` ways (column/row split of attention and MLP: two all-reduces of b·s·h
@@ -244,7 +250,12 @@ struct ModelParallel {
   std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
   bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
   int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
-  int zero = 0;   ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
+  /** Context-parallel degree C: each sequence split over C ranks (2C chunks, rank i holding chunks i and 2C-1-i so
+   * that causal attention work is even); the C ranks of a group hold the same weights and synchronise gradients with
+   * the data-parallel replicas (a data group of D x C ranks). Placed right after the tensor axis. */
+  int context = 1;
+  ContextComm context_comm = ContextComm::P2P;
+  int zero = 0; ///< ZeRO stage: 0 plain all-reduce, 1 optimizer states, 2 + gradients, 3 + parameters (FSDP)
   GradientSync sync = GradientSync::AllReduce; ///< None: replicas do not synchronise (a what-if)
   GradientSyncSpec gradient_sync;      ///< the data-parallel collectives (algorithm, fidelity, bucket size, overlap)
   CollectiveChoice tensor_collectives; ///< algorithm and fidelity of the tensor-parallel collectives
@@ -252,7 +263,9 @@ struct ModelParallel {
    * a stage fused into one of the same bytes (latency counted once: for very large runs). */
   bool tensor_per_layer = true;
 
-  int gpus() const { return data * tensor * pipeline; }
+  int gpus() const { return data * tensor * pipeline * context; }
+  /** Ranks holding one weight shard (what a data group spans and ZeRO shards over): data x context. */
+  int data_ranks() const { return data * context; }
 };
 
 /** The strategy of a serving workload: its stages' pools say where each runs (serving_spec.hpp). */
@@ -384,6 +397,11 @@ struct EnumNames<PipelineSchedule> {
                                                                        {PipelineSchedule::Interleaved, "interleaved"}}};
 };
 template <>
+struct EnumNames<ContextComm> {
+  static constexpr std::array<EnumEntry<ContextComm>, 2> entries{
+      {{ContextComm::P2P, "p2p"}, {ContextComm::AllGather, "all_gather"}}};
+};
+template <>
 struct EnumNames<ParallelAxis> {
   static constexpr std::array<EnumEntry<ParallelAxis>, 3> entries{
       {{ParallelAxis::Tensor, "tensor"}, {ParallelAxis::Data, "data"}, {ParallelAxis::Pipeline, "pipeline"}}};
@@ -403,6 +421,9 @@ inline std::string to_string(BalancingPolicy policy) {
 }
 inline std::string to_string(PipelineSchedule schedule) {
   return std::string(enum_name(schedule));
+}
+inline std::string to_string(ContextComm comm) {
+  return std::string(enum_name(comm));
 }
 inline std::string to_string(ParallelAxis axis) {
   return std::string(enum_name(axis));

@@ -36,7 +36,7 @@ enum class CollectiveProtocol : std::uint8_t { Simple, LL128, LL };
 enum class Fidelity : std::uint8_t { Steps, Flows, Analytic };
 
 /** What a collective belongs to, for the report's exposed communication by kind. */
-enum class CommKind : std::uint8_t { Data, Tensor, Pipeline, Expert };
+enum class CommKind : std::uint8_t { Data, Tensor, Pipeline, Expert, Context };
 
 template <>
 struct EnumNames<CollectiveOp> {
@@ -67,10 +67,11 @@ struct EnumNames<Fidelity> {
 };
 template <>
 struct EnumNames<CommKind> {
-  static constexpr std::array<EnumEntry<CommKind>, 4> entries{{{CommKind::Data, "data"},
+  static constexpr std::array<EnumEntry<CommKind>, 5> entries{{{CommKind::Data, "data"},
                                                                {CommKind::Tensor, "tensor"},
                                                                {CommKind::Pipeline, "pipeline"},
-                                                               {CommKind::Expert, "expert"}}};
+                                                               {CommKind::Expert, "expert"},
+                                                               {CommKind::Context, "context"}}};
 };
 
 inline std::string to_string(CollectiveOp op) {

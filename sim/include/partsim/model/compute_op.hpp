@@ -60,21 +60,26 @@ inline std::string_view to_string(OpKind kind) {
 }
 
 /** Shape of a fused attention kernel: `batch_heads` independent heads (micro-batch x heads on the rank) of
- * `sequence_length` queries and keys of `head_dim`; a causal kernel skips the masked half of the scores. */
+ * `sequence_length` queries and keys of `head_dim`; a causal kernel skips the masked half of the scores. With
+ * context parallelism (`context` C > 1) the rank holds s/C of the queries (two of 2C chunks, balanced) and attends to
+ * every key: 1/C of the work, run as kernels over blocks of s/C queries. */
 struct AttentionShape {
   std::int64_t batch_heads = 0;
   std::int64_t sequence_length = 0;
   std::int64_t head_dim = 0;
   bool causal = true;
+  std::int64_t context = 1;
 
   /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 4·bh·s²·d, halved
-   * when causal (FlashAttention's own count). */
+   * when causal (FlashAttention's own count), over C with context parallelism. */
   double executed_forward_flops() const {
     const double full = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) *
                         static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
                         static_cast<double>(head_dim);
-    return causal ? full / 2.0 : full;
+    return (causal ? full / 2.0 : full) / static_cast<double>(context);
   }
+  /** Queries of one kernel call: s, or the rank's block of s/C under context parallelism. */
+  std::int64_t query_block() const { return sequence_length / context; }
   bool operator==(const AttentionShape&) const = default;
 };
 

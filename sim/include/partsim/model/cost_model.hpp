@@ -40,7 +40,9 @@ inline constexpr double kAttentionBackwardWork = 2.5;
 
 /** Achieved fraction of the attention data type's peak for a fused attention kernel of `shape`: the table's points of
  * the same causality, at the head dimension nearest to the shape's (in log space), linear in ln(sequence length)
- * between the two points around it; the edge value outside. */
+ * between the two points around it; the edge value outside. The length looked up is a kernel call's queries
+ * (AttentionShape::query_block: s/C under context parallelism, whose kernels run on the rank's blocks; an
+ * assumption, the table measuring whole sequences). */
 double attention_efficiency(const AttentionEfficiencyTable& table, const AttentionShape& shape);
 
 /** Time of one fused attention kernel (OpKind::Attention) in s. Flops as the kernel runs them

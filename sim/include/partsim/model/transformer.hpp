@@ -181,6 +181,9 @@ struct TensorSplit {
    * getting `expert_load` times the uniform share of the token copies (1: uniform routing). */
   int expert = 1;
   double expert_load = 1.0;
+  /** Context parallelism: the rank's tokens are s/context of each sequence, its attention queries those against all
+   * the sequence's keys (load-balanced causal chunks: 1/context of the attention work). */
+  int context = 1;
 };
 
 /** The first problem with a config (counts below 1, heads not dividing the hidden size when head_dim is implied,
@@ -254,7 +257,10 @@ class TransformerModel {
    * an MLP named expert_* over the copies the rank's experts process (tokens x k x split.expert_load rows, weights of
    * experts / split.expert experts, whole: not split by tensor parallelism), expert_unpermute (each token's k results
    * weighted and summed), [shared_expert_*] (a dense MLP of shared x shared_ffn_size on the rank's tokens), then
-   * mlp_residual as a dense layer. */
+   * mlp_residual as a dense layer.
+   *
+   * Context parallelism (split.context C): every op on the rank's b·s/C tokens; the attention core's queries are those
+   * tokens against all s keys (b·a·s²/C scores, GEMM shapes s/C x s), 1/C of the whole layer's attention work. */
   std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
   /** Forward ops outside the layers: embedding, final_norm, logits (M = b·s, N = V, K = h), loss. On one rank of a
    * tensor-parallel group (`split`): the vocabulary-parallel embedding (a masked lookup in the rank's shard: rows read

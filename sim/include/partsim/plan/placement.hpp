@@ -14,9 +14,11 @@ struct ParallelCoordinates {
   int data = 0;
   int tensor = 0;
   int pipeline = 0;
+  int context = 0; ///< position in the context-parallel group (0 without context parallelism)
 };
 
-/** Rank (= GPU) of a position under the strategy's placement (fastest axis first). */
+/** Rank (= GPU) of a position under the strategy's placement (fastest axis first; the context axis right after the
+ * tensor axis, as Megatron-Core and Llama 3 place it). */
 int rank_of(const ModelParallel& mp, const ParallelCoordinates& at);
 ParallelCoordinates coordinates_of(const ModelParallel& mp, int rank);
 

@@ -136,6 +136,7 @@ struct Plan {
   std::vector<int> stage_of_rank;            ///< pipeline stage per rank; empty without model parallelism
   int pipeline_stages = 0;                   ///< 0 without model parallelism
   bool expert_parallel = false;              ///< experts exchange tokens by all-to-alls (CommKind::Expert)
+  bool context_parallel = false;             ///< context groups exchange keys and values (CommKind::Context)
   std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
 
   /** The dispatched work, or nullptr when the ranks do not get their work at run time. */

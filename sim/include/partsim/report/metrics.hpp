@@ -35,6 +35,7 @@ struct RankMetrics {
   double pipeline_exposed = 0.0; ///< s blocked receiving from a pipeline peer, bubble included
   double data_exposed = 0.0;     ///< s blocked in data-parallel collectives or on the stream carrying them
   double expert_exposed = 0.0;   ///< s blocked in the experts' all-to-alls (waits for the busiest expert included)
+  double context_exposed = 0.0;  ///< s blocked exchanging keys and values on the context group
   double bubble = 0.0;           ///< s waiting for a pipeline peer to send (part of wait)
 
   double busy() const { return compute + communication; }
@@ -91,6 +92,7 @@ struct Report {
   std::optional<MemoryBreakdown> memory; ///< per GPU
   bool out_of_memory = false;            ///< the plan does not fit: nothing was simulated
   bool expert_parallel = false;          ///< the plan's experts exchange tokens (Plan::expert_parallel)
+  bool context_parallel = false;         ///< the plan's context groups exchange keys and values
   double mfu = 0.0;                      ///< model flops per second / (gpus x peak of the data type)
   double hfu = 0.0;                      ///< the same with recomputed work counted
   double tokens_per_second = 0.0;
@@ -112,6 +114,7 @@ struct Report {
     double pipeline_exposed = 0.0; ///< s per rank (bubble included)
     double data_exposed = 0.0;     ///< s per rank
     double expert_exposed = 0.0;   ///< s per rank
+    double context_exposed = 0.0;  ///< s per rank
     double bubble = 0.0;           ///< s per rank
     double bubble_fraction = 0.0; ///< 1 - compute / makespan: the share of the run a rank of the stage does not compute
     std::optional<MemoryBreakdown> memory; ///< per GPU of the stage

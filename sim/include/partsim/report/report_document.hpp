@@ -352,6 +352,7 @@ struct ReportStage {
   std::optional<double> pipeline_exposed;
   std::optional<double> data_exposed;
   std::optional<double> expert_exposed;
+  std::optional<double> context_exposed;
   std::optional<double> bubble;
   std::optional<double> bubble_fraction;
   std::optional<ReportMemory> memory;
@@ -366,6 +367,9 @@ struct ReportStage {
     f.field("data_exposed_s", s.data_exposed, "s", "per rank; absent when out of memory");
     f.field("expert_exposed_s", s.expert_exposed, "s",
             "per rank, in the experts' all-to-alls; expert parallelism only, absent when out of memory");
+    f.field("context_exposed_s", s.context_exposed, "s",
+            "per rank, exchanging keys and values on the context group; context parallelism only, absent when out "
+            "of memory");
     f.field("bubble_s", s.bubble, "s", "per rank; absent when out of memory");
     f.field("bubble_fraction", s.bubble_fraction, "", "1 - compute / makespan; absent when out of memory");
     f.field("memory_per_gpu", s.memory, "", "per GPU of the stage, when known");
@@ -395,6 +399,7 @@ struct ReportRank {
   std::optional<double> pipeline_exposed;
   std::optional<double> data_exposed;
   std::optional<double> expert_exposed;
+  std::optional<double> context_exposed;
   std::optional<double> bubble;
 
   template <typename Self, typename Fields>
@@ -423,6 +428,9 @@ struct ReportRank {
     f.field("data_exposed_s", s.data_exposed, "s", "blocked in data-parallel collectives; model parallelism only");
     f.field("expert_exposed_s", s.expert_exposed, "s",
             "blocked in the experts' all-to-alls, waits for the busiest expert rank included; expert parallelism only");
+    f.field("context_exposed_s", s.context_exposed, "s",
+            "blocked exchanging keys and values on the context group (ring hops or all-gathers), waits for peers "
+            "included; context parallelism only");
     f.field("bubble_s", s.bubble, "s", "waiting for a pipeline peer to send; model parallelism only");
   }
 };

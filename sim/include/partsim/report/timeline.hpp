@@ -49,9 +49,10 @@ struct RankTimeline {
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
   double stream_wait = 0.0; ///< s blocked on the communication stream (also counted as communication)
-  /** s the program was blocked in communication of each kind (CommKind order: data, tensor, pipeline, expert),
+  /** s the program was blocked in communication of each kind (CommKind order: data, tensor, pipeline, expert,
+   * context),
    * waits for peers included; the stream's overlapped collectives count only through StreamSync (as data). */
-  std::array<double, 4> blocked_by_kind{};
+  std::array<double, 5> blocked_by_kind{};
   double bubble = 0.0; ///< s waiting for a pipeline peer to send (part of wait)
 
   /** Appends [begin, end), merging with the previous interval when it has the same kind and label and touches it. */
