@@ -36,5 +36,6 @@ Action add_search_command(CLI::App& app);
 Action add_merge_command(CLI::App& app);
 Action add_validation_command(CLI::App& app);
 Action add_batch_command(CLI::App& app);
+Action add_plan_replicas_command(CLI::App& app);
 
 } // namespace partsim::cli

@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, partsim::cli::Action>> commands;
   for (auto add : {partsim::cli::add_run_command, partsim::cli::add_sweep_command, partsim::cli::add_search_command,
                    partsim::cli::add_merge_command, partsim::cli::add_validate_command, partsim::cli::add_list_command,
-                   partsim::cli::add_validation_command, partsim::cli::add_batch_command}) {
+                   partsim::cli::add_validation_command, partsim::cli::add_batch_command,
+                   partsim::cli::add_plan_replicas_command}) {
     auto action = add(app);
     commands.emplace_back(app.get_subcommands({}).back(), std::move(action));
   }

@@ -1,0 +1,75 @@
+// Capacity planning of a serving pipeline (`partsim plan-replicas`): the smallest node count per stage whose
+// simulation meets a throughput and a p99 latency target, found by simulating candidates, and the latency-against-load
+// curve of the plan found. The search is here, free of processes; the CLI runs each candidate as a child simulation.
+#pragma once
+
+#include "partsim/input/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace partsim {
+
+/** What a plan must achieve, at open-loop arrivals of `throughput` items/s. */
+struct ReplicaTargets {
+  double throughput = 0.0;       ///< items/s answered, at least (1 - tolerance) of it
+  double p99 = 0.0;              ///< s end to end, at most
+  double tolerance = 0.02;       ///< of the throughput: the answered rate of a finite run scatters around the offered
+  double max_drop_rate = 0.0;    ///< share of the requests a bounded queue may drop
+  int max_nodes_per_stage = 256; ///< a stage's pool never grows past this
+};
+
+/** The stages a plan sizes: each stage's pool grows by whole nodes of `replicas_per_node` replicas (the node type of
+ * the scenario); a disaggregated LLM stage's prefill pool keeps its nodes. */
+struct ReplicaLayout {
+  std::vector<std::string> names;
+  std::vector<int> replicas_per_node; ///< per stage, as the scenario has it
+  int fixed_nodes = 0;                ///< nodes the search does not change (prefill pools)
+};
+
+/** The layout of a serving scenario. @throws InputError when the scenario is not a serving workload with open-loop
+ * Poisson or gamma arrivals (whose rate the plan sets to the target). */
+ReplicaLayout replica_layout(const Scenario& scenario);
+
+/** One simulated candidate: nodes per stage and what its report said. */
+struct ReplicaTrial {
+  std::vector<int> nodes;
+  double offered = 0.0;    ///< items/s sent
+  double throughput = 0.0; ///< items/s answered
+  double p50 = 0.0;        ///< s end to end
+  double p99 = 0.0;        ///< s end to end
+  double drop_rate = 0.0;
+  std::vector<double> utilisation; ///< per stage
+  std::string bottleneck;          ///< the report's busiest stage
+  bool meets = false;              ///< against the targets, at the target rate
+};
+
+/** Reads a candidate's figures from its report.json (`/serving`). @throws InputError (source `report`) when a figure
+ * is missing. */
+ReplicaTrial read_trial(const nlohmann::json& report, std::vector<int> nodes, double offered);
+
+/** The trial meets the targets: answered throughput, p99 and drops. */
+bool meets_targets(const ReplicaTrial& trial, const ReplicaTargets& targets);
+
+/** The next candidate of the growth phase: one more node for the busiest stage that may still grow (its utilisation
+ * decides, ties to the earlier stage); nothing when every stage is at the limit. */
+std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTargets& targets);
+
+/** The candidates of the trim phase from a plan that meets the targets: one node fewer for one stage, least busy
+ * stage first, stages at one node left out. */
+std::vector<std::vector<int>> trim_candidates(const ReplicaTrial& trial);
+
+/** The overrides that make a candidate: each stage's `/workload/stages/i/pool/nodes`, `/cluster/nodes` to what the
+ * pools need, and `/workload/arrivals/rate`. */
+std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes, double rate);
+
+/** The load points of the latency curve, as fractions of the target throughput. */
+inline const std::vector<double>& curve_loads() {
+  static const std::vector<double> loads{0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25};
+  return loads;
+}
+
+} // namespace partsim

@@ -1,0 +1,109 @@
+// Capacity planning of a serving pipeline: layout, trial figures, growth and trim steps (batch/replica_plan.hpp).
+#include "partsim/batch/replica_plan.hpp"
+
+#include "partsim/common/error.hpp"
+#include "partsim/serving/serving_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace partsim {
+
+ReplicaLayout replica_layout(const Scenario& scenario) {
+  const auto* serving = std::get_if<ServingWorkload>(&scenario.workload);
+  if (serving == nullptr)
+    throw InputError(scenario.source, "/workload/kind",
+                     "plan-replicas sizes the stages of a serving pipeline; expected \"serving\"");
+  const ArrivalProcess process = serving->arrivals.process;
+  if (process != ArrivalProcess::Poisson && process != ArrivalProcess::Gamma)
+    throw InputError(scenario.source, "/workload/arrivals/process",
+                     fmt::format("plan-replicas offers the target throughput as open-loop arrivals at that rate; "
+                                 "expected \"poisson\" or \"gamma\", got \"{}\"",
+                                 enum_name(process)));
+  ReplicaLayout layout;
+  for (const ServingStage& s : serving->stages) {
+    layout.names.push_back(s.name);
+    layout.replicas_per_node.push_back(s.replicas_per_node);
+    if (s.llm && s.llm->prefill_pool) layout.fixed_nodes += s.llm->prefill_pool->nodes;
+  }
+  return layout;
+}
+
+namespace {
+
+double figure(const nlohmann::json& report, const std::string& pointer) {
+  const nlohmann::json::json_pointer p(pointer);
+  if (!report.contains(p) || !report.at(p).is_number())
+    throw InputError("report", pointer, "expected a number in the candidate's report");
+  return report.at(p).get<double>();
+}
+
+} // namespace
+
+ReplicaTrial read_trial(const nlohmann::json& report, std::vector<int> nodes, double offered) {
+  ReplicaTrial t;
+  t.nodes = std::move(nodes);
+  t.offered = offered;
+  t.throughput = figure(report, "/serving/throughput_items_per_s");
+  t.p50 = figure(report, "/serving/latency/p50_s");
+  t.p99 = figure(report, "/serving/latency/p99_s");
+  t.drop_rate = figure(report, "/serving/drop_rate");
+  const nlohmann::json::json_pointer stages("/serving/stages");
+  if (!report.contains(stages) || !report.at(stages).is_array() || report.at(stages).size() != t.nodes.size())
+    throw InputError("report", "/serving/stages", fmt::format("expected {} stages", t.nodes.size()));
+  for (std::size_t i = 0; i < t.nodes.size(); ++i)
+    t.utilisation.push_back(figure(report, fmt::format("/serving/stages/{}/utilisation", i)));
+  const nlohmann::json::json_pointer bottleneck("/serving/bottleneck");
+  if (report.contains(bottleneck) && report.at(bottleneck).is_string())
+    t.bottleneck = report.at(bottleneck).get<std::string>();
+  return t;
+}
+
+bool meets_targets(const ReplicaTrial& trial, const ReplicaTargets& targets) {
+  return trial.throughput >= (1.0 - targets.tolerance) * targets.throughput && trial.p99 <= targets.p99 &&
+         trial.drop_rate <= targets.max_drop_rate;
+}
+
+std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTargets& targets) {
+  std::optional<std::size_t> busiest;
+  for (std::size_t i = 0; i < trial.nodes.size(); ++i) {
+    if (trial.nodes[i] >= targets.max_nodes_per_stage) continue;
+    if (!busiest || trial.utilisation[i] > trial.utilisation[*busiest]) busiest = i;
+  }
+  if (!busiest) return std::nullopt;
+  std::vector<int> next = trial.nodes;
+  ++next[*busiest];
+  return next;
+}
+
+std::vector<std::vector<int>> trim_candidates(const ReplicaTrial& trial) {
+  std::vector<std::size_t> order(trial.nodes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return trial.utilisation[a] < trial.utilisation[b]; });
+  std::vector<std::vector<int>> out;
+  for (const std::size_t i : order) {
+    if (trial.nodes[i] <= 1) continue;
+    std::vector<int> fewer = trial.nodes;
+    --fewer[i];
+    out.push_back(std::move(fewer));
+  }
+  return out;
+}
+
+std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes, double rate) {
+  PARTSIM_CHECK(nodes.size() == layout.names.size()) << nodes.size() << " node counts for " << layout.names.size();
+  std::vector<Override> out;
+  int total = layout.fixed_nodes;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    out.push_back({fmt::format("/workload/stages/{}/pool/nodes", i), nodes[i]});
+    total += nodes[i];
+  }
+  out.push_back({"/cluster/nodes", total});
+  out.push_back({"/workload/arrivals/rate", rate});
+  return out;
+}
+
+} // namespace partsim

@@ -1,0 +1,194 @@
+// Capacity planning of serving pipelines (`partsim plan-replicas`): the search's steps on figures given here, its
+// input errors, and a whole plan found by the CLI for a two-stage pipeline, checked against M/M/c arithmetic.
+#include "partsim/batch/replica_plan.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace partsim::test {
+namespace {
+
+using nlohmann::json;
+
+ReplicaTrial trial(std::vector<int> nodes, std::vector<double> utilisation, double throughput = 100.0,
+                   double p99 = 0.01) {
+  ReplicaTrial t;
+  t.nodes = std::move(nodes);
+  t.utilisation = std::move(utilisation);
+  t.throughput = throughput;
+  t.p99 = p99;
+  return t;
+}
+
+TEST(ReplicaPlan, GrowthAddsANodeToTheBusiestStageThatMayGrow) {
+  ReplicaTargets targets;
+  targets.max_nodes_per_stage = 3;
+  EXPECT_EQ(grow(trial({1, 1, 1}, {0.2, 0.99, 0.5}), targets), (std::vector<int>{1, 2, 1}));
+  // The busiest is at the limit: the next busiest grows; ties go to the earlier stage.
+  EXPECT_EQ(grow(trial({1, 3, 1}, {0.2, 0.99, 0.5}), targets), (std::vector<int>{1, 3, 2}));
+  EXPECT_EQ(grow(trial({2, 1, 2}, {0.5, 0.1, 0.5}), targets), (std::vector<int>{3, 1, 2}));
+  EXPECT_FALSE(grow(trial({3, 3}, {0.9, 0.9}), targets).has_value());
+}
+
+TEST(ReplicaPlan, TrimTriesOneNodeFewerLeastBusyStageFirst) {
+  const auto candidates = trim_candidates(trial({2, 1, 4}, {0.7, 0.1, 0.3}));
+  ASSERT_EQ(candidates.size(), 2u); // the 1-node stage cannot shrink
+  EXPECT_EQ(candidates[0], (std::vector<int>{2, 1, 3}));
+  EXPECT_EQ(candidates[1], (std::vector<int>{1, 1, 4}));
+}
+
+TEST(ReplicaPlan, TargetsHoldWithinTheThroughputTolerance) {
+  ReplicaTargets targets;
+  targets.throughput = 1000.0;
+  targets.p99 = 0.05;
+  targets.tolerance = 0.02;
+  EXPECT_TRUE(meets_targets(trial({1}, {0.5}, 981.0, 0.05), targets));
+  EXPECT_FALSE(meets_targets(trial({1}, {0.5}, 979.0, 0.01), targets));
+  EXPECT_FALSE(meets_targets(trial({1}, {0.5}, 1000.0, 0.0501), targets));
+  ReplicaTrial dropping = trial({1}, {0.5}, 1000.0, 0.01);
+  dropping.drop_rate = 0.001;
+  EXPECT_FALSE(meets_targets(dropping, targets));
+  targets.max_drop_rate = 0.01;
+  EXPECT_TRUE(meets_targets(dropping, targets));
+}
+
+TEST(ReplicaPlan, OverridesSetEachPoolTheClusterAndTheRate) {
+  ReplicaLayout layout;
+  layout.names = {"a", "b"};
+  layout.replicas_per_node = {4, 2};
+  layout.fixed_nodes = 3;
+  const std::vector<Override> o = replica_overrides(layout, {2, 5}, 750.0);
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_EQ(o[0].pointer, "/workload/stages/0/pool/nodes");
+  EXPECT_EQ(o[0].value, 2);
+  EXPECT_EQ(o[1].pointer, "/workload/stages/1/pool/nodes");
+  EXPECT_EQ(o[1].value, 5);
+  EXPECT_EQ(o[2].pointer, "/cluster/nodes");
+  EXPECT_EQ(o[2].value, 10);
+  EXPECT_EQ(o[3].pointer, "/workload/arrivals/rate");
+  EXPECT_EQ(o[3].value, 750.0);
+}
+
+TEST(ReplicaPlan, ATrialReadsItsFiguresOrNamesTheMissingOne) {
+  json report = {{"serving",
+                  {{"throughput_items_per_s", 990.0},
+                   {"drop_rate", 0.0},
+                   {"bottleneck", "b"},
+                   {"latency", {{"p50_s", 0.01}, {"p99_s", 0.04}}},
+                   {"stages", json::array({{{"utilisation", 0.3}}, {{"utilisation", 0.8}}})}}}};
+  const ReplicaTrial t = read_trial(report, {1, 4}, 1000.0);
+  EXPECT_DOUBLE_EQ(t.throughput, 990.0);
+  EXPECT_DOUBLE_EQ(t.p99, 0.04);
+  EXPECT_EQ(t.utilisation, (std::vector<double>{0.3, 0.8}));
+  EXPECT_EQ(t.bottleneck, "b");
+  report["serving"]["latency"].erase("p99_s");
+  EXPECT_EQ(input_error([&] { read_trial(report, {1, 4}, 1000.0); }).pointer(), "/serving/latency/p99_s");
+}
+
+/** Two stages of CPU replicas: `tokenise`, 4 per node, fixed 2 ms; `infer`, 2 per node, exponential 10 ms. Poisson
+ * arrivals (plan-replicas sets the rate). */
+json two_stage_pipeline(const std::string& process = "poisson") {
+  json doc = base_scenario(2, 1);
+  json stages = json::array();
+  stages.push_back({{"name", "tokenise"},
+                    {"pool", {{"device", "cpu"}, {"nodes", 1}, {"replicas_per_node", 4}}},
+                    {"service", {{"distribution", "fixed"}, {"mean", "2ms"}}},
+                    {"output_bytes", "1kB"}});
+  stages.push_back({{"name", "infer"},
+                    {"pool", {{"device", "cpu"}, {"nodes", 1}, {"replicas_per_node", 2}}},
+                    {"service", {{"distribution", "exponential"}, {"mean", "10ms"}}}});
+  json arrivals = {{"process", process}};
+  if (process == "closed")
+    arrivals["clients"] = 4;
+  else
+    arrivals["rate"] = 100;
+  doc["workload"] = {
+      {"kind", "serving"}, {"stages", stages}, {"arrivals", arrivals}, {"requests", 30000}, {"warmup", "2s"}};
+  doc["strategy"] = {{"kind", "serving"}};
+  return doc;
+}
+
+TEST(ReplicaPlan, OnlyOpenLoopServingScenariosArePlanned) {
+  EXPECT_EQ(input_error([] { replica_layout(parse(base_scenario())); }).pointer(), "/workload/kind");
+  EXPECT_EQ(input_error([] { replica_layout(parse(two_stage_pipeline("closed"))); }).pointer(),
+            "/workload/arrivals/process");
+  const ReplicaLayout layout = replica_layout(parse(two_stage_pipeline()));
+  EXPECT_EQ(layout.names, (std::vector<std::string>{"tokenise", "infer"}));
+  EXPECT_EQ(layout.replicas_per_node, (std::vector<int>{4, 2}));
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream s(line);
+    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST(ReplicaPlanCli, FindsTheFewestNodesThatMeetTheTargets) {
+  // 600 items/s: tokenise (4 x 500/s per node) needs one node; infer (2 x 100/s per node) needs at least 4 nodes for
+  // a utilisation below 1 (3 would be 100% busy). With 8 servers at 75%, M/M/8: Erlang C gives P(wait) 0.357, waits
+  // exponential at rate 8·100 - 600 = 200/s, service at 100/s; the sojourn's p99 is 51 ms (its tail, integrated:
+  // P(T > 50 ms) = 0.0115, P(T > 60 ms) = 0.0042), so a p99 of 80 ms end to end is met with 4 nodes, missed with 3.
+  const std::filesystem::path dir = temp_dir();
+  {
+    std::ofstream out(dir / "pipeline.json");
+    out << two_stage_pipeline().dump(2);
+  }
+  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
+                               "80ms", "--out", (dir / "plan").string(), "--jobs", "2"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
+  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1) << r.out;
+  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4) << r.out;
+  EXPECT_EQ(plan["cluster"]["nodes"], 5);
+  EXPECT_EQ(plan["workload"]["arrivals"]["rate"], 600.0);
+  // Every trial is in trials.csv; the growth reached 1/4 through the infer stage only, and 1/3 missed.
+  const auto trials = read_csv(dir / "plan" / "trials.csv");
+  ASSERT_GE(trials.size(), 5u);
+  EXPECT_EQ(trials[0][0], "phase");
+  bool three_missed = false;
+  for (std::size_t i = 1; i < trials.size(); ++i) {
+    EXPECT_EQ(trials[i][1], "1") << "tokenise never grows";
+    if (trials[i][2] == "3") three_missed = trials[i].back() == "false";
+  }
+  EXPECT_TRUE(three_missed);
+  // The curve: 7 loads, the answered rate follows the offered one below saturation, p99 grows with the load.
+  const auto curve = read_csv(dir / "plan" / "curve.csv");
+  ASSERT_EQ(curve.size(), 8u);
+  EXPECT_NEAR(std::stod(curve[1][4]), 150.0, 15.0);
+  EXPECT_LT(std::stod(curve[1][6]), std::stod(curve[7][6]));
+  EXPECT_NE(r.out.find("plan: tokenise 1 node (4 replicas); infer 4 nodes (8 replicas); 5 nodes in all"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(ReplicaPlanCli, UnreachableTargetsFailWithTheirReason) {
+  const std::filesystem::path dir = temp_dir();
+  {
+    std::ofstream out(dir / "pipeline.json");
+    out << two_stage_pipeline().dump(2);
+  }
+  // A p99 below the fixed 2 ms of tokenise plus the infer stage's service can never be met.
+  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "100", "--p99", "1ms",
+                               "--max-nodes", "2", "--out", (dir / "plan").string()},
+                              dir);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("no plan of at most 2 nodes per stage meets"), std::string::npos) << r.err;
+  const CliResult bad = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "100", "--p99",
+                                 "fast", "--out", (dir / "plan").string()},
+                                dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--p99"), std::string::npos) << bad.err;
+}
+
+} // namespace
+} // namespace partsim::test
