@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 
 namespace partsim::test {
 namespace {
@@ -268,6 +269,32 @@ TEST(Search, SearchesTheExpertAxis) {
   const nlohmann::json& best = j["points"][j["winner"].get<std::size_t>()];
   EXPECT_EQ(best["values"]["/strategy/expert"], 8) << best.dump();
   EXPECT_GT(best["faithful"]["breakdown_per_rank"]["expert_exposed_s"].get<double>(), 0.0) << best.dump();
+}
+
+TEST(Search, SearchesTheContextAxis) {
+  // Llama 3 405B's 131,072-token phase on 16,384 H100s (all-gather exchange) over context 8, 16, 32 x data 4, 8, 16,
+  // 16 sequences per replica: the six products that do not fill the cluster are invalid; context 8 leaves too many
+  // activations per GPU and is pruned; 16 and 32 are simulated, the breakdown names the exposed exchange, and memory
+  // per GPU falls with the degree.
+  const std::filesystem::path dir = temp_dir();
+  const CliResult r =
+      run_cli({"search", (source_dir() / "scenarios" / "llama3-405b-cp16-131k-16384xh100.json").string(), "--vary",
+               "/strategy/context=8,16,32", "--vary", "/strategy/data=4,8,16", "--derive",
+               "/workload/global_batch=/strategy/data * 16", "--json", (dir / "search.json").string(), "--refine", "0",
+               "--rank-by", "mfu"},
+              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(dir / "search.json"));
+  EXPECT_EQ(j["counts"]["invalid"], 6) << j["counts"].dump();
+  EXPECT_EQ(j["counts"]["pruned_out_of_memory"], 1) << j["counts"].dump();
+  std::map<int, double> memory;
+  for (const nlohmann::json& p : j["points"]) {
+    if (p["status"] != "simulated") continue;
+    memory[p["values"]["/strategy/context"].get<int>()] = p["memory_per_gpu_bytes"].get<double>();
+    EXPECT_GT(p["fast"]["breakdown_per_rank"]["context_exposed_s"].get<double>(), 0.0) << p.dump();
+  }
+  ASSERT_EQ(memory.size(), 2u) << j.dump();
+  EXPECT_LT(memory[32], memory[16]);
 }
 
 } // namespace
