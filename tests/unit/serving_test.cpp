@@ -176,7 +176,7 @@ TEST(ServingInput, ErrorsNameTheField) {
   cases.push_back({"/workload/arrivals", with_rate, "/workload/arrivals/rate"});
   json other_column = trace_arrivals;
   other_column["trace"]["time_column"] = "time";
-  cases.push_back({"/workload/arrivals", other_column, "/workload/arrivals/trace/csv"});
+  cases.push_back({"/workload/arrivals", other_column, "/workload/arrivals/trace/time_column"});
   json bad_tokens = trace_arrivals;
   bad_tokens["trace"]["input_tokens_column"] = "arrival_s"; // 0 is not a token count
   cases.push_back({"/workload/arrivals", bad_tokens, "/workload/arrivals/trace/csv"});
@@ -190,7 +190,7 @@ TEST(ServingInput, ErrorsNameTheField) {
                    "/workload/stages/0/service/column"});
   cases.push_back({"/workload/stages/0/service",
                    json{{"distribution", "empirical"}, {"csv", trace.string()}, {"column", "missing"}},
-                   "/workload/stages/0/service/csv"});
+                   "/workload/stages/0/service/column"}); // the key that names the column the file lacks
   cases.push_back({"/workload/stages/0/service",
                    json{{"distribution", "fixed"}, {"mean", "1ms"}, {"csv", trace.string()}},
                    "/workload/stages/0/service/csv"});
@@ -225,22 +225,31 @@ TEST(ServingInput, TraceErrorsNameTheFileAndLine) {
   struct Case {
     std::string csv;
     std::vector<std::string> expected;
+    std::string key = "csv"; ///< the key the error points at
+    json trace = json::object();
   };
   const std::vector<Case> cases{
       {"arrival_s\n0\n2\n1\n", {"line 4", "before the previous row's"}},
       {"arrival_s\n0\nsoon\n", {"line 3", "'soon'", "expected an arrival time"}},
       {"arrival_s\n2023-13-01 00:00:00\n", {"line 2", "expected an arrival time"}},
       {"arrival_s\n", {"no requests"}},
-      {"when\n1\n", {"line 1", "no column 'arrival_s'", "'when'"}},
+      // A column the header lacks: the key that names it.
+      {"when\n1\n", {"line 1", "no column 'arrival_s'", "'when'"}, "time_column"},
+      {"arrival_s,in\n1,5\n",
+       {"line 1", "no column 'out'"},
+       "output_tokens_column",
+       {{"input_tokens_column", "in"}, {"output_tokens_column", "out"}}},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::filesystem::path path = dir / fmt::format("trace-{}.csv", i);
     std::ofstream(path) << cases[i].csv;
     json doc = one_stage_scenario();
-    doc["workload"]["arrivals"] = {{"process", "trace"}, {"trace", {{"csv", path.string()}}}};
+    json trace = cases[i].trace;
+    trace["csv"] = path.string();
+    doc["workload"]["arrivals"] = {{"process", "trace"}, {"trace", trace}};
     doc["workload"].erase("requests");
     const InputError e = test::input_error([&] { test::parse(doc, "pipeline.json"); });
-    EXPECT_EQ(e.pointer(), "/workload/arrivals/trace/csv") << e.what();
+    EXPECT_EQ(e.pointer(), "/workload/arrivals/trace/" + cases[i].key) << e.what();
     const std::string what = e.what();
     for (const std::string& part : cases[i].expected) EXPECT_NE(what.find(part), std::string::npos) << what;
     EXPECT_NE(what.find(path.string()), std::string::npos) << what;

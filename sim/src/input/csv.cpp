@@ -173,7 +173,8 @@ class CsvParser {
         const std::size_t shown = std::min<std::size_t>(header_.size(), 20);
         for (std::size_t i = 0; i < shown; ++i) names += fmt::format("{}'{}'", i == 0 ? "" : ", ", header_[i]);
         if (shown < header_.size()) names += fmt::format(" and {} more", header_.size() - shown);
-        throw error(fmt::format("no column '{}' in the header; its columns are {}", column, names));
+        throw CsvMissingColumn(error(fmt::format("no column '{}' in the header; its columns are {}", column, names)),
+                               k);
       }
       slot_[matches[0]] = k;
     }

@@ -98,6 +98,8 @@ TimeDistribution parse_distribution(JsonReader reader) {
     reader.finish();
     try {
       return read_empirical(path, column);
+    } catch (const CsvMissingColumn& e) {
+      throw InputError(reader.source(), reader.pointer() + "/column", e.what());
     } catch (const InputError& e) {
       throw InputError(reader.source(), reader.pointer() + "/csv", e.what());
     }
@@ -165,6 +167,12 @@ std::shared_ptr<const ArrivalTrace> parse_trace(JsonReader reader) {
   reader.finish();
   try {
     return std::make_shared<const ArrivalTrace>(read_arrival_trace(path, time_column, input_column, output_column));
+  } catch (const CsvMissingColumn& e) {
+    // The key that names the missing column (the columns asked for: time, then those given of input and output).
+    std::vector<std::string> keys{"time_column"};
+    if (!input_column.empty()) keys.emplace_back("input_tokens_column");
+    if (!output_column.empty()) keys.emplace_back("output_tokens_column");
+    throw InputError(reader.source(), reader.pointer() + "/" + keys.at(e.column()), e.what());
   } catch (const InputError& e) {
     // The CSV's own error (file, line) plus where the scenario names that file.
     throw InputError(reader.source(), reader.pointer() + "/csv", e.what());

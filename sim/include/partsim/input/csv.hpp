@@ -19,6 +19,17 @@ struct CsvRow {
   const std::vector<std::string>& fields;
 };
 
+/** What read_csv_columns throws when the header lacks one of the columns asked for: which one (its index in
+ * `columns`), so that a caller can name the scenario key that asked for it. */
+class CsvMissingColumn : public InputError {
+ public:
+  CsvMissingColumn(const InputError& error, std::size_t column) : InputError(error), column_(column) {}
+  std::size_t column() const { return column_; }
+
+ private:
+  std::size_t column_;
+};
+
 /** Reads the columns named `columns` of the CSV file `path`, streaming: only those fields of one row are kept at a
  * time, so files of millions of rows are read in seconds in little memory. `row` is called for every data row, in file
  * order; it may throw (an InputError naming the line, see csv_error).
@@ -30,7 +41,8 @@ struct CsvRow {
  *
  * @returns the data rows read.
  * @throws InputError naming the file, and `line N` where a row is at fault: a file that cannot be opened or read, an
- *   empty file (the message names `columns`), a header without one of them (the message lists the header's columns) or
+ *   empty file (the message names `columns`), a header without one of them (CsvMissingColumn; the message lists the
+ *   header's columns) or
  *   naming one twice, a row with too few or too many fields, a quote left open, text after a closing quote, a field
  *   that is not UTF-8 or longer than 64 KiB. */
 std::uint64_t read_csv_columns(const std::filesystem::path& path, const std::vector<std::string>& columns,
