@@ -63,6 +63,30 @@ TEST(Folding, ASlowNodeMakesTwoClassesAndTheSameStraggler) {
   EXPECT_GT(r.full["summary"]["time_lost_waiting_gpu_s"].get<double>(), 0.0);
 }
 
+TEST(Folding, AFixedStragglerIsAClassOfItsOwn) {
+  // GPU 27 at 70% for the whole run (/cluster/stragglers): its replica differs from the others, which still fold.
+  const Runs r = both("resnet50-ddp-64gpus.json", {"/strategy/gradient_sync/fidelity=analytic",
+                                                   R"(/cluster/stragglers={"fixed":[{"gpu":27,"factor":0.7}]})"});
+  EXPECT_EQ(r.folded["engine"]["folding"], "64 replicas in 2 classes: simulated 2 of 64 ranks");
+  expect_same_report(r.folded, r.full);
+  EXPECT_GT(r.full["stragglers"]["mean_iteration_s"].get<double>(),
+            r.full["stragglers"]["compute_per_iteration_s"].get<double>() / 0.7);
+}
+
+TEST(Folding, RandomStragglersFoldOnlyReplicasSlowedAlike) {
+  // p = 0.02 per GPU per iteration, 3 iterations: the few GPUs that straggle (each in its own iterations) are
+  // classes of their own; the replicas never slowed are one class.
+  const Runs r =
+      both("resnet50-ddp-64gpus.json", {"/strategy/gradient_sync/fidelity=analytic",
+                                        R"(/cluster/stragglers={"random":{"probability":0.02,"slowdown":0.6}})"});
+  const int simulated = r.folded["engine"]["simulated_ranks"].get<int>();
+  const int slowed = r.full["stragglers"]["slowed_gpu_iterations"].get<int>();
+  EXPECT_GT(slowed, 0);
+  EXPECT_GT(simulated, 1);
+  EXPECT_LE(simulated, slowed + 1);
+  expect_same_report(r.folded, r.full);
+}
+
 TEST(Folding, ThreeDimensionalSplitFoldsTensorSlicesWithMessageLevelDataSync) {
   // Analytic tensor collectives touch no link: every tensor rank's pipeline-and-data chain is a replica of the
   // first, even though the data-parallel all-reduces and pipeline transfers run as flows and messages.

@@ -29,6 +29,19 @@ std::vector<json> hosts() {
         out.push_back(std::move(doc));
       }
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a.at("name") < b.at("name"); });
+  // A straggler slow-down of each law (the shipped scenario gives a number).
+  const json::json_pointer slowdown("/cluster/stragglers/random/slowdown");
+  for (const json& doc : std::vector<json>(out)) {
+    if (!doc.contains(slowdown)) continue;
+    for (const json& law : {json{{"distribution", "fixed"}, {"factor", 0.7}},
+                            json{{"distribution", "uniform"}, {"min", 0.5}, {"max", 0.9}},
+                            json{{"distribution", "lognormal"}, {"mean", 0.8}, {"cv", 0.3}}}) {
+      json variant = doc;
+      variant[slowdown] = law;
+      out.push_back(variant);
+    }
+    break;
+  }
   for (const json& doc : std::vector<json>(out)) {
     const json& net = doc.at("cluster").value("network", json::object());
     if (net.value("topology", "star") != "fat_tree") continue;

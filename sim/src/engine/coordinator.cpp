@@ -114,6 +114,7 @@ void rank_actor(Coordinated& c, int rank) {
   const RankProgram& program = c.ctx.plan.ranks[me];
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
     receive_eager(c.start_boxes[me], timeline);
+    c.ctx.begin_iteration(rank, it);
     for (const Step& step : program.steps) run_step(c.ctx, rank, timeline, step);
     exchange_halos(c, rank, timeline);
     send_eager(c.inbox, c.work.result_bytes[me]);
@@ -121,6 +122,7 @@ void rank_actor(Coordinated& c, int rank) {
     ++timeline.messages_sent;
     ++c.ctx.result.messages;
     c.ctx.event_done();
+    c.ctx.end_iteration(it, sg4::Engine::get_clock());
   }
   timeline.finish = sg4::Engine::get_clock();
 }

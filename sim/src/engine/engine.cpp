@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace sg4 = simgrid::s4u;
@@ -40,10 +41,13 @@ void run_rank(RunContext& ctx, int rank) {
   RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
   const RankProgram& program = ctx.plan.ranks[static_cast<std::size_t>(rank)];
   engine::prepare_receiver(ctx, rank);
-  for (std::int64_t it = 0; it < ctx.plan.iterations; ++it)
+  for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
+    ctx.begin_iteration(rank, it);
     for (const Step& step : program.steps) {
       engine::run_step(ctx, rank, timeline, step);
     }
+    ctx.end_iteration(it, sg4::Engine::get_clock());
+  }
   engine::close_stream(ctx, rank, timeline);
   timeline.finish = sg4::Engine::get_clock();
 }
@@ -109,6 +113,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   RunContext& ctx = *ctx_owner;
   ctx.streams.resize(ranks);
   ctx.lean_engine = scenario.run.lean_engine;
+  std::optional<StragglerDraws> stragglers;
+  if (scenario.cluster.stragglers) {
+    stragglers.emplace(*scenario.cluster.stragglers, scenario.run.seed, scenario.cluster.gpu_count());
+    ctx.stragglers = &*stragglers;
+    ctx.straggle.assign(ranks, 1.0);
+    result.iteration_end.assign(static_cast<std::size_t>(plan.iterations), 0.0);
+  }
   {
     std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
     for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));

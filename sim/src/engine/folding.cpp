@@ -2,6 +2,7 @@
 #include "folding.hpp"
 
 #include "collectives.hpp"
+#include "partsim/common/random.hpp"
 #include "platform.hpp"
 
 #include <simgrid/s4u/Host.hpp>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -95,6 +97,29 @@ class Folder {
     return ca == cb || (ca != nullptr && cb != nullptr && ca->points == cb->points && ca->period == cb->period);
   }
 
+  /** Whether the GPUs of ranks `a` and `b` have the same straggler factors in every iteration: compared by a
+   * signature of each GPU's factors first, then exactly (a replica joins at most one class, so the exact comparisons
+   * cost ranks x iterations draws in all). */
+  bool same_stragglers(int a, int b) {
+    const StragglerDraws* draws = ctx_.stragglers;
+    if (draws == nullptr) return true;
+    const int ga = plan_.ranks[static_cast<std::size_t>(a)].gpu;
+    const int gb = plan_.ranks[static_cast<std::size_t>(b)].gpu;
+    if (ga == gb) return true;
+    if (straggler_signature_.empty()) {
+      straggler_signature_.assign(ctx_.platform.gpus.size(), 0);
+      for (const RankProgram& p : plan_.ranks) {
+        std::uint64_t& h = straggler_signature_[static_cast<std::size_t>(p.gpu)];
+        h = std::bit_cast<std::uint64_t>(draws->fixed_factor(p.gpu));
+        for (std::int64_t it = 0; it < plan_.iterations; ++it)
+          if (const auto [straggles, f] = draws->random_draw(p.gpu, it); straggles)
+            h = SplitMix64(h ^ static_cast<std::uint64_t>(it) ^ std::bit_cast<std::uint64_t>(f)).next();
+      }
+    }
+    return straggler_signature_[static_cast<std::size_t>(ga)] == straggler_signature_[static_cast<std::size_t>(gb)] &&
+           draws->same_factors(ga, gb, plan_.iterations);
+  }
+
   /** A group is analytic when every collective on it is: it touches no link, so replicas may meet there. */
   void classify_groups() {
     analytic_.assign(plan_.groups.size(), 1);
@@ -167,7 +192,7 @@ class Folder {
       sg4::Host* ha = host(a);
       sg4::Host* hb = host(b);
       if (ha->get_speed() != hb->get_speed() || ha->get_core_count() != hb->get_core_count() ||
-          !same_speed_changes(node_of(a), node_of(b)))
+          !same_speed_changes(node_of(a), node_of(b)) || !same_stragglers(a, b))
         return false;
       const auto& sa = steps(a);
       const auto& sb = steps(b);
@@ -391,14 +416,15 @@ class Folder {
   const Plan& plan_;
   std::size_t n_;
   std::string reason_;
-  std::vector<char> analytic_;                   ///< per group
-  std::vector<std::vector<int>> replicas_;       ///< ranks, in rank order
-  std::vector<int> replica_of_;                  ///< per rank
-  std::vector<int> index_in_replica_;            ///< per rank
-  std::vector<int> class_of_;                    ///< per replica
-  std::vector<std::vector<int>> classes_;        ///< replicas, first = the simulated one
-  std::vector<std::pair<int, int>> image_pairs_; ///< (group, its counterpart in the class's first replica)
-  std::vector<int> image_;                       ///< per group: its counterpart, -1: itself
+  std::vector<char> analytic_;                     ///< per group
+  std::vector<std::uint64_t> straggler_signature_; ///< per GPU, with stragglers (same_stragglers)
+  std::vector<std::vector<int>> replicas_;         ///< ranks, in rank order
+  std::vector<int> replica_of_;                    ///< per rank
+  std::vector<int> index_in_replica_;              ///< per rank
+  std::vector<int> class_of_;                      ///< per replica
+  std::vector<std::vector<int>> classes_;          ///< replicas, first = the simulated one
+  std::vector<std::pair<int, int>> image_pairs_;   ///< (group, its counterpart in the class's first replica)
+  std::vector<int> image_;                         ///< per group: its counterpart, -1: itself
 };
 
 } // namespace

@@ -12,12 +12,13 @@ namespace partsim::engine {
 
 /** Which ranks a run simulates. A replica is a connected component of the ranks' message-level communication
  * (pipeline transfers and collectives at steps or flows fidelity); replicas meet only in analytic collectives, which
- * touch no link. Two replicas are interchangeable when, rank by rank in rank order, their GPUs run at the same speed,
- * their programs are the same step for step (the same collectives over groups of the same closed form, transfers to
- * corresponding peers over routes of the same links' figures, shared alike), every analytic group's members have as
- * representatives exactly the simulated members of the group standing for it, and no two replicas share a link or a
- * GPU. Then every replica of a class starts, waits and finishes at the same simulated times as the class's first one,
- * which is the only one simulated: the result is the same as simulating all of them, not an approximation. */
+ * touch no link. Two replicas are interchangeable when, rank by rank in rank order, their GPUs run at the same speed
+ * (with the same straggler factors in every iteration), their programs are the same step for step (the same collectives
+ * over groups of the same closed form, transfers to corresponding peers over routes of the same links' figures, shared
+ * alike), every analytic group's members have as representatives exactly the simulated members of the group standing
+ * for it, and no two replicas share a link or a GPU. Then every replica of a class starts, waits and finishes at the
+ * same simulated times as the class's first one, which is the only one simulated: the result is the same as simulating
+ * all of them, not an approximation. */
 struct Folding {
   bool active = false;
   std::string note;                ///< what was folded, or why nothing was

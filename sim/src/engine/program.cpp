@@ -31,11 +31,14 @@ void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const Comput
   timeline.samples += step.samples;
   if (step.amount <= 0.0) return;
   const double begin = sg4::Engine::get_clock();
+  // A straggler computes at factor x its speed: the same work takes 1 / factor as long.
+  const double amount =
+      ctx.stragglers != nullptr ? step.amount / ctx.straggle[static_cast<std::size_t>(rank)] : step.amount;
   if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
-    sg4::this_actor::sleep_for(step.amount / sg4::this_actor::get_host()->get_speed());
+    sg4::this_actor::sleep_for(amount / sg4::this_actor::get_host()->get_speed());
     ++ctx.result.executions_as_sleeps;
   } else {
-    execute(step.amount);
+    execute(amount);
   }
   timeline.record(IntervalKind::Compute, begin, sg4::Engine::get_clock(), step.label);
   ++ctx.result.executions;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "partsim/engine/engine.hpp"
+#include "partsim/input/stragglers.hpp"
 
 #include <simgrid/s4u/Semaphore.hpp>
 
@@ -81,6 +82,22 @@ struct RunContext {
    * execution takes amount / speed exactly as SimGrid's CPU model would compute it: a sleep of that time (one simcall
    * and no CPU action instead of two simcalls and an action; a third of a 4,096-GPU data-parallel run). */
   std::vector<char> compute_alone;
+  /** `/cluster/stragglers` (nullptr without): rank r's compute steps in iteration i run amount / factor(its GPU, i). */
+  const StragglerDraws* stragglers = nullptr;
+  std::vector<double> straggle; ///< per rank, with stragglers: the factor of its current iteration
+
+  /** Rank `rank` starts iteration `iteration`: its factor for the iteration's compute (with stragglers). */
+  void begin_iteration(int rank, std::int64_t iteration) {
+    if (stragglers == nullptr) return;
+    straggle[static_cast<std::size_t>(rank)] =
+        stragglers->factor(plan.ranks[static_cast<std::size_t>(rank)].gpu, iteration);
+  }
+  /** A rank finished iteration `iteration`'s steps at `now`: the iteration ends with the last (with stragglers). */
+  void end_iteration(std::int64_t iteration, double now) {
+    if (stragglers == nullptr) return;
+    double& end = result.iteration_end[static_cast<std::size_t>(iteration)];
+    end = std::max(end, now);
+  }
 
   /** The position of `rank` in `group`, or -1. */
   int position(int group, int rank) const {

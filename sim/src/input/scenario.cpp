@@ -115,8 +115,27 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
       seen[node] = true;
     }
   }
+  if (auto stragglers = reader.optional_child("stragglers"))
+    c.stragglers = parse_stragglers(*stragglers, c.gpu_count());
   reader.finish();
   return c;
+}
+
+/** Stragglers slow the rank programs' compute: workloads and strategies without such programs refuse them. */
+void check_stragglers(const Scenario& s) {
+  if (!s.cluster.stragglers) return;
+  const char* why = nullptr;
+  if (std::holds_alternative<ServingWorkload>(s.workload))
+    why = "a serving workload's replicas are not slowed by stragglers";
+  else if (std::holds_alternative<CollectiveBenchmark>(s.workload))
+    why = "a collective benchmark computes nothing to slow down";
+  else if (std::holds_alternative<ParameterServer>(s.strategy))
+    why = "strategy kind \"parameter_server\" has its own per-worker jitter (/strategy/jitter)";
+  else if (const auto* dp = std::get_if<DataParallel>(&s.strategy); dp != nullptr && dp->balancing)
+    why = "run-time balancing (/strategy/balancing) hands out work by the GPUs' pace, not in iterations";
+  if (why != nullptr)
+    throw InputError(s.source, "/cluster/stragglers",
+                     fmt::format("{}; expected stragglers only with data or model training by rank programs", why));
 }
 
 /** Labels from a CSV column (path relative to the scenario's folder) or generated for `samples` samples. */
@@ -899,6 +918,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.cluster = parse_cluster(root.child("cluster"), data_dir);
   s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
+  check_stragglers(s);
   if (root.has("run")) s.run = parse_run(root.child("run"));
   // Absent sections are read as empty objects, so that every default comes from the schema.
   static const nlohmann::json kEmpty = nlohmann::json::object();

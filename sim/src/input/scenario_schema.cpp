@@ -216,6 +216,66 @@ void cluster_fields(std::vector<F>& f) {
                   .def_doc("none: the last factor holds to the end")
                   .allowed("longer than the last point's time")
                   .doc("the points repeat with this period (the factor at t is the factor at t mod period)"));
+  const std::string st = "/cluster/stragglers";
+  f.push_back(F(st, T::Object, "cluster")
+                  .def_doc("none")
+                  .label("Stragglers")
+                  .doc("GPUs that compute slower than their speed, for the whole run or in single iterations; "
+                       "see [below](#clusterstragglers)"));
+  f.push_back(F(st + "/fixed", T::Array, "stragglers")
+                  .type_doc("array of objects")
+                  .def(nlohmann::json::array())
+                  .allowed("at most one entry per GPU")
+                  .doc("GPUs slowed for the whole run: `{\"gpu\": G, \"factor\": F}`; see below"));
+  f.push_back(F(st + "/fixed/*", T::Object, "").doc("one fixed straggler"));
+  f.push_back(F(st + "/fixed/*/gpu", T::Integer, "stragglers_fixed")
+                  .range(0, kMaxGpus - 1)
+                  .allowed("at most nodes x gpus_per_node - 1")
+                  .doc("the GPU: node x gpus_per_node + its index in the node (the rank, in every built-in placement "
+                       "of one rank per GPU)"));
+  f.push_back(F(st + "/fixed/*/factor", T::Number, "stragglers_fixed")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .doc("it computes at factor x its speed for the whole run (a throttled or faulty GPU)"));
+  f.push_back(F(st + "/random", T::Object, "stragglers")
+                  .def_doc("none")
+                  .doc("GPUs slowed at random in single iterations; see below"));
+  f.push_back(F(st + "/random/probability", T::Number, "stragglers_random")
+                  .closed(0.0, 1.0)
+                  .label("Straggler probability")
+                  .doc("p: the chance that a GPU is a straggler in an iteration, drawn for every (GPU, iteration) "
+                       "from /run/seed"));
+  f.push_back(F(st + "/random/slowdown", T::Forms, "stragglers_random")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .type_doc("number or object")
+                  .allowed("a speed factor 10^-6 to 1, or `{\"distribution\": ...}`: see below")
+                  .label("Straggler speed factor")
+                  .doc("a straggler computes at f x its speed in that iteration (its compute takes 1/f as long); a "
+                       "number is a fixed f"));
+  f.push_back(F(st + "/random/slowdown/distribution", T::Choice, "stragglers_slowdown")
+                  .choices(enum_names<SlowdownKind>())
+                  .doc("`fixed` (`factor`), `uniform` (`min` to `max`) or `lognormal` (`mean`, `cv`; draws above 1 "
+                       "are 1)"));
+  f.push_back(F(st + "/random/slowdown/factor", T::Number, "stragglers_slowdown")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .def_doc("required with `fixed`")
+                  .doc("fixed: f"));
+  f.push_back(F(st + "/random/slowdown/min", T::Number, "stragglers_slowdown")
+                  .def_doc("required with `uniform`")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .doc("uniform: the smallest f"));
+  f.push_back(F(st + "/random/slowdown/max", T::Number, "stragglers_slowdown")
+                  .def_doc("required with `uniform`")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .allowed("at least `min`")
+                  .doc("uniform: the largest f"));
+  f.push_back(F(st + "/random/slowdown/mean", T::Number, "stragglers_slowdown")
+                  .def_doc("required with `lognormal`")
+                  .closed(kMinSpeedFactor, 1.0)
+                  .doc("lognormal: the mean of f before the cap at 1"));
+  f.push_back(F(st + "/random/slowdown/cv", T::Number, "stragglers_slowdown")
+                  .def_doc("required with `lognormal`")
+                  .closed(0.0, 2.0)
+                  .doc("lognormal: the coefficient of variation of f before the cap (sd / mean)"));
 }
 
 void network_fields(std::vector<F>& f) {
@@ -1820,6 +1880,10 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"fat_tree", "/cluster/network/fat_tree"},
       {"rail", "/cluster/network/rail"},
       {"speed_changes", "/cluster/speed_changes/*"},
+      {"stragglers", "/cluster/stragglers"},
+      {"stragglers_fixed", "/cluster/stragglers/fixed/*"},
+      {"stragglers_random", "/cluster/stragglers/random"},
+      {"stragglers_slowdown", "/cluster/stragglers/random/slowdown"},
       {"data_job", "/workload"},
       {"model_training", "/workload"},
       {"collective", "/workload"},

@@ -244,6 +244,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     }
   }
   if (scenario.reliability && r.makespan > 0.0) r.reliability = reliability_figures(scenario, plan, r.makespan);
+  if (scenario.cluster.stragglers) r.stragglers = stragglers_section(scenario, plan, result);
   return r;
 }
 

@@ -250,6 +250,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   if (r.energy) doc.energy = energy_section(*r.energy);
   if (r.cost) doc.cost = cost_section(*r.cost);
   if (r.reliability) doc.reliability = reliability_section(*r.reliability, r.seed);
+  doc.stragglers = r.stragglers;
   for (const RankMetrics& m : r.ranks)
     doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel, r.context_parallel));
   return doc;
@@ -450,6 +451,8 @@ std::string format_table(const Report& r) {
   }
   if (r.reliability)
     for (const auto& [label, value] : reliability_table_lines(*r.reliability)) line(label, value);
+  if (r.stragglers)
+    for (const auto& [label, value] : stragglers_table_lines(*r.stragglers)) line(label, value);
 
   constexpr std::size_t kMaxRows = 32;
   if (!r.stages.empty()) {

@@ -6,6 +6,7 @@
 #include "partsim/input/labels.hpp"
 #include "partsim/input/network.hpp"
 #include "partsim/input/reliability.hpp"
+#include "partsim/input/stragglers.hpp"
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/collective_cost.hpp"
 #include "partsim/model/expert_routing.hpp"
@@ -47,6 +48,8 @@ struct ClusterSpec {
   NetworkSpec network;                    ///< between nodes
   std::vector<double> node_speed_factor;  ///< one per node; 1 = nominal, 0.5 = half speed
   std::vector<SpeedChange> speed_changes; ///< unplanned speed changes during the run
+  /** `/cluster/stragglers`: GPUs slowed for the run or for single iterations (unplanned too); absent without. */
+  std::optional<StragglerSpec> stragglers;
 
   int gpu_count() const { return nodes * gpus_per_node; }
 };

@@ -6,6 +6,7 @@
 #include "partsim/plan/plan.hpp"
 #include "partsim/report/energy_cost.hpp"
 #include "partsim/report/reliability.hpp"
+#include "partsim/report/report_stragglers.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -128,6 +129,8 @@ struct Report {
   std::optional<CostFigures> cost; ///< with `energy`
   /** The run replayed over failures and checkpoints (scenarios with `/reliability`). */
   std::optional<ReliabilityFigures> reliability;
+  /** Iteration times and the tail effect (scenarios with `/cluster/stragglers`). */
+  std::optional<ReportStragglers> stragglers;
 };
 
 /** Amdahl's speedup on `p` processors for parallel fraction `f`. */

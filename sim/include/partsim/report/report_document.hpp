@@ -8,6 +8,7 @@
 #include "partsim/plan/class_split.hpp"
 #include "partsim/ps/ps_report.hpp"
 #include "partsim/report/report_reliability.hpp"
+#include "partsim/report/report_stragglers.hpp"
 #include "partsim/serving/serving_report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -558,6 +559,7 @@ struct ReportDocument {
   std::optional<ReportServing> serving;
   std::optional<ReportParameterServer> parameter_server;
   std::optional<ReportReliability> reliability;
+  std::optional<ReportStragglers> stragglers;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -588,6 +590,7 @@ struct ReportDocument {
     f.field("parameter_server", s.parameter_server, "",
             "strategy kind parameter_server only: stale gradients (docs/stale-gradients.md)");
     f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
+    f.field("stragglers", s.stragglers, "", "scenarios with /cluster/stragglers (docs/stragglers.md)");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
 };

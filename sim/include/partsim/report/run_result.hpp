@@ -87,6 +87,8 @@ struct RunResult {
   std::size_t actors = 0;                 ///< SimGrid actors the run created (programs, streams, flow drivers)
   std::uint64_t executions_as_sleeps = 0; ///< of `executions`: alone on a GPU of constant speed (lean engine)
   std::uint64_t driven_flows = 0;         ///< of `messages`: flows started by driver actors (lean engine)
+  /** With stragglers: per iteration, when the last rank finished its program's steps of it (s); empty otherwise. */
+  std::vector<double> iteration_end;
 };
 
 } // namespace partsim
