@@ -75,6 +75,23 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     for (const auto& [key, value] : doc.summary->figures()) r.figures.push_back({key, value});
   if (doc.memory_per_gpu)
     for (const auto& [key, value] : figures(*doc.memory_per_gpu)) r.figures.push_back({"memory_per_gpu/" + key, value});
+  // Seed situation 9: the training run replayed over failures and checkpoints, and stragglers' iteration times.
+  if (const auto& rel = doc.reliability) {
+    r.figures.push_back({"reliability/goodput", rel->goodput});
+    r.figures.push_back({"reliability/time_to_finish_days", rel->time_to_finish_days});
+    r.figures.push_back({"reliability/failures", static_cast<double>(rel->failures)});
+    r.figures.push_back({"reliability/lost_work_s", rel->lost_work});
+    r.figures.push_back({"reliability/checkpoint_time_s", rel->checkpoint_time});
+    r.figures.push_back({"reliability/recovery_time_s", rel->recovery_time});
+    r.figures.push_back({"reliability/interval_s", rel->interval});
+    if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
+  }
+  if (const auto& st = doc.stragglers) {
+    r.figures.push_back({"stragglers/mean_iteration_s", st->mean_iteration});
+    r.figures.push_back({"stragglers/p99_iteration_s", st->p99_iteration});
+    r.figures.push_back({"stragglers/nominal_iteration_s", st->nominal_iteration});
+    r.figures.push_back({"stragglers/slowed_iteration_fraction", st->slowed_iteration_fraction});
+  }
   for (const ReportCollective& c : doc.collectives.value_or(std::vector<ReportCollective>{})) {
     CollectiveRow row;
     row.operation = QString::fromStdString(to_string(c.operation));
@@ -155,6 +172,18 @@ constexpr KnownFigure kKnown[] = {
     {"memory_per_gpu/optimizer_states_bytes", "  optimizer states", "B"},
     {"memory_per_gpu/activations_bytes", "  activations", "B"},
     {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
+    {"reliability/goodput", "Goodput (useful share of the run)", "%"},
+    {"reliability/time_to_finish_days", "Time to finish (days)", "n"},
+    {"reliability/failures", "Failures", "n"},
+    {"reliability/lost_work_s", "  work lost to failures", "s"},
+    {"reliability/checkpoint_time_s", "  time in checkpoints", "s"},
+    {"reliability/recovery_time_s", "  time in recovery", "s"},
+    {"reliability/interval_s", "Checkpoint interval", "s"},
+    {"reliability/young_daly_interval_s", "  Young/Daly interval", "s"},
+    {"stragglers/mean_iteration_s", "Iteration with stragglers (mean)", "s"},
+    {"stragglers/p99_iteration_s", "  p99", "s"},
+    {"stragglers/nominal_iteration_s", "  without a straggler", "s"},
+    {"stragglers/slowed_iteration_fraction", "Iterations slowed by a straggler", "%"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},
     {"gpus", "GPUs", "n"},

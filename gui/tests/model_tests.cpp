@@ -32,6 +32,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QGroupBox>
 #include <QHorizontalPercentBarSeries>
 #include <QLineSeries>
 #include <QScatterSeries>
@@ -191,6 +192,40 @@ class ModelTests : public QObject {
     model.set_current(std::nullopt);
     model.set_pinned(std::nullopt);
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  void summary_shows_goodput_and_straggler_figures() {
+    // A run replayed over failures and checkpoints, with stragglers: goodput and the iteration times are figures of
+    // the summary, labelled, formatted and near the top.
+    partsim::ReportDocument doc = samples::three_ranks();
+    partsim::ReportReliability& rel = doc.reliability.emplace();
+    rel.goodput = 0.912;
+    rel.time_to_finish_days = 54.2;
+    rel.failures = 419;
+    rel.lost_work = 3600.0;
+    rel.interval = 1800.0;
+    rel.young_daly_interval = 1500.0;
+    partsim::ReportStragglers& st = doc.stragglers.emplace();
+    st.mean_iteration = 2.326;
+    st.p99_iteration = 2.4;
+    st.nominal_iteration = 1.689;
+    st.slowed_iteration_fraction = 0.92;
+    const auto report = parse_report(samples::report_text(doc));
+    QVERIFY(report.has_value());
+    QCOMPARE(report->figure("reliability/goodput").value_or(0.0), 0.912);
+    QCOMPARE(report->figure("reliability/failures").value_or(0.0), 419.0);
+    QCOMPARE(report->figure("stragglers/mean_iteration_s").value_or(0.0), 2.326);
+    QCOMPARE(format_figure("reliability/goodput", 0.912), QStringLiteral("91.2%"));
+    QCOMPARE(figure_label("reliability/goodput"), QStringLiteral("Goodput (useful share of the run)"));
+    SummaryModel model;
+    model.set_current(report);
+    QVERIFY(model.row_of("reliability/goodput") >= 0);
+    QVERIFY(model.row_of("reliability/goodput") < model.row_of("mfu") || model.row_of("mfu") < 0);
+    QVERIFY(model.row_of("reliability/goodput") < model.row_of("reliability/lost_work_s"));
+    QVERIFY(model.row_of("stragglers/mean_iteration_s") >= 0);
+    // Without the sections, no such rows.
+    model.set_current(parse_report(samples::kReport));
+    QCOMPARE(model.row_of("reliability/goodput"), -1);
   }
 
   void sweep_csv_and_model() {
@@ -436,6 +471,43 @@ class ModelTests : public QObject {
     QVERIFY(form.editor("/workload/arrivals/trace") != nullptr);
     QVERIFY(form.enable_box("/workload/arrivals/cv") != nullptr &&
             !form.enable_box("/workload/arrivals/cv")->isChecked());
+  }
+
+  void form_edits_stragglers_failures_and_checkpoints() {
+    ScenarioDocument doc;
+    ScenarioForm form(&doc, QString::fromStdString(partsim::data_dir().string()));
+    // A model-training scenario (failures and checkpoints apply to model training only).
+    const QString path = QDir(QString::fromStdString((partsim::data_dir() / "scenarios").string()))
+                             .filePath("llama3-70b-3d-64xh100.json");
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    doc.load_text(file.readAll(), path);
+    // Both sections are optional and off there.
+    auto* stragglers = form.findChild<QGroupBox*>(QStringLiteral("/cluster/stragglers"));
+    auto* reliability = form.findChild<QGroupBox*>(QStringLiteral("/reliability"));
+    QVERIFY(stragglers != nullptr && reliability != nullptr);
+    QVERIFY(!stragglers->isChecked() && !reliability->isChecked());
+    // Switched on, each writes its default object; the fields then edit nested keys.
+    stragglers->setChecked(true);
+    QCOMPARE((*doc.value("/cluster/stragglers"))["random"]["probability"].get<double>(), 0.01);
+    reliability->setChecked(true);
+    auto* gpu_mtbf = qobject_cast<NumberEditor*>(form.editor("/reliability/failures/gpu_mtbf_hours"));
+    QVERIFY(gpu_mtbf != nullptr);
+    gpu_mtbf->spin_box()->setValue(20000);
+    QCOMPARE(doc.value("/reliability/failures/gpu_mtbf_hours")->get<double>(), 20000.0);
+    auto* policy = qobject_cast<ChoiceEditor*>(form.editor("/reliability/recovery/policy"));
+    QVERIFY(policy != nullptr);
+    for (const char* p : {"restart", "spare", "elastic"})
+      QVERIFY(policy->combo_box()->findText(QString::fromLatin1(p)) >= 0);
+    // The edited scenario is one the core accepts.
+    const Validation v = validate_scenario(doc.document(), doc.source());
+    QVERIFY2(v.ok, qPrintable(v.error.message));
+    // Switched off, the section leaves the document.
+    stragglers->setChecked(false);
+    QVERIFY(doc.value("/cluster/stragglers") == nullptr);
+    // The parameter-server fields belong to that strategy only.
+    QVERIFY(form.editor("/strategy/staleness_bound") != nullptr);
+    QVERIFY(form.editor("/strategy/staleness_bound")->parentWidget()->isHidden());
   }
 
   void imbalance_chart_holds_the_report_numbers() {

@@ -27,6 +27,10 @@ const char* const kOrder[] = {"makespan_s",
                               "amdahl_speedup_bound",
                               "amdahl_limit",
                               "karp_flatt_serial_fraction",
+                              "reliability/goodput",
+                              "reliability/time_to_finish_days",
+                              "stragglers/mean_iteration_s",
+                              "stragglers/slowed_iteration_fraction",
                               "mfu",
                               "hfu",
                               "tokens_per_s",
@@ -47,7 +51,9 @@ bool lower_is_better(const std::string& key) {
   return key == "makespan_s" || key.starts_with("load_imbalance") || key == "communication_overhead" ||
          key == "exposed_communication_gpu_s" || key == "idle_share" || key == "slowest_rank_excess_s" ||
          key == "time_lost_waiting_gpu_s" || key == "karp_flatt_serial_fraction" || key == "single_gpu_time_s" ||
-         key == "memory_per_gpu/total_bytes";
+         key == "memory_per_gpu/total_bytes" || key == "reliability/time_to_finish_days" ||
+         key == "reliability/failures" || key.starts_with("reliability/lost") || key.ends_with("_iteration_s") ||
+         key == "stragglers/slowed_iteration_fraction";
 }
 } // namespace
 
