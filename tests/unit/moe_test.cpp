@@ -275,6 +275,35 @@ TEST(ExpertParallelErrors, EachInvalidCombinationNamesItsKey) {
   EXPECT_NE(error_of(doc).find("/workload/expert_routing/distribution"), std::string::npos);
 }
 
+TEST(ExpertParallelRun, TheReportGivesEachLayersLoadPerRank) {
+  // Mixtral 8x7B, EP 8, Zipf routing: report.json's expert_routing has the 32 layers' loads on the 8 ranks of the
+  // expert group, as the planner priced them (route_layer with the scenario's seed), and their summary.
+  const nlohmann::json report = run_scenario_json(
+      "mixtral-8x7b-ep-64xh100.json", {"/workload/expert_routing={\"distribution\":\"zipf\",\"zipf_exponent\":1}"});
+  ASSERT_TRUE(report.contains("expert_routing")) << report.dump().substr(0, 400);
+  const nlohmann::json& routing = report["expert_routing"];
+  ASSERT_EQ(routing["layers"].size(), 32u);
+  double mean_max = 0.0;
+  double worst = 0.0;
+  for (std::size_t l = 0; l < 32; ++l) {
+    const nlohmann::json& layer = routing["layers"][l];
+    EXPECT_EQ(layer["layer"], l);
+    const LayerRouting expected =
+        route_layer({ExpertDistribution::Zipf, 1.0, std::nullopt}, 8, 8, static_cast<std::int64_t>(l), 1);
+    ASSERT_EQ(layer["rank_load"].size(), 8u);
+    for (std::size_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(layer["rank_load"][r].get<double>(), expected.rank_load[r]);
+    EXPECT_DOUBLE_EQ(layer["max_load"].get<double>(), expected.max_load());
+    EXPECT_NEAR(layer["mean_load"].get<double>(), 1.0, 1e-12); // nothing dropped
+    mean_max += expected.max_load() / 32.0;
+    worst = std::max(worst, expected.max_load());
+  }
+  EXPECT_NEAR(routing["mean_max_load"].get<double>(), mean_max, 1e-12);
+  EXPECT_DOUBLE_EQ(routing["worst_max_load"].get<double>(), worst);
+  EXPECT_GT(worst, 1.5);
+  // A dense model's report has no such section.
+  EXPECT_FALSE(run_scenario_json("llama3-70b-3d-64xh100.json", {}).contains("expert_routing"));
+}
+
 TEST(ExpertParallelRun, RanksSendWhatTheAllToAllsClosedFormSays) {
   // A small mixture of experts on 4 GPUs, expert 4, no gradient synchronisation, every message simulated: each rank
   // sends (EP - 1) / EP of its 4 all-to-alls per layer and micro-batch, of b·s·k·h·2 bytes each, and receives as much.

@@ -833,6 +833,7 @@ class Planner {
     plan.pipeline_stages = mp_.pipeline;
     plan.expert_parallel = moe() && mp_.expert > 1;
     plan.context_parallel = mp_.context > 1;
+    if (plan.expert_parallel) plan.expert_routing = routing_;
     for (int s = 0; s < mp_.pipeline; ++s)
       plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
     plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);

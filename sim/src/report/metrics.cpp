@@ -222,6 +222,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.stages = stage_metrics(plan, r);
   r.expert_parallel = plan.expert_parallel;
   r.context_parallel = plan.context_parallel;
+  r.expert_routing = plan.expert_routing;
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;

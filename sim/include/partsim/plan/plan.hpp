@@ -3,6 +3,7 @@
 
 #include "partsim/input/scenario.hpp"
 #include "partsim/model/collective_cost.hpp"
+#include "partsim/model/expert_routing.hpp"
 #include "partsim/model/training.hpp"
 
 #include <cstdint>
@@ -132,11 +133,14 @@ struct Plan {
   double tokens_per_iteration = 0.0;         ///< sequences x sequence length (images for a CNN)
   std::size_t gradient_buckets = 0;          ///< all-reduces per iteration per replica
   // Model parallelism.
-  std::vector<std::string> labels;           ///< names of compute steps (ComputeStep::label), [0] = ""
-  std::vector<int> stage_of_rank;            ///< pipeline stage per rank; empty without model parallelism
-  int pipeline_stages = 0;                   ///< 0 without model parallelism
-  bool expert_parallel = false;              ///< experts exchange tokens by all-to-alls (CommKind::Expert)
-  bool context_parallel = false;             ///< context groups exchange keys and values (CommKind::Context)
+  std::vector<std::string> labels; ///< names of compute steps (ComputeStep::label), [0] = ""
+  std::vector<int> stage_of_rank;  ///< pipeline stage per rank; empty without model parallelism
+  int pipeline_stages = 0;         ///< 0 without model parallelism
+  bool expert_parallel = false;    ///< experts exchange tokens by all-to-alls (CommKind::Expert)
+  bool context_parallel = false;   ///< context groups exchange keys and values (CommKind::Context)
+  /** A mixture of experts with expert parallelism: each layer's routing over the expert-parallel group (its ranks'
+   * loads, the dropped share), as the planner priced the experts' compute. */
+  std::vector<LayerRouting> expert_routing;
   std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
 
   /** The dispatched work, or nullptr when the ranks do not get their work at run time. */

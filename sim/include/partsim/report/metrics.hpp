@@ -89,13 +89,14 @@ struct Report {
   double oversampling_compute = 0.0;             ///< GPU-seconds of training on replicated samples, all iterations
 
   // Overlap, memory and utilisation (model training), and the collectives that ran.
-  double overlapped_communication = 0.0; ///< GPU-seconds of collectives hidden behind compute
-  std::optional<MemoryBreakdown> memory; ///< per GPU
-  bool out_of_memory = false;            ///< the plan does not fit: nothing was simulated
-  bool expert_parallel = false;          ///< the plan's experts exchange tokens (Plan::expert_parallel)
-  bool context_parallel = false;         ///< the plan's context groups exchange keys and values
-  double mfu = 0.0;                      ///< model flops per second / (gpus x peak of the data type)
-  double hfu = 0.0;                      ///< the same with recomputed work counted
+  double overlapped_communication = 0.0;    ///< GPU-seconds of collectives hidden behind compute
+  std::optional<MemoryBreakdown> memory;    ///< per GPU
+  bool out_of_memory = false;               ///< the plan does not fit: nothing was simulated
+  bool expert_parallel = false;             ///< the plan's experts exchange tokens (Plan::expert_parallel)
+  bool context_parallel = false;            ///< the plan's context groups exchange keys and values
+  std::vector<LayerRouting> expert_routing; ///< per layer (Plan::expert_routing)
+  double mfu = 0.0;                         ///< model flops per second / (gpus x peak of the data type)
+  double hfu = 0.0;                         ///< the same with recomputed work counted
   double tokens_per_second = 0.0;
   double model_flops_per_iteration = 0.0;
   struct Collective {

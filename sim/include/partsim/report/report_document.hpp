@@ -344,6 +344,42 @@ struct ReportBalancing {
   }
 };
 
+/** One layer of `expert_routing`: how its token copies spread over the expert-parallel group. */
+struct ReportExpertLayer {
+  std::int64_t layer = 0;
+  double max_load = 0.0;
+  double mean_load = 0.0;
+  double dropped_fraction = 0.0;
+  std::vector<double> rank_load;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("layer", s.layer, "", "in the model, from 0");
+    f.field("max_load", s.max_load, "",
+            "the busiest rank's copies over the uniform share: the layer's slow-down of the experts' compute");
+    f.field("mean_load", s.mean_load, "", "over the group's ranks; below 1 when copies are dropped");
+    f.field("dropped_fraction", s.dropped_fraction, "", "of the layer's copies, by the capacity factor");
+    f.field("rank_load", s.rank_load, "", "per position in the expert-parallel group, over the uniform share");
+  }
+};
+
+/** `expert_routing`: the routing the planner priced the experts' compute with (a mixture of experts with expert
+ * parallelism). */
+struct ReportExpertRouting {
+  double mean_max_load = 0.0;
+  double worst_max_load = 0.0;
+  double dropped_fraction = 0.0;
+  std::vector<ReportExpertLayer> layers;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("mean_max_load", s.mean_max_load, "", "the busiest rank's load, averaged over the layers");
+    f.field("worst_max_load", s.worst_max_load, "", "the busiest rank's load in the worst layer");
+    f.field("dropped_fraction", s.dropped_fraction, "", "of all layers' copies, by the capacity factor");
+    f.field("layers", s.layers, "", "per layer");
+  }
+};
+
 /** One element of `pipeline_stages`: means over the stage's ranks (model parallelism). */
 struct ReportStage {
   std::int64_t stage = 0;
@@ -560,6 +596,7 @@ struct ReportDocument {
   std::optional<ReportParameterServer> parameter_server;
   std::optional<ReportReliability> reliability;
   std::optional<ReportStragglers> stragglers;
+  std::optional<ReportExpertRouting> expert_routing;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -591,6 +628,8 @@ struct ReportDocument {
             "strategy kind parameter_server only: stale gradients (docs/stale-gradients.md)");
     f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
     f.field("stragglers", s.stragglers, "", "scenarios with /cluster/stragglers (docs/stragglers.md)");
+    f.field("expert_routing", s.expert_routing, "",
+            "a mixture of experts with expert parallelism: each layer's load per expert-parallel rank");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
   }
 };
