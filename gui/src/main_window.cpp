@@ -1,6 +1,7 @@
 // MainWindow.
 #include "main_window.hpp"
 
+#include "charts/expert_load_chart.hpp"
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
 #include "charts/search_view.hpp"
@@ -67,6 +68,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   speedup_ = new SpeedupChart;
   timeline_ = new TimelineView;
   search_ = new SearchView;
+  expert_load_ = new ExpertLoadChart;
   ranks_ = new RankModel(this);
   auto* rank_view = new QTableView;
   rank_view->setModel(ranks_);
@@ -78,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(rank_view, tr("Ranks"));
   tabs_->addTab(search_, tr("Search"));
+  tabs_->addTab(expert_load_, tr("Expert load"));
 
   summary_ = new SummaryModel(this);
   summary_view_ = new QTableView;
@@ -397,6 +400,7 @@ void MainWindow::show_report() {
   imbalance_->set_report(current_);
   imbalance_->set_pinned(pinned_);
   overhead_->set_report(current_);
+  expert_load_->set_report(current_);
   overhead_->set_pinned(pinned_);
   speedup_->set_pinned(pinned_sweep_);
   warnings_->clear();
@@ -600,6 +604,10 @@ QString MainWindow::export_chart(Tab tab, const QString& path) {
   case SearchTab:
     widget = search_->view();
     title = tr("Search");
+    break;
+  case ExpertLoadTab:
+    widget = expert_load_->view();
+    title = tr("Expert load");
     break;
   default:
     widget = tabs_->widget(static_cast<int>(tab));

@@ -26,6 +26,7 @@ namespace partsim::gui {
 
 class ImbalanceChart;
 class OverheadChart;
+class ExpertLoadChart;
 class RankModel;
 class SearchView;
 class ScenarioDocument;
@@ -45,7 +46,7 @@ class MainWindow : public QMainWindow {
   /** Edits are validated (and maybe re-run) this long after the last one. */
   static constexpr int kDebounceMs = 300;
 
-  enum Tab { ImbalanceTab, OverheadTab, SpeedupTab, TimelineTab, RanksTab, SearchTab, NUM_TABS };
+  enum Tab { ImbalanceTab, OverheadTab, SpeedupTab, TimelineTab, RanksTab, SearchTab, ExpertLoadTab, NUM_TABS };
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -79,6 +80,7 @@ class MainWindow : public QMainWindow {
   SearchView* search_view() const { return search_; }
   ImbalanceChart* imbalance_chart() const { return imbalance_; }
   OverheadChart* overhead_chart() const { return overhead_; }
+  ExpertLoadChart* expert_load_chart() const { return expert_load_; }
   SpeedupChart* speedup_chart() const { return speedup_; }
   TimelineView* timeline() const { return timeline_; }
   SummaryModel* summary_model() const { return summary_; }
@@ -122,6 +124,7 @@ class MainWindow : public QMainWindow {
   RankModel* ranks_ = nullptr;
   ImbalanceChart* imbalance_ = nullptr;
   OverheadChart* overhead_ = nullptr;
+  ExpertLoadChart* expert_load_ = nullptr;
   SpeedupChart* speedup_ = nullptr;
   TimelineView* timeline_ = nullptr;
   SearchView* search_ = nullptr;

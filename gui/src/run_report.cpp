@@ -86,6 +86,9 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     r.figures.push_back({"reliability/interval_s", rel->interval});
     if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
   }
+  if (const auto& routing = doc.expert_routing)
+    for (const ReportExpertLayer& l : routing->layers)
+      r.expert_layers.push_back({static_cast<int>(l.layer), l.max_load, l.mean_load, l.dropped_fraction});
   if (const auto& st = doc.stragglers) {
     r.figures.push_back({"stragglers/mean_iteration_s", st->mean_iteration});
     r.figures.push_back({"stragglers/p99_iteration_s", st->p99_iteration});

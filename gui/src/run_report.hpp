@@ -44,6 +44,14 @@ struct TimeShare {
   double share = 0; ///< 0..1
 };
 
+/** One layer of report.json `expert_routing`: the busiest and mean load of the expert group, over the uniform share. */
+struct ExpertLayerRow {
+  int layer = 0;
+  double max_load = 0.0;
+  double mean_load = 0.0;
+  double dropped = 0.0;
+};
+
 /** One row of report.json `collectives`: a collective's size, algorithm and measured times. */
 struct CollectiveRow {
   QString operation;
@@ -65,6 +73,7 @@ struct RunReport {
   QString verdict;             ///< "simulated", "out_of_memory" (then there is no summary), or empty
   std::vector<Figure> figures; ///< every numeric field of `summary`, then of `memory_per_gpu` ("memory_per_gpu/...")
   std::vector<CollectiveRow> collectives;
+  std::vector<ExpertLayerRow> expert_layers; ///< a mixture of experts with expert parallelism; empty otherwise
   std::vector<RankRow> ranks;
   QStringList warnings;                   ///< memory over the GPU's capacity, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)

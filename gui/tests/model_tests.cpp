@@ -1,5 +1,6 @@
 // partsim-gui model tests: report/trace/sweep parsing, the item models (QAbstractItemModelTester), the scenario
 // document and form, and the charts fed from snapshots. No child process.
+#include "charts/expert_load_chart.hpp"
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
 #include "charts/search_view.hpp"
@@ -26,6 +27,7 @@
 #include "trace.hpp"
 
 #include <QAbstractItemModelTester>
+#include <QBarSeries>
 #include <QBarSet>
 #include <QCheckBox>
 #include <QComboBox>
@@ -226,6 +228,30 @@ class ModelTests : public QObject {
     // Without the sections, no such rows.
     model.set_current(parse_report(samples::kReport));
     QCOMPARE(model.row_of("reliability/goodput"), -1);
+  }
+
+  void expert_load_chart_holds_the_report_numbers() {
+    // Two layers of an expert group: the chart draws the busiest and the mean load per layer and names the worst.
+    partsim::ReportDocument doc = samples::three_ranks();
+    partsim::ReportExpertRouting& routing = doc.expert_routing.emplace();
+    routing.layers.push_back({0, 1.25, 1.0, 0.0, {1.25, 0.75}});
+    routing.layers.push_back({1, 2.5, 0.9, 0.1, {2.5, 0.2}});
+    const auto report = parse_report(samples::report_text(doc));
+    QVERIFY(report.has_value());
+    QCOMPARE(report->expert_layers.size(), std::size_t(2));
+    ExpertLoadChart chart;
+    chart.set_report(report);
+    QVERIFY(chart.bars() != nullptr);
+    const QList<QBarSet*> sets = chart.bars()->barSets();
+    QCOMPARE(sets.size(), 2);
+    QCOMPARE(sets[0]->at(0), 1.25);
+    QCOMPARE(sets[0]->at(1), 2.5);
+    QCOMPARE(sets[1]->at(1), 0.9);
+    QVERIFY2(chart.caption().contains(QStringLiteral("2.500x in layer 1")), qPrintable(chart.caption()));
+    QVERIFY2(chart.caption().contains(QStringLiteral("5% of the copies dropped")), qPrintable(chart.caption()));
+    // A run without experts: no bars.
+    chart.set_report(parse_report(samples::kReport));
+    QVERIFY(chart.bars() == nullptr);
   }
 
   void sweep_csv_and_model() {
