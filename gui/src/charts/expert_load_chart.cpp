@@ -1,6 +1,7 @@
 // ExpertLoadChart.
 #include "charts/expert_load_chart.hpp"
 
+#include "charts/chart_common.hpp"
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -16,11 +17,7 @@
 namespace partsim::gui {
 
 ExpertLoadChart::ExpertLoadChart(QWidget* parent) : QWidget(parent) {
-  chart_ = new QChart;
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setAnimationOptions(QChart::NoAnimation);
-  view_ = new QChartView(chart_, this);
-  view_->setRenderHint(QPainter::Antialiasing);
+  view_ = new_chart_view(chart_, this);
   caption_ = new QLabel(this);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
@@ -40,11 +37,7 @@ QString ExpertLoadChart::caption() const {
 }
 
 void ExpertLoadChart::rebuild() {
-  chart_->removeAllSeries();
-  for (QAbstractAxis* axis : chart_->axes()) {
-    chart_->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(chart_);
   bars_ = nullptr;
   if (!report_ || report_->expert_layers.empty()) {
     chart_->setTitle(tr("Expert load: a mixture of experts with expert parallelism shows its routing here"));

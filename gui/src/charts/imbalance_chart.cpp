@@ -1,6 +1,7 @@
 // ImbalanceChart.
 #include "charts/imbalance_chart.hpp"
 
+#include "charts/chart_common.hpp"
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
@@ -30,11 +31,7 @@ QColor kind_color(const QString& kind) {
 }
 
 ImbalanceChart::ImbalanceChart(QWidget* parent) : QWidget(parent) {
-  chart_ = new QChart;
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setAnimationOptions(QChart::NoAnimation);
-  view_ = new QChartView(chart_, this);
-  view_->setRenderHint(QPainter::Antialiasing);
+  view_ = new_chart_view(chart_, this);
   order_box_ = new QComboBox(this);
   order_box_->addItem(tr("Rank order"));
   order_box_->addItem(tr("Busiest first"));
@@ -73,11 +70,7 @@ void ImbalanceChart::set_order(Order order) {
 }
 
 void ImbalanceChart::rebuild() {
-  chart_->removeAllSeries();
-  for (QAbstractAxis* axis : chart_->axes()) {
-    chart_->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(chart_);
   bars_ = nullptr;
   pinned_line_ = nullptr;
   shown_.clear();

@@ -1,6 +1,7 @@
 // OverheadChart.
 #include "charts/overhead_chart.hpp"
 
+#include "charts/chart_common.hpp"
 #include "charts/imbalance_chart.hpp"
 #include "models/collectives_model.hpp"
 
@@ -19,11 +20,7 @@
 namespace partsim::gui {
 
 OverheadChart::OverheadChart(QWidget* parent) : QWidget(parent) {
-  chart_ = new QChart;
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setAnimationOptions(QChart::NoAnimation);
-  view_ = new QChartView(chart_, this);
-  view_->setRenderHint(QPainter::Antialiasing);
+  view_ = new_chart_view(chart_, this);
   caption_ = new QLabel(this);
   caption_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
@@ -50,11 +47,7 @@ void OverheadChart::set_pinned(const std::optional<RunReport>& report) {
 }
 
 void OverheadChart::rebuild() {
-  chart_->removeAllSeries();
-  for (QAbstractAxis* axis : chart_->axes()) {
-    chart_->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(chart_);
   bars_ = nullptr;
   collectives_->set_collectives(report_ ? report_->collectives : std::vector<CollectiveRow>{});
   collectives_view_->setVisible(collectives_->rowCount() > 0);

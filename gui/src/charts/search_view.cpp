@@ -1,6 +1,7 @@
 // SearchView.
 #include "charts/search_view.hpp"
 
+#include "charts/chart_common.hpp"
 #include "models/search_model.hpp"
 
 #include <QChart>
@@ -88,11 +89,7 @@ SearchView::SearchView(QWidget* parent) : QWidget(parent) {
   actions->addWidget(progress_);
   settings->addRow(actions);
 
-  chart_ = new QChart;
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setAnimationOptions(QChart::NoAnimation);
-  view_ = new QChartView(chart_, this);
-  view_->setRenderHint(QPainter::Antialiasing);
+  view_ = new_chart_view(chart_, this);
   model_ = new SearchModel(this);
   proxy_ = new SearchSortProxy(this);
   proxy_->setSourceModel(model_);
@@ -203,11 +200,7 @@ void SearchView::mark(std::size_t candidate) {
 }
 
 void SearchView::rebuild() {
-  chart_->removeAllSeries();
-  for (QAbstractAxis* axis : chart_->axes()) {
-    chart_->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(chart_);
   points_ = selected_ = nullptr;
   front_ = nullptr;
   plotted_.clear();

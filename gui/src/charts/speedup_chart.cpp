@@ -1,6 +1,7 @@
 // SpeedupChart.
 #include "charts/speedup_chart.hpp"
 
+#include "charts/chart_common.hpp"
 #include "models/sweep_model.hpp"
 
 #include <QChart>
@@ -23,11 +24,7 @@
 namespace partsim::gui {
 
 SpeedupChart::SpeedupChart(QWidget* parent) : QWidget(parent) {
-  chart_ = new QChart;
-  chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setAnimationOptions(QChart::NoAnimation);
-  view_ = new QChartView(chart_, this);
-  view_->setRenderHint(QPainter::Antialiasing);
+  view_ = new_chart_view(chart_, this);
   counts_ = new QLineEdit(QStringLiteral("1,2,4,8,16"), this);
   counts_->setToolTip(
       tr("Values of /cluster/nodes to simulate (each a child partsim run); GPUs = nodes x GPUs per node"));
@@ -100,11 +97,7 @@ void SpeedupChart::set_progress(int done, int total) {
 }
 
 void SpeedupChart::rebuild() {
-  chart_->removeAllSeries();
-  for (QAbstractAxis* axis : chart_->axes()) {
-    chart_->removeAxis(axis);
-    delete axis;
-  }
+  clear_chart(chart_);
   measured_ = ideal_ = amdahl_ = pinned_line_ = nullptr;
   if (!result_ || result_->rows.empty()) {
     chart_->setTitle(tr("Speedup: run a sweep over the node count"));
