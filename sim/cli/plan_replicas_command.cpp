@@ -9,6 +9,7 @@
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/json_file.hpp"
 #include "partsim/input/units.hpp"
+#include "partsim/report/report_writers.hpp"
 
 #include <fmt/format.h>
 
@@ -21,12 +22,6 @@
 namespace partsim::cli {
 
 namespace {
-
-std::string human_seconds(double s) {
-  if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
-  if (s < 1.0) return fmt::format("{:.4g} ms", s * 1e3);
-  return fmt::format("{:.4g} s", s);
-}
 
 struct PlanReplicasOptions {
   std::string scenario;

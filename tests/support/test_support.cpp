@@ -38,6 +38,28 @@ nlohmann::json base_scenario(int nodes, int gpus_per_node) {
           {"run", {{"seed", 1}}}};
 }
 
+nlohmann::json tiny_transformer(const std::string& name, int sequence_length, const nlohmann::json& extra) {
+  nlohmann::json model = {{"schema_version", 1},
+                          {"kind", "transformer"},
+                          {"name", name},
+                          {"description", "a test model"},
+                          {"source", "this test"},
+                          {"architecture", "decoder"},
+                          {"layers", 2},
+                          {"hidden_size", 256},
+                          {"heads", 4},
+                          {"ffn_size", 512},
+                          {"vocab_size", 1000},
+                          {"sequence_length", sequence_length},
+                          {"mlp", "gated"},
+                          {"position_embedding", "rotary"},
+                          {"norm", "rmsnorm"},
+                          {"bias", false},
+                          {"tied_embeddings", false}};
+  for (const auto& [key, value] : extra.items()) model[key] = value;
+  return model;
+}
+
 Scenario parse(const nlohmann::json& document, const std::string& source) {
   return parse_scenario(document, source, source_dir());
 }

@@ -24,6 +24,12 @@ std::filesystem::path source_dir();
  * 300 GB/s 1 us intra-node link, a balanced data job of 1000 samples of 1 GFLOP each, no sync. */
 nlohmann::json base_scenario(int nodes = 4, int gpus_per_node = 1);
 
+/** An inline decoder transformer for small simulations: 2 layers, h 256, 4 heads, gated MLP of 512, vocabulary 1000,
+ * rotary, RMSNorm, no biases, untied; `sequence_length` tokens; each key of `extra` added or replaced ("experts",
+ * "kv_heads"). */
+nlohmann::json tiny_transformer(const std::string& name, int sequence_length,
+                                const nlohmann::json& extra = nlohmann::json::object());
+
 /** Parses a scenario document as if read from `source`. */
 Scenario parse(const nlohmann::json& document, const std::string& source = "test.json");
 

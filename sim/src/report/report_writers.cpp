@@ -328,7 +328,6 @@ void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan&
   out << "\n]}\n";
 }
 
-namespace {
 std::string human_seconds(double s) {
   if (s == 0.0) return "0 s";
   if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
@@ -336,6 +335,7 @@ std::string human_seconds(double s) {
   return fmt::format("{:.4g} s", s);
 }
 
+namespace {
 std::string human_bytes(double b) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   int u = 0;

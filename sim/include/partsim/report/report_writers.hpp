@@ -33,4 +33,7 @@ std::string format_table(const Report& report);
  * and scenario name, the description, the strategy line and the engine. */
 std::string format_document_heading(const ReportDocument& doc);
 
+/** Seconds as the terminal table writes them: "0 s", "12.3 us", "45.67 ms", "8.192 s". */
+std::string human_seconds(double s);
+
 } // namespace partsim
