@@ -94,7 +94,7 @@ TEST_P(ClosedForm, StepsMatchAlphaBetaWithin5Percent) {
   Plan plan = plan_for(n, {iota(0, n)});
   CollectiveStep step = collective(0, algo.op, algo.algorithm, Fidelity::Steps);
   step.root = n / 2;
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   const double expected = collective_time(algo.op, algo.algorithm, static_cast<double>(kBytes), n, kNet);
   std::printf("%s n=%d: simulated %.6f s, closed form %.6f s (%+.2f%%)\n", name_of(algo).c_str(), n, result.makespan,
@@ -120,7 +120,7 @@ TEST(Collectives, HierarchicalBeatsFlatRingWhenTheNetworkIsMuchSlower) {
   const Scenario scenario = parse(doc);
   Plan plan = plan_for(32, {iota(0, 16), iota(16, 16)});
   for (int r = 0; r < 32; ++r)
-    plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+    plan.ranks[static_cast<std::size_t>(r)].own_steps.emplace_back(
         collective(r < 16 ? 0 : 1, CollectiveOp::AllReduce,
                    r < 16 ? CollectiveAlgorithm::Ring : CollectiveAlgorithm::Hierarchical, Fidelity::Steps));
   const RunResult result = simulate(scenario, plan);
@@ -153,7 +153,7 @@ TEST_P(Channels, RingOverEightRailNicsIsEightTimesFasterThanOverOne) {
   const Scenario scenario = parse(doc);
   Plan plan = plan_for(16, {iota(0, 16)});
   const CollectiveStep step = collective(0, op, CollectiveAlgorithm::Ring, fidelity);
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   EXPECT_EQ(ring_channels(op, CollectiveAlgorithm::Ring, 8, 2, 8), 8);
   const double eight = collective_time(op, CollectiveAlgorithm::Ring, 1e9, 8, 2, TwoLevelCost{kNvlink, kNet, 8});
@@ -176,7 +176,7 @@ TEST(Channels, FewerChannelsThanNicsLeaveNicsIdle) {
   Plan plan = plan_for(16, {iota(0, 16)});
   CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps);
   step.channels = 2;
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   TwoLevelCost links{kNvlink, kNet, 8};
   links.channels = 2;
@@ -197,7 +197,7 @@ TEST(Channels, RingsStayOnTheirRailsOfARailNetwork) {
   const Scenario scenario = parse(doc);
   Plan plan = plan_for(16, {iota(0, 16)});
   for (auto& rank : plan.ranks)
-    rank.steps.emplace_back(collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps));
+    rank.own_steps.emplace_back(collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps));
   const RunResult result = simulate(scenario, plan);
   const double eight =
       collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 1e9, 8, 2, TwoLevelCost{kNvlink, kNet, 8});
@@ -225,7 +225,7 @@ TEST_P(Nvls, MatchesItsClosedFormAtEveryFidelity) {
   const Scenario scenario = parse(doc);
   Plan plan = plan_for(8, {iota(0, 8)});
   const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, fidelity);
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   TwoLevelCost links{kNvlink, kNet, 1};
   links.nvls_efficiency = 0.85;
@@ -260,7 +260,7 @@ TEST_P(Protocols, RingMatchesItsClosedFormWithTheProtocol) {
   Plan plan = plan_for(8, {iota(0, 8)});
   CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity, 4'000'000);
   step.protocol = protocol;
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   TwoLevelCost links{kNvlink, kNet, 1};
   links.intra_nvlink = true;
@@ -293,7 +293,7 @@ TEST_P(LlLimit, RingMatchesItsClosedFormWithTheLimit) {
   Plan plan = plan_for(8, {iota(0, 8)});
   CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity, 4'000'000);
   step.protocol = CollectiveProtocol::LL;
-  for (auto& rank : plan.ranks) rank.steps.emplace_back(step);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
   const RunResult result = simulate(scenario, plan);
   TwoLevelCost links{kNvlink, kNet, 1};
   links.intra_nvlink = true;
@@ -328,7 +328,7 @@ TEST_P(Fidelities, FlowsAndAnalyticWithin10PercentOfSteps) {
   const Fidelity levels[] = {Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic};
   for (int g = 0; g < 3; ++g)
     for (int r : plan.groups[static_cast<std::size_t>(g)])
-      plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(collective(g, algo.op, algo.algorithm, levels[g]));
+      plan.ranks[static_cast<std::size_t>(r)].own_steps.emplace_back(collective(g, algo.op, algo.algorithm, levels[g]));
   const RunResult result = simulate(scenario, plan);
   const double steps = group_finish(result, plan.groups[0]);
   const double flows = group_finish(result, plan.groups[1]);
@@ -363,7 +363,7 @@ TEST_P(Contended, SharedNicsSlowBothGroups) {
   Plan plan = plan_for(8, {iota(0, 4, 2), scenario_case == 0 ? iota(1, 4, 2) : iota(1, 2, 2)});
   for (int g = 0; g < 2; ++g)
     for (int r : plan.groups[static_cast<std::size_t>(g)])
-      plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+      plan.ranks[static_cast<std::size_t>(r)].own_steps.emplace_back(
           collective(g, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity));
   const RunResult result = simulate(scenario, plan);
   const double a = group_finish(result, plan.groups[0]);
@@ -406,10 +406,12 @@ TEST_P(SharedRanks, CollectivesOfDifferentGroupsOverlapWithoutMixingMessages) {
   for (auto& rank : plan.ranks) {
     CollectiveStep overlapped = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity);
     overlapped.stream = 1;
-    rank.steps.emplace_back(overlapped);
-    rank.steps.emplace_back(collective(1, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, fidelity, kBytes / 2));
-    rank.steps.emplace_back(StreamSyncStep{});
-    rank.steps.emplace_back(collective(1, CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, fidelity, kBytes / 4));
+    rank.own_steps.emplace_back(overlapped);
+    rank.own_steps.emplace_back(
+        collective(1, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, fidelity, kBytes / 2));
+    rank.own_steps.emplace_back(StreamSyncStep{});
+    rank.own_steps.emplace_back(
+        collective(1, CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, fidelity, kBytes / 4));
   }
   plan.iterations = 2;
   const RunResult result = simulate(scenario, plan);
@@ -422,9 +424,10 @@ TEST_P(SharedRanks, CollectivesOfDifferentGroupsOverlapWithoutMixingMessages) {
     for (const auto* timelines : {&result.ranks, &result.streams})
       for (const RankTimeline& t : *timelines) messages += t.messages_sent;
     EXPECT_EQ(messages, result.messages);
-    EXPECT_EQ(result.messages, 2 * (planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[0]), 4, 4, kNet) +
-                                    planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[1]), 4, 4, kNet) +
-                                    planned_messages(std::get<CollectiveStep>(plan.ranks[0].steps[3]), 4, 4, kNet)));
+    EXPECT_EQ(result.messages,
+              2 * (planned_messages(std::get<CollectiveStep>(plan.ranks[0].own_steps[0]), 4, 4, kNet) +
+                   planned_messages(std::get<CollectiveStep>(plan.ranks[0].own_steps[1]), 4, 4, kNet) +
+                   planned_messages(std::get<CollectiveStep>(plan.ranks[0].own_steps[3]), 4, 4, kNet)));
   }
 }
 
@@ -438,8 +441,8 @@ TEST(Collectives, LateMemberMakesTheOthersWait) {
   Plan plan = plan_for(4, {{0, 1, 2, 3}});
   for (int r = 0; r < 4; ++r) {
     // Rank 3 computes 1 ms (1e11 flop at 100 TFLOP/s) before the all-reduce; the others go straight in.
-    if (r == 3) plan.ranks[3].steps.emplace_back(ComputeStep{1e11, 0});
-    plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(
+    if (r == 3) plan.ranks[3].own_steps.emplace_back(ComputeStep{1e11, 0});
+    plan.ranks[static_cast<std::size_t>(r)].own_steps.emplace_back(
         collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Flows));
   }
   const RunResult result = simulate(scenario, plan);

@@ -54,8 +54,8 @@ Plan exchange_plan(const std::vector<std::pair<int, int>>& pairs, std::uint64_t 
     const int group = static_cast<int>(plan.groups.size());
     const int first = static_cast<int>(plan.ranks.size());
     plan.groups.push_back({first, first + 1});
-    plan.ranks.push_back({a, {ring(group, bytes)}});
-    plan.ranks.push_back({b, {ring(group, bytes)}});
+    plan.ranks.push_back(own_program(a, {ring(group, bytes)}));
+    plan.ranks.push_back(own_program(b, {ring(group, bytes)}));
   }
   return plan;
 }
@@ -91,8 +91,8 @@ Plan pairwise_all_to_all(int n, std::uint64_t chunk) {
       if (j < i) continue;
       const int group = static_cast<int>(plan.groups.size());
       plan.groups.push_back({i, j});
-      plan.ranks[static_cast<std::size_t>(i)].steps.push_back(ring(group, chunk));
-      plan.ranks[static_cast<std::size_t>(j)].steps.push_back(ring(group, chunk));
+      plan.ranks[static_cast<std::size_t>(i)].own_steps.push_back(ring(group, chunk));
+      plan.ranks[static_cast<std::size_t>(j)].own_steps.push_back(ring(group, chunk));
     }
   return plan;
 }
@@ -190,7 +190,7 @@ TEST_P(OversubscribedFatTreeAllToAll, SlowsByAboutTheRatio) {
     step.algorithm = CollectiveAlgorithm::Direct;
     step.fidelity = fidelity;
     step.bytes = static_cast<std::uint64_t>(n * chunk);
-    plan.ranks.push_back({i, {step}});
+    plan.ranks.push_back(own_program(i, {step}));
     plan.groups[0].push_back(i);
   }
   const RunResult r = simulate(s, plan);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace partsim::test {
@@ -29,6 +30,14 @@ nlohmann::json base_scenario(int nodes = 4, int gpus_per_node = 1);
  * "kv_heads"). */
 nlohmann::json tiny_transformer(const std::string& name, int sequence_length,
                                 const nlohmann::json& extra = nlohmann::json::object());
+
+/** A hand-built rank: GPU `gpu` running `steps`, its own program. */
+inline RankProgram own_program(int gpu, std::vector<Step> steps) {
+  RankProgram p;
+  p.gpu = gpu;
+  p.own_steps = std::move(steps);
+  return p;
+}
 
 /** Parses a scenario document as if read from `source`. */
 Scenario parse(const nlohmann::json& document, const std::string& source = "test.json");

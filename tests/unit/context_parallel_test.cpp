@@ -88,7 +88,7 @@ TEST(ContextParallelMemory, ActivationsFallAsOneOverC) {
 std::pair<int, std::uint64_t> ring_sends(const Plan& plan, int rank) {
   int count = 0;
   std::uint64_t bytes = 0;
-  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : resolved_steps(plan, rank))
     if (const auto* s = std::get_if<SendStep>(&step); s && s->kind == CommKind::Context) {
       ++count;
       bytes += s->bytes;
@@ -98,7 +98,7 @@ std::pair<int, std::uint64_t> ring_sends(const Plan& plan, int rank) {
 
 int ring_receives(const Plan& plan, int rank) {
   int count = 0;
-  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : resolved_steps(plan, rank))
     if (const auto* r = std::get_if<RecvStep>(&step); r && r->kind == CommKind::Context) ++count;
   return count;
 }
@@ -118,20 +118,20 @@ TEST(ContextParallelPlan, TheRingPassesEachBlockAroundOnceEachWay) {
   }
   // Placement: the context axis right after the tensor axis (tensor 1 here): ranks 0-3 are one group, and each sends
   // to the next around it.
-  for (const Step& step : plan.ranks[3].steps)
+  for (const Step& step : resolved_steps(plan, 3))
     if (const auto* s = std::get_if<SendStep>(&step); s && s->kind == CommKind::Context) {
       EXPECT_EQ(s->peer, 0);
     }
   // The gradients are reduced over data x context = 8 ranks; only the first rank of each context group counts the
   // samples of its replica.
   bool data_group_of_8 = false;
-  for (const Step& step : plan.ranks[0].steps)
+  for (const Step& step : resolved_steps(plan, 0))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Data)
       data_group_of_8 = data_group_of_8 || plan.groups[static_cast<std::size_t>(c->group)].size() == 8u;
   EXPECT_TRUE(data_group_of_8);
   std::uint64_t samples[8] = {};
   for (int rank = 0; rank < 8; ++rank)
-    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    for (const Step& step : resolved_steps(plan, rank))
       if (const auto* c = std::get_if<ComputeStep>(&step)) samples[rank] += c->samples;
   EXPECT_EQ(samples[0], 1u);
   EXPECT_EQ(samples[1], 0u);
@@ -146,7 +146,7 @@ TEST(ContextParallelPlan, TheAllGatherModeGathersTwiceAndReduceScattersOnce) {
   const std::uint64_t whole = 4 * 2ULL * (8192 / 4) * 8 * 128 * 2;
   int gathers = 0;
   int scatters = 0;
-  for (const Step& step : plan.ranks[5].steps)
+  for (const Step& step : resolved_steps(plan, 5))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Context) {
       EXPECT_EQ(c->bytes, whole);
       EXPECT_EQ(plan.groups[static_cast<std::size_t>(c->group)], (std::vector<int>{4, 5, 6, 7}));
@@ -167,11 +167,11 @@ TEST(ContextParallelPlan, TensorAndContextCompose) {
   const auto [count, bytes] = ring_sends(plan, 1);
   EXPECT_EQ(count, 32 * (1 + 1 + 1));
   EXPECT_EQ(bytes, 32 * (1 + 2 + 1) * block);
-  for (const Step& step : plan.ranks[1].steps)
+  for (const Step& step : resolved_steps(plan, 1))
     if (const auto* s = std::get_if<SendStep>(&step); s && s->kind == CommKind::Context) {
       EXPECT_EQ(s->peer, 3);
     }
-  for (const Step& step : plan.ranks[1].steps)
+  for (const Step& step : resolved_steps(plan, 1))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Tensor) {
       EXPECT_EQ(plan.groups[static_cast<std::size_t>(c->group)], (std::vector<int>{0, 1}));
       // The sequence-parallel collectives move the rank's 4,096 tokens of h: half of what they move without.

@@ -179,7 +179,7 @@ struct HandBuiltRun {
     plan.samples_per_iteration = 1000;
     plan.summary = "hand-built";
     for (int gpu : {2, 0, 3, 1}) // ranks on permuted GPUs, so node and local index come from the plan
-      plan.ranks.push_back(RankProgram{gpu, {}});
+      plan.ranks.emplace_back().gpu = gpu;
 
     result.ranks.resize(4);
     auto& r = result.ranks;

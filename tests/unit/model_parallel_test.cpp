@@ -103,7 +103,7 @@ void expect_matched_transfers(const Plan& plan) {
   std::map<std::tuple<int, int, int>, int> sent;
   std::map<std::tuple<int, int, int>, int> received;
   for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-    for (const Step& step : plan.ranks[r].steps) {
+    for (const Step& step : resolved_steps(plan, r)) {
       if (const auto* s = std::get_if<SendStep>(&step)) ++sent[{static_cast<int>(r), s->peer, s->channel}];
       if (const auto* v = std::get_if<RecvStep>(&step)) ++received[{v->peer, static_cast<int>(r), v->channel}];
     }
@@ -139,7 +139,7 @@ TEST(ModelParallelPlan, EveryTransferHasAReceiverInEverySchedule) {
     // Activations go to the next stage (channel 0) and their gradients to the previous one (channel 1), wrapping
     // around from the last stage to the first between the chunks of an interleaved schedule.
     for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-      for (const Step& step : plan.ranks[r].steps)
+      for (const Step& step : resolved_steps(plan, r))
         if (const auto* s = std::get_if<SendStep>(&step)) {
           const int from = plan.stage_of_rank[r];
           const int to = plan.stage_of_rank[static_cast<std::size_t>(s->peer)];
@@ -158,7 +158,7 @@ struct Volume {
 
 Volume volume(const Plan& plan, int rank, CommKind kind) {
   Volume v;
-  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : resolved_steps(plan, rank))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == kind) {
       v.all_reduces += c->op == CollectiveOp::AllReduce ? 1 : 0;
       v.reduce_scatters += c->op == CollectiveOp::ReduceScatter ? 1 : 0;
@@ -215,7 +215,7 @@ TEST(ModelParallelPlan, FullRecomputationReissuesTheForwardsTensorCollectives) {
   // The rerun forwards are compute the backward already counted: full > selective > none in total compute.
   auto compute = [](const Plan& plan) {
     double sum = 0.0;
-    for (const Step& step : plan.ranks[0].steps)
+    for (const Step& step : resolved_steps(plan, 0))
       if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
     return sum;
   };
@@ -227,7 +227,7 @@ TEST(ModelParallelPlan, FullRecomputationReissuesTheForwardsTensorCollectives) {
 std::pair<std::uint64_t, int> collective_bytes(const Plan& plan, int rank, CommKind kind) {
   std::uint64_t bytes = 0;
   int count = 0;
-  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : resolved_steps(plan, rank))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == kind) {
       bytes += c->bytes;
       ++count;
@@ -250,7 +250,7 @@ TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadAddOneAllReduceOfBshEa
   EXPECT_EQ(collective_bytes(plan, 3, CommKind::Tensor), collective_bytes(plan, 0, CommKind::Tensor));
   // The order: the embedding's all-reduce is the first collective, the cross-entropy's three end the forward pass.
   std::vector<std::uint64_t> sizes;
-  for (const Step& step : plan.ranks[0].steps)
+  for (const Step& step : resolved_steps(plan, 0))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Tensor) sizes.push_back(c->bytes);
   ASSERT_EQ(sizes.size(), 53u);
   EXPECT_EQ(sizes[0], bsh);
@@ -297,7 +297,7 @@ TEST(ModelParallelPlan, TiedEmbeddingsAllReduceTheirGradientBetweenTheFirstAndLa
   const std::uint64_t shard = 25129u * 768 * 2;
   for (int rank : {0, 1, 6, 7}) {
     EXPECT_EQ(collective_bytes(plan, rank, CommKind::Data), std::make_pair(shard, 1)) << "rank " << rank;
-    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    for (const Step& step : resolved_steps(plan, rank))
       if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Data) {
         EXPECT_EQ(c->op, CollectiveOp::AllReduce);
         EXPECT_EQ(plan.groups[static_cast<std::size_t>(c->group)], (std::vector<int>{rank % 2, rank % 2 + 6}));
@@ -352,7 +352,7 @@ double micro_batch_compute(const nlohmann::json& points, nlohmann::json strategy
       {"memory_capacity", "80GB"}, {"kernel_launch_overhead", 0}, {"gemm_efficiency", {{"points", points}}}};
   const Plan plan = build_plan(parse(doc));
   double amount = 0.0;
-  for (const Step& step : plan.ranks[0].steps)
+  for (const Step& step : resolved_steps(plan, 0))
     if (const auto* c = std::get_if<ComputeStep>(&step))
       if (plan.labels[c->label] == "F mb0" || plan.labels[c->label] == "B mb0") amount += c->amount;
   return amount;
@@ -506,7 +506,7 @@ TEST(ModelParallelPlan, OverlappedParameterGathersAreQueuedFirstAndAwaitedBucket
   auto gathers = [](const Plan& plan, int stream) {
     std::uint64_t bytes = 0;
     int count = 0;
-    for (const Step& step : plan.ranks[0].steps)
+    for (const Step& step : resolved_steps(plan, 0))
       if (const auto* c = std::get_if<CollectiveStep>(&step);
           c && c->op == CollectiveOp::AllGather && c->kind == CommKind::Data && c->stream == stream) {
         bytes += c->bytes;
@@ -522,7 +522,7 @@ TEST(ModelParallelPlan, OverlappedParameterGathersAreQueuedFirstAndAwaitedBucket
   EXPECT_GE(count, 2);
   EXPECT_NEAR(static_cast<double>(bytes), static_cast<double>(blocking_bytes), 1e-9 * static_cast<double>(bytes));
   // The program opens with the gathers, then waits for them one by one during the first micro-batch's forward.
-  const auto& steps = overlapped.ranks[0].steps;
+  const auto steps = resolved_steps(overlapped, 0);
   for (int i = 0; i < count; ++i)
     ASSERT_TRUE(std::holds_alternative<CollectiveStep>(steps[static_cast<std::size_t>(i)]));
   std::vector<std::uint32_t> waits;
@@ -552,7 +552,7 @@ TEST(ModelParallelPlan, MegatronCoreReducesLaterPipelineStagesInOneBucket) {
     std::pair<int, std::uint64_t> out{0, 0};
     for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
       if (plan.stage_of_rank[r] != stage) continue;
-      for (const Step& step : plan.ranks[r].steps)
+      for (const Step& step : resolved_steps(plan, r))
         if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->op == op && c->kind == CommKind::Data) {
           ++out.first;
           out.second += c->bytes;

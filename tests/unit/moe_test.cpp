@@ -130,7 +130,7 @@ struct Collectives {
 
 Collectives collectives_of(const Plan& plan, int rank, CommKind kind, CollectiveOp op) {
   Collectives c;
-  for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : resolved_steps(plan, rank))
     if (const auto* s = std::get_if<CollectiveStep>(&step); s && s->kind == kind && s->op == op) {
       ++c.count;
       c.bytes += s->bytes;
@@ -150,7 +150,7 @@ TEST(ExpertParallelPlan, TwoAllToAllsOfTheTokenCopiesPerLayerEachWay) {
   // The all-to-alls run at the tensor collectives' fidelity.
   const Plan analytic =
       build_plan(parse(moe_scenario({{"data", 8}, {"expert", 8}, {"tensor_collectives", {{"fidelity", "analytic"}}}})));
-  for (const Step& step : analytic.ranks[0].steps)
+  for (const Step& step : resolved_steps(analytic, 0))
     if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Expert) {
       EXPECT_EQ(c->fidelity, Fidelity::Analytic);
     }
@@ -165,7 +165,7 @@ TEST(ExpertParallelPlan, TwoAllToAllsOfTheTokenCopiesPerLayerEachWay) {
   const Plan plan2 = build_plan(two);
   EXPECT_EQ(collectives_of(plan2, 0, CommKind::Expert, CollectiveOp::AllToAll).group_size, 2u);
   std::uint64_t expert_sync = 0;
-  for (const Step& step : plan2.ranks[0].steps)
+  for (const Step& step : resolved_steps(plan2, 0))
     if (const auto* s = std::get_if<CollectiveStep>(&step);
         s && s->kind == CommKind::Data && plan2.groups[static_cast<std::size_t>(s->group)].size() == 4u)
       expert_sync += s->bytes;
@@ -184,7 +184,7 @@ TEST(ExpertParallelPlan, SkewedRoutingLoadsEachRankByItsExpertsShare) {
   const Plan skewed = build_plan(scenario);
   auto compute = [](const Plan& plan, int rank) {
     double sum = 0.0;
-    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    for (const Step& step : resolved_steps(plan, rank))
       if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
     return sum;
   };
@@ -218,7 +218,7 @@ TEST(ExpertParallelPlan, FullRecomputationRerunsTheExpertsForward) {
   const Plan full = plan_with("full");
   auto compute = [](const Plan& plan, int rank, char pass) {
     double sum = 0.0;
-    for (const Step& step : plan.ranks[static_cast<std::size_t>(rank)].steps)
+    for (const Step& step : resolved_steps(plan, rank))
       if (const auto* c = std::get_if<ComputeStep>(&step); c && c->label > 0 && plan.labels[c->label][0] == pass)
         sum += c->amount;
     return sum;

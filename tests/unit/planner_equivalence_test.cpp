@@ -22,7 +22,7 @@ struct Totals {
 
 Totals totals(const Plan& plan, int rank) {
   Totals t;
-  for (const Step& step : plan.ranks.at(static_cast<std::size_t>(rank)).steps) {
+  for (const Step& step : resolved_steps(plan, rank)) {
     if (const auto* c = std::get_if<ComputeStep>(&step)) t.compute += c->amount;
     if (const auto* c = std::get_if<CollectiveStep>(&step); c != nullptr && c->kind == CommKind::Data) {
       t.data_bytes += c->bytes;

@@ -177,7 +177,8 @@ TEST(ScenarioSchema, DefaultsAreThoseTheParserTakes) {
     EXPECT_EQ(a.planned_executions, b.planned_executions) << doc.at("name");
     EXPECT_EQ(a.baseline_amount, b.baseline_amount) << doc.at("name");
     ASSERT_EQ(a.ranks.size(), b.ranks.size());
-    for (std::size_t r = 0; r < a.ranks.size(); ++r) EXPECT_EQ(a.ranks[r].steps.size(), b.ranks[r].steps.size());
+    for (std::size_t r = 0; r < a.ranks.size(); ++r)
+      EXPECT_EQ(a.steps_of(static_cast<int>(r)).size(), b.steps_of(static_cast<int>(r)).size());
     EXPECT_GT(set, 0) << doc.at("name");
   }
 }

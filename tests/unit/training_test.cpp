@@ -154,7 +154,7 @@ TEST(Training, PlanRunsAccumulationBucketsAndTheOptimizer) {
   const Scenario s = parse(doc);
   const Plan plan = build_plan(s);
   ASSERT_EQ(plan.ranks.size(), 8u);
-  const auto& steps = plan.ranks[0].steps;
+  const auto steps = resolved_steps(plan, 0);
   std::size_t collectives = 0;
   for (const Step& step : steps)
     if (const auto* c = std::get_if<CollectiveStep>(&step)) {
@@ -180,7 +180,7 @@ TEST(Training, NoOverlapRunsTheAllReducesAfterTheBackwardPass) {
   nlohmann::json doc = training_scenario("gpt2-small");
   doc["strategy"]["gradient_sync"] = {{"algorithm", "ring"}, {"fidelity", "steps"}, {"overlap", false}};
   const Plan plan = build_plan(parse(doc));
-  for (const Step& step : plan.ranks[0].steps) {
+  for (const Step& step : resolved_steps(plan, 0)) {
     EXPECT_FALSE(std::holds_alternative<StreamSyncStep>(step));
     if (const auto* c = std::get_if<CollectiveStep>(&step)) {
       EXPECT_EQ(c->stream, 0);

@@ -156,33 +156,57 @@ void prepare_collectives(RunContext& ctx) {
     int requested_channels = -1; ///< of its ring steps (-1: none yet)
   };
   std::vector<Needs> needs(count);
-  for (const RankProgram& program : ctx.plan.ranks)
-    for (const Step& s : program.steps) {
-      const auto* step = std::get_if<CollectiveStep>(&s);
-      if (step == nullptr) continue;
-      PARTSIM_CHECK(step->group >= 0 && static_cast<std::size_t>(step->group) < count)
-          << "collective on group " << step->group << " of " << count;
-      PARTSIM_CHECK(is_supported(step->op, step->algorithm))
-          << to_string(step->op) << " has no " << to_string(step->algorithm) << " algorithm";
-      Needs& n = needs[static_cast<std::size_t>(step->group)];
+  const auto note = [count](Needs& n, const CollectiveStep* step) {
+    PARTSIM_CHECK(step->group >= 0 && static_cast<std::size_t>(step->group) < count)
+        << "collective on group " << step->group << " of " << count;
+    PARTSIM_CHECK(is_supported(step->op, step->algorithm))
+        << to_string(step->op) << " has no " << to_string(step->algorithm) << " algorithm";
+    n.used = true;
+    n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
+    n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
+    n.flows |= step->fidelity == Fidelity::Flows;
+    n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
+    if (step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast) {
+      n.channels = true;
+      // The rings are the group's: every ring collective on it asks for the same number (one choice per group).
+      PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == step->channels)
+          << "ring collectives on group " << step->group << " ask for " << n.requested_channels << " and "
+          << step->channels << " channels";
+      n.requested_channels = step->channels;
+    }
+    if (step->fidelity == Fidelity::Steps) {
+      n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
+      n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
+    }
+    n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
+  };
+  // Each program once (ranks may share one, relabeled: Plan::steps_of), then its needs under each rank's groups.
+  std::vector<std::vector<std::pair<int, Needs>>> by_program(ctx.plan.ranks.size());
+  for (std::size_t q = 0; q < ctx.plan.ranks.size(); ++q) {
+    if (ctx.plan.ranks[q].like >= 0) continue;
+    std::map<int, Needs> local;
+    for (const Step& s : ctx.plan.ranks[q].own_steps)
+      if (const auto* step = std::get_if<CollectiveStep>(&s)) note(local[step->group], step);
+    by_program[q].assign(local.begin(), local.end());
+  }
+  for (std::size_t r = 0; r < ctx.plan.ranks.size(); ++r)
+    for (const auto& [g, from] : by_program[static_cast<std::size_t>(ctx.plan.owner(static_cast<int>(r)))]) {
+      const int group = ctx.plan.ranks[r].group(g);
+      Needs& n = needs.at(static_cast<std::size_t>(group));
       n.used = true;
-      n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
-      n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
-      n.flows |= step->fidelity == Fidelity::Flows;
-      n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
-      if (step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast) {
-        n.channels = true;
-        // The rings are the group's: every ring collective on it asks for the same number (one choice per group).
-        PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == step->channels)
-            << "ring collectives on group " << step->group << " ask for " << n.requested_channels << " and "
-            << step->channels << " channels";
-        n.requested_channels = step->channels;
-      }
-      if (step->fidelity == Fidelity::Steps) {
-        n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
-        n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
-      }
-      n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
+      n.ring |= from.ring;
+      n.tree |= from.tree;
+      n.hierarchical |= from.hierarchical;
+      n.a2a |= from.a2a;
+      n.flows |= from.flows;
+      n.analytic_a2a |= from.analytic_a2a;
+      n.channels |= from.channels;
+      n.nvls |= from.nvls;
+      if (from.requested_channels < 0) continue;
+      PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == from.requested_channels)
+          << "ring collectives on group " << group << " ask for " << n.requested_channels << " and "
+          << from.requested_channels << " channels";
+      n.requested_channels = from.requested_channels;
     }
 
   state->groups.resize(count);

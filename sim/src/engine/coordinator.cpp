@@ -111,11 +111,10 @@ void exchange_halos(Coordinated& c, int rank, RankTimeline& timeline) {
 void rank_actor(Coordinated& c, int rank) {
   const auto me = static_cast<std::size_t>(rank);
   RankTimeline& timeline = c.ctx.result.ranks[me];
-  const RankProgram& program = c.ctx.plan.ranks[me];
   for (std::int64_t it = 0; it < c.ctx.plan.iterations; ++it) {
     receive_eager(c.start_boxes[me], timeline);
     c.ctx.begin_iteration(rank, it);
-    for (const Step& step : program.steps) run_step(c.ctx, rank, timeline, step);
+    for (const Step& step : c.ctx.steps(rank)) run_step(c.ctx, rank, timeline, step);
     exchange_halos(c, rank, timeline);
     send_eager(c.inbox, c.work.result_bytes[me]);
     timeline.bytes_sent += c.work.result_bytes[me];

@@ -39,11 +39,11 @@ using engine::RunContext;
 
 void run_rank(RunContext& ctx, int rank) {
   RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
-  const RankProgram& program = ctx.plan.ranks[static_cast<std::size_t>(rank)];
+  const std::vector<Step>& steps = ctx.steps(rank);
   engine::prepare_receiver(ctx, rank);
   for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
     ctx.begin_iteration(rank, it);
-    for (const Step& step : program.steps) {
+    for (const Step& step : steps) {
       engine::run_step(ctx, rank, timeline, step);
     }
     ctx.end_iteration(it, sg4::Engine::get_clock());
@@ -147,6 +147,10 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   ctx.simulated_members.assign(plan.groups.size(), 0);
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
     for (int rank : plan.groups[g]) ctx.simulated_members[g] += folding.simulated[static_cast<std::size_t>(rank)];
+  ctx.relabeled.resize(ranks);
+  for (std::size_t r = 0; r < ranks; ++r)
+    if (folding.simulated[r] != 0 && plan.ranks[r].like >= 0)
+      ctx.relabeled[r] = resolved_steps(plan, static_cast<int>(r));
   engine::prepare_passive_streams(ctx, folding.simulated);
   result.folding = folding.note;
   result.simulated_ranks = folding.simulated_ranks;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -50,7 +51,7 @@ struct DisjointSets {
 
 class Folder {
  public:
-  Folder(const RunContext& ctx) : ctx_(ctx), plan_(ctx.plan), n_(plan_.ranks.size()) {}
+  Folder(const RunContext& ctx) : ctx_(ctx), plan_(ctx.plan), n_(plan_.ranks.size()) { summarise_programs(); }
 
   /** The folding, or why there is none (std::nullopt with reason_ set). */
   std::optional<Folding> run() {
@@ -80,7 +81,43 @@ class Folder {
     return false;
   }
 
-  const std::vector<Step>& steps(int rank) const { return plan_.ranks[static_cast<std::size_t>(rank)].steps; }
+  /** What the checks need of a program (ranks may share one, relabeled: Plan::steps_of), gathered once. */
+  struct ProgramSummary {
+    std::vector<int> peers;          ///< of its sends and receives, distinct
+    std::vector<int> send_peers;     ///< of its sends, distinct
+    std::vector<int> groups;         ///< of its collectives, distinct
+    std::vector<int> message_groups; ///< of its collectives at steps or flows fidelity, distinct
+  };
+  void summarise_programs() {
+    summaries_.resize(n_);
+    const auto distinct = [](std::vector<int>& v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    for (std::size_t q = 0; q < n_; ++q) {
+      if (plan_.ranks[q].like >= 0) continue;
+      ProgramSummary& p = summaries_[q];
+      for (const Step& s : plan_.ranks[q].own_steps)
+        if (const auto* c = std::get_if<CollectiveStep>(&s)) {
+          if (p.groups.empty() || p.groups.back() != c->group) p.groups.push_back(c->group);
+          if (c->fidelity != Fidelity::Analytic && (p.message_groups.empty() || p.message_groups.back() != c->group))
+            p.message_groups.push_back(c->group);
+        } else if (const auto* send = std::get_if<SendStep>(&s)) {
+          p.peers.push_back(send->peer);
+          p.send_peers.push_back(send->peer);
+        } else if (const auto* recv = std::get_if<RecvStep>(&s)) {
+          p.peers.push_back(recv->peer);
+        }
+      distinct(p.peers);
+      distinct(p.send_peers);
+      distinct(p.groups);
+      distinct(p.message_groups);
+    }
+  }
+  const ProgramSummary& summary(int rank) const { return summaries_[static_cast<std::size_t>(plan_.owner(rank))]; }
+  /** Rank `rank`'s name for peer `peer` / group `group` of the program it runs. */
+  int peer(int rank, int peer) const { return peer + plan_.ranks[static_cast<std::size_t>(rank)].peer_shift; }
+  int group(int rank, int group) const { return plan_.ranks[static_cast<std::size_t>(rank)].group(group); }
   /** Whether traffic can saturate `link` (Platform::never_saturated). */
   bool saturable(const sg4::Link* link) const { return ctx_.platform.never_saturated.count(link) == 0; }
 
@@ -123,10 +160,9 @@ class Folder {
   /** A group is analytic when every collective on it is: it touches no link, so replicas may meet there. */
   void classify_groups() {
     analytic_.assign(plan_.groups.size(), 1);
-    for (const RankProgram& program : plan_.ranks)
-      for (const Step& s : program.steps)
-        if (const auto* c = std::get_if<CollectiveStep>(&s))
-          if (c->fidelity != Fidelity::Analytic) analytic_[static_cast<std::size_t>(c->group)] = 0;
+    for (std::size_t r = 0; r < n_; ++r)
+      for (const int g : summary(static_cast<int>(r)).message_groups)
+        analytic_[static_cast<std::size_t>(group(static_cast<int>(r), g))] = 0;
   }
 
   void find_replicas() {
@@ -135,13 +171,8 @@ class Folder {
       if (analytic_[g] == 0)
         for (int member : plan_.groups[g]) sets.unite(plan_.groups[g].front(), member);
     for (std::size_t r = 0; r < n_; ++r)
-      for (const Step& s : steps(static_cast<int>(r))) {
-        if (const auto* send = std::get_if<SendStep>(&s)) {
-          sets.unite(static_cast<int>(r), send->peer);
-        } else if (const auto* recv = std::get_if<RecvStep>(&s)) {
-          sets.unite(static_cast<int>(r), recv->peer);
-        }
-      }
+      for (const int p : summary(static_cast<int>(r)).peers)
+        sets.unite(static_cast<int>(r), peer(static_cast<int>(r), p));
     replica_of_.assign(n_, -1);
     index_in_replica_.assign(n_, -1);
     std::vector<int> replica_of_root(n_, -1);
@@ -194,17 +225,26 @@ class Folder {
       if (ha->get_speed() != hb->get_speed() || ha->get_core_count() != hb->get_core_count() ||
           !same_speed_changes(node_of(a), node_of(b)) || !same_stragglers(a, b))
         return false;
-      const auto& sa = steps(a);
-      const auto& sb = steps(b);
+      if (plan_.owner(a) == plan_.owner(b)) {
+        // One program, relabeled for each: equal step for step but for the peers and the groups.
+        for (const int p : summary(a).peers)
+          if (phi(peer(a, p)) != peer(b, p)) return false;
+        for (const int g : summary(a).groups) group_pairs.emplace_back(group(a, g), group(b, g));
+        continue;
+      }
+      const StepsView sa = plan_.steps_of(a);
+      const StepsView sb = plan_.steps_of(b);
       if (sa.size() != sb.size()) return false;
       for (std::size_t k = 0; k < sa.size(); ++k) {
-        if (sa[k].index() != sb[k].index()) return false;
-        if (const auto* ca = std::get_if<ComputeStep>(&sa[k])) {
-          const auto& cb = std::get<ComputeStep>(sb[k]);
+        const Step ska = sa[k];
+        const Step skb = sb[k];
+        if (ska.index() != skb.index()) return false;
+        if (const auto* ca = std::get_if<ComputeStep>(&ska)) {
+          const auto& cb = std::get<ComputeStep>(skb);
           // Samples only count throughput (one tensor rank counts a micro-batch): unfold_results sets them.
           if (ca->amount != cb.amount || ca->label != cb.label) return false;
-        } else if (const auto* xa = std::get_if<CollectiveStep>(&sa[k])) {
-          const auto& xb = std::get<CollectiveStep>(sb[k]);
+        } else if (const auto* xa = std::get_if<CollectiveStep>(&ska)) {
+          const auto& xb = std::get<CollectiveStep>(skb);
           if (xa->op != xb.op || xa->algorithm != xb.algorithm || xa->fidelity != xb.fidelity ||
               xa->bytes != xb.bytes || xa->root != xb.root || xa->stream != xb.stream || xa->kind != xb.kind ||
               xa->channels != xb.channels || xa->protocol != xb.protocol)
@@ -213,12 +253,12 @@ class Folder {
           // the pairs of a production plan fill gigabytes before the sort below removes them.
           if (group_pairs.empty() || group_pairs.back() != std::pair{xa->group, xb.group})
             group_pairs.emplace_back(xa->group, xb.group);
-        } else if (const auto* pa = std::get_if<SendStep>(&sa[k])) {
-          const auto& pb = std::get<SendStep>(sb[k]);
+        } else if (const auto* pa = std::get_if<SendStep>(&ska)) {
+          const auto& pb = std::get<SendStep>(skb);
           if (phi(pa->peer) != pb.peer || pa->bytes != pb.bytes || pa->channel != pb.channel || pa->kind != pb.kind)
             return false;
-        } else if (const auto* ra = std::get_if<RecvStep>(&sa[k])) {
-          const auto& rb = std::get<RecvStep>(sb[k]);
+        } else if (const auto* ra = std::get_if<RecvStep>(&ska)) {
+          const auto& rb = std::get<RecvStep>(skb);
           if (phi(ra->peer) != rb.peer || ra->channel != rb.channel || ra->kind != rb.kind) return false;
         }
       }
@@ -227,11 +267,10 @@ class Folder {
     group_pairs.erase(std::unique(group_pairs.begin(), group_pairs.end()), group_pairs.end());
     std::set<std::pair<int, int>> transfers; // (from, to) of the replica's message-level traffic
     for (const int rank : replica)
-      for (const Step& s : steps(rank))
-        if (const auto* send = std::get_if<SendStep>(&s)) {
-          transfers.emplace(rank, send->peer);
-          transfers.emplace(send->peer, rank); // LV08's acknowledgements flow back
-        }
+      for (const int p : summary(rank).send_peers) {
+        transfers.emplace(rank, peer(rank, p));
+        transfers.emplace(peer(rank, p), rank); // LV08's acknowledgements flow back
+      }
     for (const auto& [ga, gb] : group_pairs) {
       const auto ia = static_cast<std::size_t>(ga);
       if (analytic_[ia] != analytic_[static_cast<std::size_t>(gb)]) return false;
@@ -350,23 +389,21 @@ class Folder {
         auto [it, fresh] = host_owner.emplace(host(rank), static_cast<int>(c));
         if (!fresh && it->second != static_cast<int>(c))
           return refuse(fmt::format("replicas {} and {} share a GPU", it->second, c));
-        for (const Step& s : steps(rank)) {
-          if (const auto* x = std::get_if<CollectiveStep>(&s)) {
-            const auto g = static_cast<std::size_t>(x->group);
-            // Every pair of a message-level group's members, once per group (not per collective and member).
-            if (analytic_[g] || group_seen_in[g] == static_cast<int>(c)) continue;
-            group_seen_in[g] = static_cast<int>(c);
-            const auto& members = plan_.groups[g];
-            if (members.size() > kMaxCheckedGroup)
-              return refuse(fmt::format("a message-level group of {} ranks (more than {} to check pairwise)",
-                                        members.size(), kMaxCheckedGroup));
-            for (std::size_t i = 0; i < members.size(); ++i)
-              for (std::size_t j = i + 1; j < members.size(); ++j)
-                pairs.emplace(std::min(members[i], members[j]), std::max(members[i], members[j]));
-          } else if (const auto* send = std::get_if<SendStep>(&s)) {
-            pairs.emplace(std::min(rank, send->peer), std::max(rank, send->peer));
-          }
+        for (const int program_group : summary(rank).groups) {
+          const auto g = static_cast<std::size_t>(group(rank, program_group));
+          // Every pair of a message-level group's members, once per group (not per collective and member).
+          if (analytic_[g] || group_seen_in[g] == static_cast<int>(c)) continue;
+          group_seen_in[g] = static_cast<int>(c);
+          const auto& members = plan_.groups[g];
+          if (members.size() > kMaxCheckedGroup)
+            return refuse(fmt::format("a message-level group of {} ranks (more than {} to check pairwise)",
+                                      members.size(), kMaxCheckedGroup));
+          for (std::size_t i = 0; i < members.size(); ++i)
+            for (std::size_t j = i + 1; j < members.size(); ++j)
+              pairs.emplace(std::min(members[i], members[j]), std::max(members[i], members[j]));
         }
+        for (const int p : summary(rank).send_peers)
+          pairs.emplace(std::min(rank, peer(rank, p)), std::max(rank, peer(rank, p)));
       }
       for (const auto& [a, b] : pairs) {
         for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
@@ -425,6 +462,7 @@ class Folder {
   std::vector<std::vector<int>> classes_;          ///< replicas, first = the simulated one
   std::vector<std::pair<int, int>> image_pairs_;   ///< (group, its counterpart in the class's first replica)
   std::vector<int> image_;                         ///< per group: its counterpart, -1: itself
+  std::vector<ProgramSummary> summaries_;          ///< per rank that runs its own program
 };
 
 } // namespace
@@ -449,26 +487,51 @@ Folding fold_replicas(const RunContext& ctx, bool enabled) {
 
 void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& result) {
   if (!folding.active) return;
-  const auto iterations = static_cast<std::uint64_t>(ctx.plan.iterations);
-  // What each simulated rank counted per step (samples, or bytes of an analytic collective), computed once.
-  struct Counted {
-    std::uint64_t samples = 0, sent = 0, received = 0;
+  const Plan& plan = ctx.plan;
+  const auto iterations = static_cast<std::uint64_t>(plan.iterations);
+  // Per program (ranks may share one, relabeled): the samples of its compute steps, and its analytic collectives
+  // with how often each occurs (their bytes depend on the rank's position in its group), computed once.
+  struct Tally {
+    bool done = false;
+    std::uint64_t samples = 0;
+    std::vector<std::pair<CollectiveStep, std::uint64_t>> analytic;
   };
-  std::vector<std::vector<Counted>> counted(folding.representative.size());
-  const auto counts = [&](int rank) -> const std::vector<Counted>& {
-    auto& c = counted[static_cast<std::size_t>(rank)];
-    if (!c.empty()) return c;
-    const auto& steps = ctx.plan.ranks[static_cast<std::size_t>(rank)].steps;
-    c.resize(steps.size());
-    for (std::size_t k = 0; k < steps.size(); ++k)
-      if (const auto* compute = std::get_if<ComputeStep>(&steps[k])) {
-        c[k].samples = compute->samples;
-      } else if (const auto* step = std::get_if<CollectiveStep>(&steps[k]);
-                 step != nullptr && step->fidelity == Fidelity::Analytic) {
-        std::tie(c[k].sent, c[k].received) = analytic_bytes(ctx, *step, rank);
+  std::vector<Tally> tallies(plan.ranks.size());
+  const auto tally = [&](int rank) -> const Tally& {
+    Tally& t = tallies[static_cast<std::size_t>(plan.owner(rank))];
+    if (t.done) return t;
+    t.done = true;
+    const auto key = [](const CollectiveStep& c) {
+      return std::tuple{c.group, c.op, c.algorithm, c.kind, c.bytes, c.root, c.stream, c.protocol, c.channels};
+    };
+    std::map<decltype(key(CollectiveStep{})), std::size_t> index; // into t.analytic
+    for (const Step& s : plan.steps_of(rank).unrelabeled())
+      if (const auto* compute = std::get_if<ComputeStep>(&s)) {
+        t.samples += compute->samples;
+      } else if (const auto* c = std::get_if<CollectiveStep>(&s); c != nullptr && c->fidelity == Fidelity::Analytic) {
+        const auto [it, fresh] = index.try_emplace(key(*c), t.analytic.size());
+        if (fresh) t.analytic.emplace_back(*c, 0);
+        ++t.analytic[it->second].second;
       }
-    return c;
+    return t;
   };
+  // An analytic collective's bytes per iteration on each timeline (program, stream) of `rank`, under its groups.
+  struct Bytes {
+    std::uint64_t sent[2] = {0, 0}, received[2] = {0, 0};
+  };
+  const auto analytic = [&](int rank) {
+    Bytes b;
+    for (const auto& [step, count] : tally(rank).analytic) {
+      CollectiveStep mine = step;
+      mine.group = plan.ranks[static_cast<std::size_t>(rank)].group(step.group);
+      const auto [sent, received] = analytic_bytes(ctx, mine, rank);
+      const int t = step.stream == 0 ? 0 : 1;
+      b.sent[t] += sent * count;
+      b.received[t] += received * count;
+    }
+    return b;
+  };
+  std::vector<std::optional<Bytes>> simulated_bytes(plan.ranks.size());
   // Everything but the intervals, which stay with the representative (RunResult::intervals_of).
   const auto copy_figures = [](RankTimeline& to, RankTimeline& from) {
     std::vector<Interval> intervals = std::move(from.intervals);
@@ -485,19 +548,14 @@ void unfold_results(const RunContext& ctx, const Folding& folding, RunResult& re
     copy_figures(stream, result.streams[static_cast<std::size_t>(rep)]);
     // The same times, but the programs (equal step for step, as fold_replicas checked) may count different samples,
     // and an analytic collective's bytes depend on the member's position in its group.
-    const auto& steps = ctx.plan.ranks[r].steps;
-    const std::vector<Counted>& theirs = counts(rep);
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-      if (const auto* compute = std::get_if<ComputeStep>(&steps[k])) {
-        main.samples = main.samples - theirs[k].samples * iterations + compute->samples * iterations;
-        continue;
-      }
-      const auto* step = std::get_if<CollectiveStep>(&steps[k]);
-      if (step == nullptr || step->fidelity != Fidelity::Analytic) continue;
-      const auto [sent, received] = analytic_bytes(ctx, *step, static_cast<int>(r));
-      RankTimeline& t = step->stream == 0 ? main : stream;
-      t.bytes_sent = t.bytes_sent - theirs[k].sent * iterations + sent * iterations;
-      t.bytes_received = t.bytes_received - theirs[k].received * iterations + received * iterations;
+    main.samples = main.samples - tally(rep).samples * iterations + tally(static_cast<int>(r)).samples * iterations;
+    auto& theirs = simulated_bytes[static_cast<std::size_t>(rep)];
+    if (!theirs) theirs = analytic(rep);
+    const Bytes mine = analytic(static_cast<int>(r));
+    for (int t = 0; t < 2; ++t) {
+      RankTimeline& line = t == 0 ? main : stream;
+      line.bytes_sent = line.bytes_sent - theirs->sent[t] * iterations + mine.sent[t] * iterations;
+      line.bytes_received = line.bytes_received - theirs->received[t] * iterations + mine.received[t] * iterations;
     }
   }
 }

@@ -76,17 +76,20 @@ void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated
   std::vector<char> group_ok(groups.size(), 1);
   std::vector<int> per_driver(groups.size(), 0);
   std::vector<std::vector<int>> queued_on(plan.ranks.size());
+  // Each program's distinct collectives once (ranks may share a program, relabeled: Plan::steps_of).
+  std::vector<std::vector<CollectiveStep>> distinct(plan.ranks.size());
+  for (std::size_t q = 0; q < plan.ranks.size(); ++q)
+    if (plan.ranks[q].like < 0) distinct[q] = distinct_collectives(plan.ranks[q].own_steps);
   for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
-    for (const Step& s : plan.ranks[r].steps) {
-      const auto* step = std::get_if<CollectiveStep>(&s);
-      if (step == nullptr) continue;
-      const auto gi = static_cast<std::size_t>(step->group);
-      group_ok[gi] = group_ok[gi] && passive_capable(groups[gi], *step);
-      if (step->fidelity == Fidelity::Flows) {
-        const int k = members_per_driver(groups[gi], *step);
+    for (CollectiveStep step : distinct[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))]) {
+      step.group = plan.ranks[r].group(step.group);
+      const auto gi = static_cast<std::size_t>(step.group);
+      group_ok[gi] = group_ok[gi] && passive_capable(groups[gi], step);
+      if (step.fidelity == Fidelity::Flows) {
+        const int k = members_per_driver(groups[gi], step);
         per_driver[gi] = per_driver[gi] == 0 ? k : std::min(per_driver[gi], k);
       }
-      if (step->stream != 0) queued_on[r].push_back(step->group);
+      if (step.stream != 0) queued_on[r].push_back(step.group);
     }
     std::sort(queued_on[r].begin(), queued_on[r].end());
     queued_on[r].erase(std::unique(queued_on[r].begin(), queued_on[r].end()), queued_on[r].end());

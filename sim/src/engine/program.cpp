@@ -98,7 +98,7 @@ void run_recv(RunContext& ctx, int rank, RankTimeline& timeline, const RecvStep&
 
 void prepare_receiver(RunContext& ctx, int rank) {
   std::set<std::pair<int, int>> sources;
-  for (const Step& step : ctx.plan.ranks[static_cast<std::size_t>(rank)].steps)
+  for (const Step& step : ctx.steps(rank))
     if (const auto* recv = std::get_if<RecvStep>(&step)) sources.emplace(recv->peer, recv->channel);
   for (const auto& [peer, channel] : sources) p2p_mailbox(ctx, peer, rank, channel)->set_receiver(sg4::Actor::self());
 }

@@ -74,6 +74,14 @@ struct RunContext {
   /** Folding (folding.hpp), per group: how many members have an actor (a collective's rendezvous waits for those),
    * and how many instances of the unfolded run one of its instances stands for (collective statistics). */
   std::vector<int> simulated_members;
+  /** Per rank: the program it runs, relabeled, for simulated ranks that share another's (the engine keeps pointers
+   * to collective steps while they run, so they need a home); empty otherwise. */
+  std::vector<std::vector<Step>> relabeled;
+  /** The steps rank `rank` runs: its own, or its relabeled copy (simulated ranks only). */
+  const std::vector<Step>& steps(int rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return plan.ranks[r].like < 0 ? plan.ranks[r].own_steps : relabeled.at(r);
+  }
   std::vector<int> group_weight;
   /** run.lean_engine: flows started by driver actors, passive streams (collectives.hpp), executions alone on their
    * GPU as sleeps (compute_alone); off, every member runs its part in its own actor and every execution is one. */

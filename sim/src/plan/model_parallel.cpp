@@ -109,16 +109,23 @@ class Planner {
           }
     }
     const double positions = static_cast<double>(mp_.data_ranks()) * static_cast<double>(mp_.tensor);
+    // Only ranks with programs of their own hold steps (the others share one: share_programs).
+    const double built =
+        static_cast<double>(std::count(like_.begin(), like_.end(), -1)) / static_cast<double>(mp_.pipeline);
     const double micro_batches = static_cast<double>(micro_batches_);
     const double stages = static_cast<double>(mp_.pipeline);
     return {(per_position.executions * micro_batches + stages) * positions * static_cast<double>(training_.iterations),
-            (per_position.steps * micro_batches + stages) * positions};
+            (per_position.steps * micro_batches + stages) * built};
   }
 
-  Plan plan() {
-    Plan plan;
+  /** The groups, and which ranks share a program (call before estimate()). */
+  void prepare(Plan& plan, bool share) {
     plan.labels.emplace_back();
     make_groups(plan);
+    share_programs(share);
+  }
+
+  Plan plan(Plan plan) {
     const int gpus = mp_.gpus();
     plan.ranks.resize(static_cast<std::size_t>(gpus));
     plan.stage_of_rank.resize(static_cast<std::size_t>(gpus));
@@ -126,9 +133,17 @@ class Planner {
       schedules_.push_back(pipeline_schedule(mp_.schedule, mp_.pipeline, p, micro_batches_, mp_.virtual_stages));
     labels_.assign(static_cast<std::size_t>(2 * micro_batches_ * mp_.virtual_stages), 0);
     for (int r = 0; r < gpus; ++r) {
-      plan.ranks[static_cast<std::size_t>(r)].gpu = r;
+      RankProgram& rank = plan.ranks[static_cast<std::size_t>(r)];
+      rank.gpu = r;
       plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
-      program(plan, r);
+      const int like = like_[static_cast<std::size_t>(r)];
+      if (like < 0) {
+        program(plan, r);
+        continue;
+      }
+      rank.like = like;
+      rank.peer_shift = r - like;
+      rank.group_map = group_map(like, r);
     }
     plan.iterations = training_.iterations;
     const bool tensor_auto = !mp_.tensor_collectives.fidelity;
@@ -420,6 +435,52 @@ class Planner {
 
   /** Tied embeddings with more than one stage: the first stage's token table and the last stage's copy. */
   bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
+
+  /** The rank whose program rank `r` runs relabeled: the one at the same (tensor, pipeline, context) position in the
+   * first data-parallel replica (in the first `expert` replicas with expert parallelism, where each position of an
+   * expert group routes its own tokens). The rest of a program depends on its position only through its peers (the
+   * same offset away in every replica: rank_of is linear in the data coordinate) and its groups (group_map). */
+  int template_of(int r) const {
+    ParallelCoordinates at = coordinates_of(mp_, r);
+    at.data %= moe() && mp_.expert > 1 ? mp_.expert : 1;
+    return rank_of(mp_, at);
+  }
+
+  /** (template's group, rank's group) for the groups of the template's program that differ for the rank. */
+  std::vector<std::pair<int, int>> group_map(int from, int to) const {
+    const ParallelCoordinates a = coordinates_of(mp_, from);
+    const ParallelCoordinates b = coordinates_of(mp_, to);
+    std::vector<std::pair<int, int>> map;
+    auto add = [&](const auto& groups, const auto& key_a, const auto& key_b) {
+      const auto ia = groups.find(key_a);
+      const auto ib = groups.find(key_b);
+      if (ia != groups.end() && ib != groups.end() && ia->second != ib->second)
+        map.emplace_back(ia->second, ib->second);
+    };
+    add(tensor_group_, std::pair{data_rank(a), a.pipeline}, std::pair{data_rank(b), b.pipeline});
+    add(context_group_, std::tuple{a.data, a.tensor, a.pipeline}, std::tuple{b.data, b.tensor, b.pipeline});
+    const int e = std::max(1, mp_.expert);
+    add(expert_group_, std::tuple{a.tensor, a.pipeline, a.data / e}, std::tuple{b.tensor, b.pipeline, b.data / e});
+    add(expert_data_group_, std::tuple{a.tensor, a.pipeline, a.data % e}, std::tuple{b.tensor, b.pipeline, b.data % e});
+    add(data_group_, std::pair{a.tensor, a.pipeline}, std::pair{b.tensor, b.pipeline});
+    add(embedding_group_, std::pair{data_rank(a), a.tensor}, std::pair{data_rank(b), b.tensor});
+    std::sort(map.begin(), map.end());
+    return map;
+  }
+
+  /** Decides like_: a rank shares its template's program when every group it meets has the shape of the template's
+   * (the same members per node, ports and links: the planner's algorithm choices depend on nothing else). */
+  void share_programs(bool share) {
+    const int gpus = mp_.gpus();
+    like_.assign(static_cast<std::size_t>(gpus), -1);
+    for (int r = 0; r < gpus && share; ++r) {
+      const int t = template_of(r);
+      if (t == r) continue;
+      bool same = true;
+      for (const auto& [ga, gb] : group_map(t, r)) same = same && collectives_.same_shape(ga, gb);
+      if (same) like_[static_cast<std::size_t>(r)] = t;
+    }
+  }
 
   void make_groups(Plan& plan) {
     const bool sync = mp_.sync == GradientSync::AllReduce && mp_.data_ranks() > 1;
@@ -767,7 +828,7 @@ class Planner {
 
   void program(Plan& plan, int rank) {
     const ParallelCoordinates at = coordinates_of(mp_, rank);
-    std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].steps;
+    std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].own_steps;
     std::vector<CollectiveStep> deferred;   // data-parallel collectives after the pipeline (no overlap)
     std::vector<CollectiveStep> final_sync; // the last micro-batch's gradient collectives
     auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline, at.context}); };
@@ -918,17 +979,21 @@ class Planner {
   /** The rank being planned: per virtual stage, per unit, the parameter gathers its first forward pass lets stay
    * pending before the unit (-1: no wait); empty per stage without overlapped gathers. */
   std::vector<std::vector<std::int64_t>> param_waits_;
+  std::vector<int> like_; ///< per rank: the rank whose program it runs relabeled, -1: its own (share_programs)
 };
 
 } // namespace
 
-Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp) {
+Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp,
+                         bool share_programs) {
   Planner planner(scenario, training, mp);
+  Plan plan;
+  planner.prepare(plan, share_programs);
   // Programs grow with the micro-batches: refuse an oversized run before building them.
   const auto estimate = planner.estimate();
   check_event_budget(scenario, estimate.executions, "executions (before counting its messages)");
   check_plan_size(scenario, estimate.steps);
-  return planner.plan();
+  return planner.plan(std::move(plan));
 }
 
 } // namespace partsim

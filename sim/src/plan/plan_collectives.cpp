@@ -58,40 +58,81 @@ std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
                           protocol_wire_factor(step.op, step.algorithm, step.protocol, s.per_node, s.nodes, links));
 }
 
+bool PlanCollectives::same_shape(int a, int b) const {
+  const GroupShape& x = shape(a);
+  const GroupShape& y = shape(b);
+  return x.members == y.members && x.nodes == y.nodes && x.per_node == y.per_node && x.even == y.even &&
+         x.ports == y.ports && x.slowest.latency == y.slowest.latency && x.slowest.bandwidth == y.slowest.bandwidth;
+}
+
+namespace {
+
+/** Per program (a rank whose own_steps others may share): `tally` summed per group of its collectives, in group order.
+ * A rank then takes its program's sums under its own group names (RankProgram::group), so shared programs are read
+ * once, not once per rank. */
+template <typename Sum, typename Tally>
+std::vector<std::vector<std::pair<int, Sum>>> per_program_groups(const Plan& plan, const Tally& tally) {
+  std::vector<std::vector<std::pair<int, Sum>>> sums(plan.ranks.size());
+  for (std::size_t q = 0; q < plan.ranks.size(); ++q) {
+    if (plan.ranks[q].like >= 0) continue;
+    std::map<int, Sum> by_group;
+    for (const Step& step : plan.ranks[q].own_steps)
+      if (const auto* c = std::get_if<CollectiveStep>(&step)) tally(by_group[c->group], *c);
+    sums[q].assign(by_group.begin(), by_group.end());
+  }
+  return sums;
+}
+
+} // namespace
+
 Fidelity PlanCollectives::resolve_auto_fidelity(Plan& plan,
                                                 const std::function<bool(const CollectiveStep&)>& is_auto) const {
+  // Each collective once, at its group's first member.
+  using Messages = std::pair<std::uint64_t, std::uint64_t>; // at steps, at flows
+  const auto sums = per_program_groups<Messages>(plan, [&](Messages& m, const CollectiveStep& c) {
+    if (!is_auto(c)) return;
+    CollectiveStep probe = c;
+    probe.fidelity = Fidelity::Steps;
+    m.first += messages(probe);
+    probe.fidelity = Fidelity::Flows;
+    m.second += messages(probe);
+  });
   std::uint64_t steps = 0;
   std::uint64_t flows = 0;
   for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-    for (const Step& step : plan.ranks[r].steps)
-      if (const auto* c = std::get_if<CollectiveStep>(&step)) {
-        if (!is_auto(*c) || plan.groups[static_cast<std::size_t>(c->group)].front() != static_cast<int>(r)) continue;
-        CollectiveStep probe = *c;
-        probe.fidelity = Fidelity::Steps;
-        steps += messages(probe);
-        probe.fidelity = Fidelity::Flows;
-        flows += messages(probe);
+    for (const auto& [g, m] : sums[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))])
+      if (plan.groups[static_cast<std::size_t>(plan.ranks[r].group(g))].front() == static_cast<int>(r)) {
+        steps += m.first;
+        flows += m.second;
       }
   const auto iterations = static_cast<std::uint64_t>(plan.iterations);
   const Fidelity fidelity = choose_fidelity(steps * iterations, flows * iterations);
   for (RankProgram& program : plan.ranks)
-    for (Step& step : program.steps)
+    for (Step& step : program.own_steps)
       if (auto* c = std::get_if<CollectiveStep>(&step); c != nullptr && is_auto(*c)) c->fidelity = fidelity;
   return fidelity;
 }
 
 void PlanCollectives::count_events(Plan& plan) const {
   const auto iterations = static_cast<std::uint64_t>(plan.iterations);
-  for (std::size_t r = 0; r < plan.ranks.size(); ++r)
-    for (const Step& step : plan.ranks[r].steps) {
+  const auto sums =
+      per_program_groups<std::uint64_t>(plan, [&](std::uint64_t& m, const CollectiveStep& c) { m += messages(c); });
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> point(plan.ranks.size()); // per program: executions, sends
+  for (std::size_t q = 0; q < plan.ranks.size(); ++q)
+    for (const Step& step : plan.ranks[q].own_steps) {
       if (const auto* compute = std::get_if<ComputeStep>(&step); compute != nullptr && compute->amount > 0)
-        plan.planned_executions += iterations;
+        ++point[q].first;
       else if (std::holds_alternative<SendStep>(step))
-        plan.planned_messages += iterations;
-      else if (const auto* c = std::get_if<CollectiveStep>(&step);
-               c != nullptr && plan.groups[static_cast<std::size_t>(c->group)].front() == static_cast<int>(r))
-        plan.planned_messages += iterations * messages(*c);
+        ++point[q].second;
     }
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    const auto q = static_cast<std::size_t>(plan.owner(static_cast<int>(r)));
+    plan.planned_executions += iterations * point[q].first;
+    plan.planned_messages += iterations * point[q].second;
+    for (const auto& [g, m] : sums[q])
+      if (plan.groups[static_cast<std::size_t>(plan.ranks[r].group(g))].front() == static_cast<int>(r))
+        plan.planned_messages += iterations * m;
+  }
 }
 
 } // namespace partsim

@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace partsim {
 
@@ -20,6 +21,31 @@ int position_in_group(const Plan& plan, int group, int rank) {
   const auto& members = plan.groups.at(static_cast<std::size_t>(group));
   const auto it = std::find(members.begin(), members.end(), rank);
   return it == members.end() ? -1 : static_cast<int>(it - members.begin());
+}
+
+std::vector<Step> resolved_steps(const Plan& plan, int rank) {
+  const StepsView view = plan.steps_of(rank);
+  return {view.begin(), view.end()};
+}
+
+std::vector<CollectiveStep> distinct_collectives(const std::vector<Step>& steps) {
+  const auto key = [](const CollectiveStep& c) {
+    return std::tuple{c.group, c.op,   c.algorithm, c.fidelity, c.kind,
+                      c.bytes, c.root, c.stream,    c.protocol, c.channels};
+  };
+  std::vector<CollectiveStep> out;
+  for (const Step& s : steps)
+    if (const auto* c = std::get_if<CollectiveStep>(&s)) out.push_back(*c);
+  std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  out.erase(std::unique(out.begin(), out.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+            out.end());
+  return out;
+}
+
+std::size_t Plan::stored_steps() const {
+  std::size_t n = 0;
+  for (const RankProgram& r : ranks) n += r.own_steps.size();
+  return n;
 }
 
 std::vector<std::uint64_t> apportion(std::uint64_t total, const std::vector<double>& shares) {
@@ -168,8 +194,8 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     RankProgram& program = plan.ranks[static_cast<std::size_t>(r)];
     program.gpu = r;
     const std::uint64_t samples = per_gpu[static_cast<std::size_t>(r)];
-    program.steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
-    if (sync) program.steps.emplace_back(allreduce);
+    program.own_steps.emplace_back(ComputeStep{compute_amount(job, cluster.gpu, samples), samples});
+    if (sync) program.own_steps.emplace_back(allreduce);
   }
   if (sync) {
     const Fidelity fidelity = collectives.resolve_auto_fidelity(
@@ -194,12 +220,12 @@ Plan plan_data_parallel(const Scenario& scenario, const DataJob& job, const Data
     work.amount_per_sample = compute_amount(job, cluster.gpu, 1);
     work.total_samples = job.samples;
     for (RankProgram& program : plan.ranks) {
-      const auto& compute = std::get<ComputeStep>(program.steps.front());
+      const auto& compute = std::get<ComputeStep>(program.own_steps.front());
       work.static_samples.push_back(compute.samples);
       const double speed = cluster.gpu.peak(job.data_type) *
                            cluster.node_speed_factor[static_cast<std::size_t>(program.gpu / cluster.gpus_per_node)];
       work.nominal_rate.push_back(work.amount_per_sample > 0 ? speed / work.amount_per_sample : 0.0);
-      program.steps.clear();
+      program.own_steps.clear();
     }
     plan.mode = std::move(work);
   }
@@ -297,23 +323,23 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   RankProgram program;
   // Every micro-batch but the last, and the last one's forward pass: nothing to synchronise yet.
   const double ahead = static_cast<double>(accumulation - 1) * (forward + backward) + forward;
-  program.steps.emplace_back(ComputeStep{ahead * peak, per_replica});
+  program.own_steps.emplace_back(ComputeStep{ahead * peak, per_replica});
   if (!sync) {
-    program.steps.emplace_back(ComputeStep{backward * peak, 0});
+    program.own_steps.emplace_back(ComputeStep{backward * peak, 0});
   } else if (dp.gradient_sync.overlap) {
     for (std::size_t b = 0; b < buckets.size(); ++b) {
       double time = 0.0;
       for (std::size_t u = buckets[b].first; u <= buckets[b].last; ++u) time += cost.units[u].backward_time;
-      program.steps.emplace_back(ComputeStep{time * peak, 0});
-      program.steps.emplace_back(allreduces[b]);
+      program.own_steps.emplace_back(ComputeStep{time * peak, 0});
+      program.own_steps.emplace_back(allreduces[b]);
     }
-    program.steps.emplace_back(StreamSyncStep{});
+    program.own_steps.emplace_back(StreamSyncStep{});
   } else {
-    program.steps.emplace_back(ComputeStep{backward * peak, 0});
-    for (const CollectiveStep& step : allreduces) program.steps.emplace_back(step);
+    program.own_steps.emplace_back(ComputeStep{backward * peak, 0});
+    for (const CollectiveStep& step : allreduces) program.own_steps.emplace_back(step);
   }
-  program.steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
-  program.steps.shrink_to_fit();
+  program.own_steps.emplace_back(ComputeStep{cost.optimizer_time * peak, 0});
+  program.own_steps.shrink_to_fit();
   plan.ranks.assign(static_cast<std::size_t>(gpus), program);
   for (int r = 0; r < gpus; ++r) plan.ranks[static_cast<std::size_t>(r)].gpu = r;
   Fidelity fidelity = Fidelity::Steps;
@@ -351,7 +377,7 @@ Plan plan_collective(const Scenario& scenario, const CollectiveBenchmark& bench,
   plan.ranks.resize(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) {
     plan.ranks[static_cast<std::size_t>(r)].gpu = r;
-    if (gpus > 1) plan.ranks[static_cast<std::size_t>(r)].steps.emplace_back(step);
+    if (gpus > 1) plan.ranks[static_cast<std::size_t>(r)].own_steps.emplace_back(step);
   }
   const Fidelity fidelity =
       collectives.resolve_auto_fidelity(plan, [&](const CollectiveStep&) { return !strategy.choice.fidelity; });

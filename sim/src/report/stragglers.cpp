@@ -42,10 +42,15 @@ ReportStragglers stragglers_section(const Scenario& scenario, const Plan& plan, 
 
   // The busiest rank's compute per iteration at nominal speed (its GPU's speed without stragglers).
   const double peak = cluster.gpu.peak(workload_data_type(scenario.workload));
-  for (const RankProgram& p : plan.ranks) {
-    double amount = 0.0;
-    for (const Step& step : p.steps)
-      if (const auto* compute = std::get_if<ComputeStep>(&step)) amount += compute->amount;
+  std::vector<double> program_amount(plan.ranks.size(), -1.0); // per program (ranks may share one)
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    const RankProgram& p = plan.ranks[r];
+    double& amount = program_amount[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))];
+    if (amount < 0.0) {
+      amount = 0.0;
+      for (const Step& step : plan.steps_of(static_cast<int>(r)).unrelabeled())
+        if (const auto* compute = std::get_if<ComputeStep>(&step)) amount += compute->amount;
+    }
     const double speed = peak * cluster.node_speed_factor.at(static_cast<std::size_t>(p.gpu / cluster.gpus_per_node));
     s.compute_per_iteration = std::max(s.compute_per_iteration, amount / speed);
   }

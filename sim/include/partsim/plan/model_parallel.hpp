@@ -15,6 +15,9 @@ namespace partsim {
  * head's (backward) and the cross-entropy's three all-reduces of b·s fp32 values (forward); pipeline transfers; the
  * data-parallel gradient synchronisation per stage; with tied embeddings and more than one stage, an all-reduce of the
  * token table shard's gradient between the first and last stage once per iteration (kind Data). */
-Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp);
+/** `share_programs`: ranks of a class run one program relabeled (RankProgram::like); false builds each rank's own
+ * (the same steps: tests compare the two). */
+Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp,
+                         bool share_programs = true);
 
 } // namespace partsim

@@ -6,9 +6,14 @@
 #include "partsim/model/expert_routing.hpp"
 #include "partsim/model/training.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -66,10 +71,78 @@ struct RecvStep {
 
 using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep, SendStep, RecvStep>;
 
-/** One rank: the GPU it runs on and its program for one iteration. */
+/** One rank: the GPU it runs on and its program for one iteration, its own or another rank's relabeled. Ranks of a
+ * class (the same position in every data-parallel replica of a 3D split) run one shared program: building every
+ * rank's copy was most of a production run's time and memory (issue 17). Read a rank's steps with Plan::steps_of. */
 struct RankProgram {
-  int gpu = 0; ///< global GPU index: node * gpus_per_node + local index
-  std::vector<Step> steps;
+  int gpu = 0;                 ///< global GPU index: node * gpus_per_node + local index
+  std::vector<Step> own_steps; ///< its program; empty when it runs rank `like`'s
+  int like = -1;               ///< the rank whose program it runs (-1: its own), with:
+  int peer_shift = 0;          ///< added to every SendStep / RecvStep peer
+  /** (group in `like`'s program, this rank's group), sorted; a group not listed is the same for both. */
+  std::vector<std::pair<int, int>> group_map;
+
+  /** This rank's group for group `g` of the program it runs. */
+  int group(int g) const {
+    const auto it = std::lower_bound(group_map.begin(), group_map.end(), std::pair{g, std::numeric_limits<int>::min()});
+    return it != group_map.end() && it->first == g ? it->second : g;
+  }
+  /** `step` of the program it runs, as this rank runs it (its peers and groups). */
+  Step relabel(Step step) const {
+    if (like < 0) return step;
+    if (auto* c = std::get_if<CollectiveStep>(&step))
+      c->group = group(c->group);
+    else if (auto* s = std::get_if<SendStep>(&step))
+      s->peer += peer_shift;
+    else if (auto* r = std::get_if<RecvStep>(&step))
+      r->peer += peer_shift;
+    return step;
+  }
+};
+
+/** A rank's steps, relabeled for it, by value: a random-access view of the program it runs. */
+class StepsView {
+ public:
+  StepsView(const RankProgram& rank, const std::vector<Step>& steps) : rank_(&rank), steps_(&steps) {}
+  std::size_t size() const { return steps_->size(); }
+  bool empty() const { return steps_->empty(); }
+  Step operator[](std::size_t k) const { return rank_->relabel((*steps_)[k]); }
+  Step front() const { return (*this)[0]; }
+  Step back() const { return (*this)[size() - 1]; }
+  /** The program's steps before relabeling (kinds, amounts and bytes are the same; peers and groups are not). */
+  const std::vector<Step>& unrelabeled() const { return *steps_; }
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Step;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Step;
+    iterator() = default;
+    iterator(const StepsView* view, std::size_t k) : view_(view), k_(k) {}
+    Step operator*() const { return (*view_)[k_]; }
+    iterator& operator++() {
+      ++k_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++k_;
+      return old;
+    }
+    bool operator==(const iterator& o) const { return k_ == o.k_; }
+
+   private:
+    const StepsView* view_ = nullptr;
+    std::size_t k_ = 0;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+
+ private:
+  const RankProgram* rank_;
+  const std::vector<Step>* steps_;
 };
 
 /** Work handed out at run time by a dispatcher (see Balancing): ranks have no fixed program. */
@@ -143,6 +216,18 @@ struct Plan {
   std::vector<LayerRouting> expert_routing;
   std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
 
+  /** The rank whose program `rank` runs (itself or RankProgram::like). */
+  int owner(int rank) const {
+    const int like = ranks[static_cast<std::size_t>(rank)].like;
+    return like < 0 ? rank : like;
+  }
+  /** Rank `rank`'s steps, relabeled for it (see StepsView). */
+  StepsView steps_of(int rank) const {
+    return {ranks[static_cast<std::size_t>(rank)], ranks[static_cast<std::size_t>(owner(rank))].own_steps};
+  }
+  /** Steps held in the plan (shared programs once). */
+  std::size_t stored_steps() const;
+
   /** The dispatched work, or nullptr when the ranks do not get their work at run time. */
   const DynamicWork* dynamic() const { return std::get_if<DynamicWork>(&mode); }
   /** The coordinator's work, or nullptr when no coordinator runs. */
@@ -151,5 +236,12 @@ struct Plan {
 
 /** Ring positions: position_in_group(plan, g, rank), or -1. Kept here so strategies and tests share it. */
 int position_in_group(const Plan& plan, int group, int rank);
+
+/** The distinct collective steps of `steps` (equal in every field once), in a fixed order: what a pass over every
+ * rank's groups needs from a program that ranks share. */
+std::vector<CollectiveStep> distinct_collectives(const std::vector<Step>& steps);
+
+/** A copy of rank `rank`'s steps, relabeled (for tests and reports; the engine reads Plan::steps_of). */
+std::vector<Step> resolved_steps(const Plan& plan, int rank);
 
 } // namespace partsim

@@ -33,6 +33,8 @@ class PlanCollectives {
   /** Takes the shapes of the plan's groups; call once its groups are made. */
   void set_groups(const std::vector<std::vector<int>>& groups);
   const GroupShape& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
+  /** Whether groups `a` and `b` lie alike on the cluster (every choice and count above is then the same). */
+  bool same_shape(int a, int b) const;
 
   /** A collective of `op` on `bytes` over `group`: the choice's algorithm, or the `auto` one; the choice's fidelity,
    * or Steps until resolve_auto_fidelity settles it; the choice's protocol, or the `auto` one for the algorithm. */
