@@ -16,10 +16,10 @@ namespace {
 
 /** A tiny decoder on `nodes` nodes of 8 GPUs, strategy model_parallel `strategy`. */
 nlohmann::json sharing_scenario(nlohmann::json strategy, int nodes, int global_batch,
-                                const nlohmann::json& model_extra = nlohmann::json::object()) {
+                                const nlohmann::json& model_extra = nlohmann::json::object(), int gpus_per_node = 8) {
   nlohmann::json extra = model_extra;
   extra["layers"] = 8;
-  nlohmann::json doc = base_scenario(nodes, 8);
+  nlohmann::json doc = base_scenario(nodes, gpus_per_node);
   doc["cluster"]["gpu"] = "h100-sxm5-80gb";
   doc["workload"] = {{"kind", "model_training"},
                      {"model", tiny_transformer("tiny", 256, extra)},
@@ -132,6 +132,12 @@ TEST(ProgramSharing, ZeroThreeAndTiedEmbeddingsAcrossStages) {
   expect_same_plans(sharing_scenario({{"data", 16}, {"zero", 3}}, 2, 16), 1);
   expect_same_plans(sharing_scenario({{"pipeline", 2}, {"data", 8}, {"zero", 1}}, 2, 16, {{"tied_embeddings", true}}),
                     2);
+}
+
+TEST(ProgramSharing, ARankWhoseGroupsLieDifferentlyKeepsItsOwnProgram) {
+  // Tensor 4 x data 3 on 2 nodes of 6 GPUs: replica 1's tensor group (GPUs 4-7) straddles the nodes, where replica
+  // 0's and 2's lie in one node, so its algorithm choices may differ: its 4 ranks build their own programs.
+  expect_same_plans(sharing_scenario({{"tensor", 4}, {"data", 3}}, 2, 3, nlohmann::json::object(), 6), 8);
 }
 
 } // namespace
