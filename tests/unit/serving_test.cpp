@@ -297,6 +297,45 @@ TEST(ServingQueueing, MM1MeanTimeInSystem) {
   EXPECT_LT(relative_error(r.stages[0].utilisation, lambda / mu), 0.02);
   EXPECT_LT(relative_error(r.stages[0].mean_queue, 0.8 * 0.8 / 0.2), 0.05); // Lq = rho^2 / (1 - rho)
   EXPECT_LT(relative_error(r.throughput, lambda), 0.02);
+  // Over time: bins of equal width whose time-weighted means are the window's figures, steady at rho.
+  const ReportServingOverTime& o = r.stages[0].over_time;
+  ASSERT_GE(o.utilisation.size(), BinnedIntegral::kMaxBins / 2);
+  ASSERT_LE(o.utilisation.size(), BinnedIntegral::kMaxBins + 1);
+  ASSERT_EQ(o.queue_length.size(), o.utilisation.size());
+  EXPECT_DOUBLE_EQ(o.begin, 200.0);
+  double busy = 0.0, queued = 0.0;
+  for (std::size_t b = 0; b < o.utilisation.size(); ++b) {
+    const double covered = std::min(o.bin, r.window - o.bin * static_cast<double>(b));
+    busy += o.utilisation[b] * covered;
+    queued += o.queue_length[b] * covered;
+    if (covered == o.bin) { // thousands of arrivals per full bin: near the mean
+      EXPECT_NEAR(o.utilisation[b], lambda / mu, 0.08) << "bin " << b;
+      EXPECT_GE(o.queue_length[b], 0.0);
+    }
+  }
+  EXPECT_NEAR(busy / r.window, r.stages[0].utilisation, 1e-9);
+  EXPECT_NEAR(queued / r.window, r.stages[0].mean_queue, 1e-9 * r.stages[0].mean_queue);
+}
+
+TEST(ServingOverTime, BinsIntegrateIntervalsAndDoubleTheirWidthExactly) {
+  BinnedIntegral x(10.0, 1.0);
+  x.add(5.0, 10.5, 2.0); // before the origin: only [10, 10.5)
+  x.add(11.5, 13.25, 1.0);
+  ASSERT_EQ(x.bins().size(), 4u);
+  EXPECT_DOUBLE_EQ(x.bins()[0], 1.0);
+  EXPECT_DOUBLE_EQ(x.bins()[1], 0.5);
+  EXPECT_DOUBLE_EQ(x.bins()[2], 1.0);
+  EXPECT_DOUBLE_EQ(x.bins()[3], 0.25);
+  x.add(300.0, 301.0, 4.0); // beyond 128 bins: pairs merge twice, the width doubles to 4
+  EXPECT_DOUBLE_EQ(x.width(), 4.0);
+  EXPECT_DOUBLE_EQ(x.bins()[0], 2.75); // [10, 14)
+  ASSERT_EQ(x.bins().size(), 73u);
+  EXPECT_DOUBLE_EQ(x.bins()[72], 4.0); // [298, 302)
+  x.coarsen_to(16.0);
+  EXPECT_DOUBLE_EQ(x.bins()[0], 2.75);
+  EXPECT_DOUBLE_EQ(x.bins()[18], 4.0);
+  x.add(12.0, 12.0, 5.0); // empty: nothing
+  EXPECT_DOUBLE_EQ(x.bins()[0], 2.75);
 }
 
 TEST(ServingQueueing, GammaArrivalsAgainstGIM1) {

@@ -100,6 +100,10 @@ class ServingRun {
       : w_(w), result_(result), arrivals_rng_(seed * 0x9e3779b97f4a7c15ULL + 1) {
     result_.window_begin = w.warmup;
     result_.stages.resize(w.stages.size());
+    for (ServingStageRaw& raw : result_.stages) {
+      raw.queue_over_time = BinnedIntegral(w.warmup);
+      raw.busy_over_time = BinnedIntegral(w.warmup);
+    }
     for (std::size_t i = 0; i < w.stages.size(); ++i) {
       auto s = std::make_unique<StageRun>();
       s->spec = &w.stages[i];
@@ -209,8 +213,10 @@ class ServingRun {
 
   void note_queue(StageRun& s) {
     const double t = now();
-    if (t > w_.warmup)
+    if (t > w_.warmup) {
       s.raw->queue_area += static_cast<double>(s.queue.size()) * (t - std::max(s.queue_changed, w_.warmup));
+      s.raw->queue_over_time.add(s.queue_changed, t, static_cast<double>(s.queue.size()));
+    }
     s.queue_changed = t;
   }
 
@@ -548,6 +554,7 @@ class ServingRun {
       raw.busy += end - begin;
       const double in_window = std::max(0.0, end - std::max(begin, w_.warmup));
       raw.busy_in_window += in_window;
+      raw.busy_over_time.add(begin, end, 1.0);
       if (role == LlmRole::Prefill) raw.prefill_busy_in_window += in_window;
       ++raw.steps;
       if (!chunks.empty()) ++raw.prefill_steps;
@@ -637,6 +644,7 @@ class ServingRun {
       const double end = now();
       s.raw->busy += end - begin;
       s.raw->busy_in_window += std::max(0.0, end - std::max(begin, w_.warmup));
+      s.raw->busy_over_time.add(begin, end, 1.0);
       s.raw->served += batch.items.size();
       ++s.raw->batches;
       for (ItemId id : batch.items)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace partsim {
 
@@ -53,6 +54,12 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
   s.window = std::max(0.0, r.end - r.window_begin);
   s.throughput = s.window > 0 ? static_cast<double>(r.answered_in_window) / s.window : 0.0;
   s.latency = latency_section(r.latency);
+  // One bin width for every stage's series: the widest any of them reached.
+  double bin = 0.0;
+  for (const ServingStageRaw& raw : r.stages)
+    bin = std::max({bin, raw.queue_over_time.width(), raw.busy_over_time.width()});
+  // A stage idle at the window's end recorded nothing there: widen until the window fits in kMaxBins bins.
+  while (s.window > bin * static_cast<double>(BinnedIntegral::kMaxBins)) bin *= 2.0;
   double highest = -1.0;
   for (std::size_t i = 0; i < w.stages.size(); ++i) {
     const ServingStage& spec = w.stages[i];
@@ -74,6 +81,22 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
     for (double v : raw.wait) wait += v;
     st.mean_wait = raw.wait.empty() ? 0.0 : wait / static_cast<double>(raw.wait.size());
     st.latency = latency_section(raw.latency);
+    {
+      BinnedIntegral queue = raw.queue_over_time;
+      BinnedIntegral busy = raw.busy_over_time;
+      queue.coarsen_to(bin);
+      busy.coarsen_to(bin);
+      ReportServingOverTime& o = st.over_time;
+      o.begin = r.window_begin;
+      o.bin = bin;
+      const auto bins = s.window > 0 ? static_cast<std::size_t>(std::ceil(s.window / bin)) : 0;
+      for (std::size_t b = 0; b < bins; ++b) {
+        const double covered = std::min(bin, s.window - bin * static_cast<double>(b));
+        const auto at = [&](const BinnedIntegral& x) { return b < x.bins().size() ? x.bins()[b] : 0.0; };
+        o.queue_length.push_back(covered > 0 ? at(queue) / covered : 0.0);
+        o.utilisation.push_back(covered > 0 ? at(busy) / (covered * static_cast<double>(spec.replicas())) : 0.0);
+      }
+    }
     if (spec.llm) {
       ReportServingLlm& l = st.llm.emplace();
       l.model = spec.llm->model_name;

@@ -134,6 +134,24 @@ struct ReportServingLlm {
   }
 };
 
+/** A stage's queue and utilisation over the window, in bins of equal width (`serving/stages/i/over_time`). */
+struct ReportServingOverTime {
+  double begin = 0.0;
+  double bin = 0.0;
+  std::vector<double> queue_length;
+  std::vector<double> utilisation;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("begin_s", s.begin, "s", "the first bin's start: the warm-up's end");
+    f.field("bin_s", s.bin, "s",
+            "the bins' width (the same for every stage: 1 ms doubled until at most 128 bins cover the window)");
+    f.field("queue_length", s.queue_length, "",
+            "per bin: the time-weighted mean of the items queued (the last bin over its part inside the window)");
+    f.field("utilisation", s.utilisation, "", "per bin: replica time serving / (replicas x the bin's time)");
+  }
+};
+
 /** One element of `serving/stages`. */
 struct ReportServingStage {
   std::string name;
@@ -150,6 +168,7 @@ struct ReportServingStage {
   double capacity = 0.0;
   double mean_wait = 0.0;
   ReportLatency latency;
+  ReportServingOverTime over_time;
   std::optional<ReportServingLlm> llm;
 
   template <typename Self, typename Fields>
@@ -170,6 +189,7 @@ struct ReportServingStage {
             "replicas x items served per second of service: what the stage sustains at the batch sizes seen");
     f.field("mean_wait_s", s.mean_wait, "s", "measured items' time in the queue (and in a filling batch)");
     f.field("latency", s.latency, "", "measured items' time in the stage: queue, batching, service");
+    f.field("over_time", s.over_time, "", "its queue length and utilisation over the window");
     f.field("llm", s.llm, "", "an LLM stage's figures; absent for other stages");
   }
 };

@@ -5,23 +5,70 @@
 
 #include "partsim/report/run_result.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace partsim {
 
+/** Integrals of a quantity over time (item-seconds of queue, replica-seconds of service) in bins of equal width from
+ * `origin`. The run's length is not known in advance: when a value falls beyond the last of kMaxBins bins, pairs of
+ * bins merge and the width doubles (exact: the integrals add), so a run keeps between kMaxBins / 2 and kMaxBins. */
+class BinnedIntegral {
+ public:
+  static constexpr std::size_t kMaxBins = 128;
+  explicit BinnedIntegral(double origin = 0.0, double width = 1e-3) : origin_(origin), width_(width) {}
+
+  /** Adds `value` x the time of [from, to) into the bins it overlaps (nothing before the origin). */
+  void add(double from, double to, double value) {
+    from = std::max(from, origin_);
+    if (!(to > from) || value == 0.0) return;
+    while (to - origin_ > width_ * static_cast<double>(kMaxBins)) coarsen();
+    auto first = static_cast<std::size_t>((from - origin_) / width_);
+    auto last = std::min(kMaxBins - 1, static_cast<std::size_t>((to - origin_) / width_));
+    if (bins_.size() <= last) bins_.resize(last + 1, 0.0);
+    for (std::size_t b = first; b <= last; ++b) {
+      const double lo = std::max(from, origin_ + width_ * static_cast<double>(b));
+      const double hi = b == last ? to : std::min(to, origin_ + width_ * static_cast<double>(b + 1));
+      if (hi > lo) bins_[b] += value * (hi - lo);
+    }
+  }
+  /** Merges pairs of bins until the width is at least `width` (another series' width, to align them). */
+  void coarsen_to(double width) {
+    while (width_ < width) coarsen();
+  }
+  double origin() const { return origin_; }
+  double width() const { return width_; }
+  const std::vector<double>& bins() const { return bins_; }
+
+ private:
+  void coarsen() {
+    std::vector<double> merged((bins_.size() + 1) / 2, 0.0);
+    for (std::size_t b = 0; b < bins_.size(); ++b) merged[b / 2] += bins_[b];
+    bins_ = std::move(merged);
+    width_ *= 2.0;
+  }
+  double origin_;
+  double width_;
+  std::vector<double> bins_;
+};
+
 /** One stage's raw figures. Times "in the window" are those from the warm-up's end to the run's end. */
 struct ServingStageRaw {
-  std::vector<double> latency; ///< s, time in the stage (queue, batching wait, service) of measured items
-  std::vector<double> wait;    ///< s, time in the queue of measured items
-  double busy_in_window = 0.0; ///< replica-seconds of service within the window
-  double queue_area = 0.0;     ///< integral of the queue length over the window (item-seconds)
-  std::uint64_t max_queue = 0; ///< longest queue seen
-  std::uint64_t served = 0;    ///< items served (all)
-  std::uint64_t batches = 0;   ///< batches served (all)
-  double busy = 0.0;           ///< replica-seconds of service (all)
-  std::uint64_t dropped = 0;   ///< items dropped at this stage's full queue
+  BinnedIntegral queue_over_time; ///< item-seconds queued per bin, over the window
+  BinnedIntegral busy_over_time;  ///< replica-seconds of service per bin, over the window
+  std::vector<double> latency;    ///< s, time in the stage (queue, batching wait, service) of measured items
+  std::vector<double> wait;       ///< s, time in the queue of measured items
+  double busy_in_window = 0.0;    ///< replica-seconds of service within the window
+  double queue_area = 0.0;        ///< integral of the queue length over the window (item-seconds)
+  std::uint64_t max_queue = 0;    ///< longest queue seen
+  std::uint64_t served = 0;       ///< items served (all)
+  std::uint64_t batches = 0;      ///< batches served (all)
+  double busy = 0.0;              ///< replica-seconds of service (all)
+  std::uint64_t dropped = 0;      ///< items dropped at this stage's full queue
   // An LLM stage's figures (docs/serving.md#llm-serving-stage).
   std::vector<double> ttft;                  ///< s, from sending to the first output token, measured requests
   std::vector<double> tpot;                  ///< s, (last token - first token) / (output - 1), measured, output > 1
