@@ -245,6 +245,49 @@ TEST_P(Nvls, MatchesItsClosedFormAtEveryFidelity) {
 INSTANTIATE_TEST_SUITE_P(OneNode, Nvls, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
                          [](const auto& info) { return to_string(info.param); });
 
+// ---- NVLS-tree: NVLS inside each node, a tree between the nodes on each rail ----
+
+/** m nodes of 8 GPUs with 8 NICs each and NVLS (0.85, 25 us): every fidelity level against the closed form with its
+ * protocol latency (nvls_tree_time plus NCCL's per-network-step figures), the planned messages, and bytes balance. */
+class NvlsTree : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
+
+TEST_P(NvlsTree, MatchesItsClosedFormAtEveryFidelity) {
+  const auto [m, fidelity] = GetParam();
+  auto doc = base_scenario(m, 8);
+  doc["cluster"]["network"]["nics_per_node"] = 8;
+  doc["cluster"]["intra_node_link"]["nvls_efficiency"] = 0.85;
+  doc["cluster"]["intra_node_link"]["nvls_latency"] = "25us";
+  const Scenario scenario = parse(doc);
+  const int n = 8 * m;
+  Plan plan = plan_for(n, {iota(0, n)});
+  const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, fidelity);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  TwoLevelCost links{kNvlink, kNet, 8};
+  links.nvls_efficiency = 0.85;
+  links.nvls_latency = 25e-6;
+  const double expected = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree,
+                                          CollectiveProtocol::Simple, 1e9, n, 8, m, links);
+  // The closed form by hand: the rail trees (a member's 1/8 over its own NIC) are slower than the switch here.
+  const double intra = 1e9 * 9.0 / 8.0 / (0.85 * kNvlink.bandwidth);
+  const double rails = tree_time(double_binary_tree(m), 1e9 / 8, kNet);
+  EXPECT_GT(rails, intra);
+  EXPECT_NEAR(nvls_tree_time(1e9, 8, m, links), 25e-6 + rails, 1e-12);
+  std::printf("nvls_tree %s %d x 8: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(fidelity).c_str(), m,
+              result.makespan, expected, 100 * (result.makespan / expected - 1));
+  EXPECT_NEAR(result.makespan, expected, 0.03 * expected);
+  EXPECT_EQ(result.messages, planned_messages(step, n, m, slowest_link(links, 8, m)));
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, NvlsTree,
+                         ::testing::Combine(::testing::Values(2, 4),
+                                            ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "_nodes_" +
+                                  to_string(std::get<1>(info.param));
+                         });
+
 // ---- NCCL's protocols: latency and bytes on the wire ----
 
 /** One node of 8 GPUs on NVLink (transport nvlink): a 4 MB ring all-reduce with each protocol, at every fidelity,

@@ -233,6 +233,61 @@ TEST(CollectiveModel, NvlsReducesInTheSwitch) {
   EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 8u * 7);
 }
 
+TEST(CollectiveModel, NvlsTreeRunsTheSwitchAndTheRailTreesAtOnce) {
+  // H100 nodes (360 GB/s effective NVLink, NVLS 0.85 and 25 us) with 8 NDR NICs each (47 GB/s, 5 us).
+  const LinkCost ndr{5e-6, 47e9};
+  TwoLevelCost h100{{1e-6, 360e9}, ndr, 8};
+  h100.nvls_efficiency = 0.85;
+  h100.nvls_latency = 25e-6;
+  const double bytes = 8e9;
+  const double intra = bytes * 9.0 / 8.0 / (0.85 * 360e9);
+  // Two nodes: each rail's tree is one exchange of a member's 1/8 (S / B = 21 ms), faster than the switch's 29 ms:
+  // the switch sets the pace, and the bus bandwidth is NVLS's algbw x 2(n-1)/n = 510 GB/s.
+  const double two = nvls_tree_time(bytes, 8, 2, h100);
+  EXPECT_DOUBLE_EQ(two, 25e-6 + intra);
+  EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, 16, bytes / two), 0.85 * 360e9 * 8.0 / 9.0 * 30.0 / 16.0, 1e9);
+  // Four nodes: a tree's node sends and receives 2 S, so the rails set the pace: about 8 x 47 x 31/32 = 364 GB/s of
+  // bus bandwidth less the trees' fill (350 GB/s; NVIDIA's GTC 2024 figure for NVLS-tree across H100 nodes: 370-380).
+  const double four = nvls_tree_time(bytes, 8, 4, h100);
+  EXPECT_DOUBLE_EQ(four, 25e-6 + tree_time(double_binary_tree(4), bytes / 8, ndr));
+  EXPECT_GT(four, 25e-6 + intra);
+  EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, 32, bytes / four), 8 * 47e9 * 31.0 / 32.0, 0.05 * 364e9);
+  EXPECT_DOUBLE_EQ(collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, bytes, 8, 4, h100), four);
+  // One NIC per node: the eight rails share it, 8x slower on the network.
+  TwoLevelCost one_nic = h100;
+  one_nic.ports_per_node = 1;
+  EXPECT_DOUBLE_EQ(nvls_tree_time(bytes, 8, 4, one_nic),
+                   25e-6 + tree_time(double_binary_tree(4), bytes / 8, LinkCost{ndr.latency, ndr.bandwidth / 8}));
+  // NCCL's tuner latency: 2 floor(log2 m) network steps of 20.9 us, plus the network's latency for Simple's flush.
+  EXPECT_NEAR(protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, CollectiveProtocol::Simple, 32,
+                               8, 4, h100),
+              4 * (20.9e-6 + 5e-6), 1e-12);
+  // `auto`: NVLS-tree for large all-reduces across H100 nodes with a NIC per GPU; not for small ones, not with fewer
+  // NICs than members, not without NVLink SHARP, not inside one node (NVLS), not on uneven groups.
+  EXPECT_TRUE(nvls_tree_available(16, 2, h100));
+  EXPECT_EQ(choose_algorithm(CollectiveOp::AllReduce, 16, 2, 1e9, h100), CollectiveAlgorithm::NvlsTree);
+  // (At 4 nodes the ring over 8 NICs is within 3% of it, paced by NVLink's 360 GB/s: either may win.)
+  EXPECT_NE(choose_algorithm(CollectiveOp::AllReduce, 32, 4, 1e5, h100), CollectiveAlgorithm::NvlsTree);
+  EXPECT_FALSE(nvls_tree_available(32, 4, one_nic));
+  EXPECT_NE(choose_algorithm(CollectiveOp::AllReduce, 32, 4, 1e9, one_nic), CollectiveAlgorithm::NvlsTree);
+  TwoLevelCost a100 = h100;
+  a100.nvls_efficiency = 0.0;
+  EXPECT_FALSE(nvls_tree_available(16, 2, a100));
+  EXPECT_FALSE(nvls_tree_available(8, 1, h100));
+  EXPECT_FALSE(nvls_tree_available(15, 2, h100));
+  EXPECT_FALSE(nvls_tree_available(4, 4, h100)); // one member per node: nothing for the switch to reduce
+  EXPECT_FALSE(is_supported(CollectiveOp::ReduceScatter, CollectiveAlgorithm::NvlsTree));
+  EXPECT_FALSE(protocol_available(CollectiveAlgorithm::NvlsTree, CollectiveProtocol::LL128, h100));
+  // Messages: each node's NVLS pairs, and the 8 rail trees of 4 nodes (4 (m-1) per chunk).
+  CollectiveStep step;
+  step.algorithm = CollectiveAlgorithm::NvlsTree;
+  step.bytes = 8'000'000'000;
+  step.fidelity = Fidelity::Flows;
+  EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u * 7 + 8u * 4 * 3);
+  step.fidelity = Fidelity::Steps;
+  EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u * 7 + 8u * 4 * 3 * nvls_tree_chunks(4, 8, 8e9, ndr));
+}
+
 TEST(CollectiveModel, ProtocolsCostWhatNcclsTunerCharges) {
   // Wire bytes per byte of data: LL128 lines carry 120 of 128 bytes, LL 8-byte stores carry 4 bytes and a flag.
   EXPECT_DOUBLE_EQ(protocol_wire_factor(CollectiveProtocol::Simple), 1.0);

@@ -36,7 +36,7 @@ void expect_table_is_a_bijection(std::size_t values) {
 
 TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<CollectiveOp>(5);
-  expect_table_is_a_bijection<CollectiveAlgorithm>(5);
+  expect_table_is_a_bijection<CollectiveAlgorithm>(6);
   expect_table_is_a_bijection<Fidelity>(3);
   expect_table_is_a_bijection<CommKind>(5);
   expect_table_is_a_bijection<NetworkModel>(2);

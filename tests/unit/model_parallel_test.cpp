@@ -686,5 +686,37 @@ TEST(ModelParallelPlan, HierarchicalOnGroupsStraddlingNodesUnevenlyIsRefusedAtIt
   EXPECT_NO_THROW(build_plan(parse(doc)));
 }
 
+TEST(ModelParallelPlan, NvlsTreeNeedsGroupsOfSeveralMembersOnEachOfSeveralNodes) {
+  // 4 nodes of 4 GPUs whose switch has NVLink SHARP: tensor groups of 4 lie inside one node, data groups of TP 4 have
+  // one member per node; NVLS-tree needs g >= 2 members on each of m >= 2 nodes.
+  nlohmann::json doc = mp_scenario({{"tensor", 4}, {"data", 4}, {"tensor_collectives", {{"algorithm", "nvls_tree"}}}},
+                                   4, "gpt2-small", 4);
+  doc["cluster"]["nodes"] = 4;
+  doc["cluster"]["intra_node_link"]["nvls_efficiency"] = 0.85;
+  InputError e = input_error([&] { build_plan(parse(doc, "mine.json")); });
+  EXPECT_EQ(e.pointer(), "/strategy/tensor_collectives/algorithm");
+  EXPECT_NE(e.detail().find("lie inside one node; expected nvls, ring, tree or auto"), std::string::npos) << e.what();
+  doc["strategy"].erase("tensor_collectives");
+  doc["strategy"]["gradient_sync"] = {{"algorithm", "nvls_tree"}};
+  e = input_error([&] { build_plan(parse(doc, "mine.json")); });
+  EXPECT_EQ(e.pointer(), "/strategy/gradient_sync/algorithm");
+  EXPECT_NE(e.detail().find("lie one per node"), std::string::npos) << e.what();
+  doc["strategy"]["tensor"] = 2; // data groups of 8: 2 on each of the 4 nodes
+  doc["strategy"]["data"] = 8;
+  doc["workload"]["global_batch"] = 8;
+  const Plan plan = build_plan(parse(doc));
+  bool seen = false;
+  for (int r = 0; r < static_cast<int>(plan.ranks.size()); ++r)
+    for (const Step& step : resolved_steps(plan, r))
+      if (const auto* c = std::get_if<CollectiveStep>(&step); c != nullptr && c->kind == CommKind::Data)
+        seen |= c->algorithm == CollectiveAlgorithm::NvlsTree;
+  EXPECT_TRUE(seen);
+  // Without NVLink SHARP in the switch: refused at the same key, whatever the groups.
+  doc["cluster"]["intra_node_link"].erase("nvls_efficiency");
+  e = input_error([&] { build_plan(parse(doc, "mine.json")); });
+  EXPECT_EQ(e.pointer(), "/strategy/gradient_sync/algorithm");
+  EXPECT_NE(e.detail().find("nvls_tree needs an NVSwitch with NVLink SHARP"), std::string::npos) << e.what();
+}
+
 } // namespace
 } // namespace partsim::test

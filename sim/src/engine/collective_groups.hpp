@@ -70,6 +70,11 @@ struct RunContext::CollectiveGroups {
     std::array<std::vector<simgrid::s4u::Mailbox*>, 2> a2a_in; ///< by parity and position: from every peer
     std::vector<simgrid::s4u::Mailbox*> flow_in; ///< by position: the flows of a flows collective (any sender)
     std::optional<DoubleBinaryTree> tree;
+    /** NVLS-tree: the double binary tree over the group's nodes that the members of one local index (a rail) run,
+     * and its mailboxes by tree and child position (child to parent, parent to child). */
+    std::optional<DoubleBinaryTree> rail_tree;
+    std::array<std::vector<simgrid::s4u::Mailbox*>, 2> rail_up;
+    std::array<std::vector<simgrid::s4u::Mailbox*>, 2> rail_down;
     std::array<Rendezvous, 2> slots;
     /** A passive group (prepare_passive_streams): its members' passive streams arrive here, no actor waits. */
     struct Passive {
@@ -125,6 +130,23 @@ inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
  * (1 + 1/n) per port, cut into n-1 near-equal pieces. */
 inline std::uint64_t nvls_peer_bytes(const CollectiveGroup& g, std::uint64_t bytes, int i) {
   return chunk(bytes + bytes / static_cast<std::uint64_t>(g.size), g.size - 1, i - 1);
+}
+
+/** NVLS-tree's NVLS part as per-pair traffic inside a node of g = per_node members: nvls_peer_bytes over the node. */
+inline std::uint64_t nvls_node_peer_bytes(const CollectiveGroup& g, std::uint64_t bytes, int i) {
+  return chunk(bytes + bytes / static_cast<std::uint64_t>(g.per_node), g.per_node - 1, i - 1);
+}
+
+/** NVLS-tree: member `pos`'s rail-tree neighbour at node index `node` (-1: none), as a position. */
+inline int rail_member(const CollectiveGroup& g, int node, int pos) {
+  return node < 0 ? -1
+                  : g.members[static_cast<std::size_t>(node)]
+                             [static_cast<std::size_t>(g.local[static_cast<std::size_t>(pos)])];
+}
+
+/** NVLS-tree: member `pos`'s share of `bytes`, the part its rail's tree all-reduces. */
+inline std::uint64_t rail_share(const CollectiveGroup& g, std::uint64_t bytes, int pos) {
+  return chunk(bytes, g.per_node, g.local[static_cast<std::size_t>(pos)]);
 }
 
 /** The latency `step`'s protocol adds over group g (protocol_latency): paid once, at the end, at every fidelity. */

@@ -152,7 +152,7 @@ void prepare_collectives(RunContext& ctx) {
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
-    bool analytic_a2a = false, channels = false, nvls = false;
+    bool analytic_a2a = false, channels = false, nvls = false, nvls_tree = false;
     int requested_channels = -1; ///< of its ring steps (-1: none yet)
   };
   std::vector<Needs> needs(count);
@@ -179,6 +179,8 @@ void prepare_collectives(RunContext& ctx) {
       n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
     }
     n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
+    n.nvls_tree |= step->algorithm == CollectiveAlgorithm::NvlsTree;
+    if (step->fidelity == Fidelity::Steps) n.a2a |= step->algorithm == CollectiveAlgorithm::NvlsTree;
   };
   // Each program once (ranks may share one, relabeled: Plan::steps_of), then its needs under each rank's groups.
   std::vector<std::vector<std::pair<int, Needs>>> by_program(ctx.plan.ranks.size());
@@ -202,6 +204,7 @@ void prepare_collectives(RunContext& ctx) {
       n.analytic_a2a |= from.analytic_a2a;
       n.channels |= from.channels;
       n.nvls |= from.nvls;
+      n.nvls_tree |= from.nvls_tree;
       if (from.requested_channels < 0) continue;
       PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == from.requested_channels)
           << "ring collectives on group " << group << " ask for " << n.requested_channels << " and "
@@ -245,6 +248,9 @@ void prepare_collectives(RunContext& ctx) {
     // The planners refuse NVLS on groups that span nodes or on switches without it, naming the key.
     PARTSIM_CHECK(!needs[gi].nvls || nvls_available(static_cast<int>(g.members.size()), g.links))
         << "nvls on group " << gi << " over " << g.members.size() << " nodes";
+    // The planners refuse NVLS-tree on groups inside one node, uneven ones, or without NVLink SHARP, naming the key.
+    PARTSIM_CHECK(!needs[gi].nvls_tree || (g.even && g.members.size() > 1 && g.links.nvls_efficiency > 0.0))
+        << "nvls_tree on group " << gi << " over " << g.members.size() << " nodes";
     if (needs[gi].channels) {
       g.links.channels = needs[gi].requested_channels;
       g.channels = ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, g.per_node,
@@ -260,6 +266,13 @@ void prepare_collectives(RunContext& ctx) {
         g.tree_up[t] = mailboxes(gi, t == 0 ? "up0" : "up1", g.size);
         g.tree_down[t] = mailboxes(gi, t == 0 ? "down0" : "down1", g.size);
       }
+    if (needs[gi].nvls_tree) {
+      g.rail_tree = double_binary_tree(static_cast<int>(g.members.size()));
+      for (std::size_t t = 0; t < 2; ++t) {
+        g.rail_up[t] = mailboxes(gi, t == 0 ? "rail-up0" : "rail-up1", g.size);
+        g.rail_down[t] = mailboxes(gi, t == 0 ? "rail-down0" : "rail-down1", g.size);
+      }
+    }
     if (steps_needed(needs[gi].hierarchical)) {
       g.intra_in = mailboxes(gi, "intra", g.size);
       g.inter_in = mailboxes(gi, "inter", g.size);

@@ -104,6 +104,26 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
       flows.push_back({(pos + i) % n, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency});
     }
     break;
+  case CollectiveAlgorithm::NvlsTree: { // see nvls_tree_steps (step_collectives.cpp): both parts at once
+    const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
+    const int local = g.local[p];
+    for (int i = 1; i < g.per_node; ++i) {
+      const std::uint64_t bytes = nvls_node_peer_bytes(g, step.bytes, i);
+      flows.push_back({mine[static_cast<std::size_t>((local + i) % g.per_node)], bytes,
+                       static_cast<double>(bytes) / g.links.nvls_efficiency});
+    }
+    if (g.rail_tree) {
+      const auto node = static_cast<std::size_t>(g.node[p]);
+      const std::uint64_t share = rail_share(g, step.bytes, pos);
+      for (std::size_t t = 0; t < 2; ++t) {
+        if (g.rail_tree->parent[t][node] >= 0)
+          flows.push_back({rail_member(g, g.rail_tree->parent[t][node], pos), tree_half(share, t)});
+        for (int c : g.rail_tree->children[t][node])
+          if (c >= 0) flows.push_back({rail_member(g, c, pos), tree_half(share, t)});
+      }
+    }
+    break;
+  }
   }
   const double factor = wire_factor(g, step);
   if (factor != 1.0)
@@ -140,6 +160,18 @@ double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     return 0.0;
   case CollectiveAlgorithm::Nvls:
     return std::max(0.0, g.links.nvls_latency - alpha); // the flows pay one traversal
+  case CollectiveAlgorithm::NvlsTree: {
+    // The rest of the NVLS latency, and the rail trees' fill and drain (as the tree's, on a member's share).
+    double extra = std::max(0.0, g.links.nvls_latency - (g.per_node > 1 ? g.links.intra.latency : 0.0));
+    if (g.rail_tree) {
+      const auto m = static_cast<int>(g.members.size());
+      const auto k = static_cast<double>(nvls_tree_chunks(m, g.per_node, bytes, g.slowest));
+      const double depth = g.rail_tree->max_depth;
+      const double share = bytes / g.per_node;
+      extra += (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.rail_tree->max_degree * share / (2 * k) / beta;
+    }
+    return extra;
+  }
   }
   return 0.0;
 }
@@ -162,6 +194,8 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
   case CollectiveAlgorithm::Direct:
   case CollectiveAlgorithm::Nvls:
     return g.size - 1;
+  case CollectiveAlgorithm::NvlsTree: // the node's peers, and every rail-tree edge runs both ways
+    return static_cast<int>(member_flows(g, step, phase, pos).size());
   }
   return 0;
 }
@@ -326,6 +360,9 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
     return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
   case CollectiveAlgorithm::Nvls:
     return nvls_peer_bytes(g, step.bytes, g.size - 1) >= 1; // the last peer's share is the smallest
+  case CollectiveAlgorithm::NvlsTree:                       // each tree carries half of a member's share
+    return step.bytes >= 2 * static_cast<std::uint64_t>(g.per_node) &&
+           (g.per_node < 2 || nvls_node_peer_bytes(g, step.bytes, g.per_node - 1) >= 1);
   }
   return false;
 }
@@ -335,6 +372,7 @@ int members_per_driver(const Group& g, const CollectiveStep& step) {
   if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
   if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
   if (step.algorithm == CollectiveAlgorithm::Direct || step.algorithm == CollectiveAlgorithm::Nvls) flows = g.size - 1;
+  if (step.algorithm == CollectiveAlgorithm::NvlsTree) flows = g.per_node - 1 + 6;
   return std::max(1, kFlowsPerDriver / flows);
 }
 

@@ -37,10 +37,11 @@ class StepTransfers {
    * protocol's wire factor). Not
    * detached (which would save the sender's wait): SimGrid 3.32 finds a finished detached comm in one list of all of
    * them, quadratic in the messages in flight (30% slower at 1024 ranks). */
-  void send(sg4::Mailbox* to, std::uint64_t bytes, double wire = -1.0) {
-    mark_posted();
-    comms_.push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(),
-                                   wire < 0 ? std::ceil(static_cast<double>(bytes) * wire_factor_) : wire));
+  void send(sg4::Mailbox* to, std::uint64_t bytes, double wire = -1.0, bool background = false) {
+    if (!background) mark_posted();
+    (background ? background_ : comms_)
+        .push_back(to->put_async(std::make_unique<std::uint64_t>(bytes).release(),
+                                 wire < 0 ? std::ceil(static_cast<double>(bytes) * wire_factor_) : wire));
     timeline_.bytes_sent += bytes;
     ++timeline_.messages_sent;
     ++ctx_.result.messages;
@@ -55,10 +56,29 @@ class StepTransfers {
     timeline_.record(IntervalKind::Communication, from, sg4::Engine::get_clock());
   }
 
-  void receive(sg4::Mailbox* from) {
+  void receive(sg4::Mailbox* from, bool background = false) {
+    if (background) {
+      background_received_.push_back(nullptr);
+      background_.push_back(from->get_async<std::uint64_t>(&background_received_.back()));
+      return;
+    }
     mark_posted();
     received_.push_back(nullptr); // a deque: the address SimGrid writes to stays valid
     comms_.push_back(from->get_async<std::uint64_t>(&received_.back()));
+  }
+
+  /** Waits for the transfers posted with `background` (they moved beside the steps waited for since, which the
+   * timeline already holds as communication or wait): the time it blocks here is communication. */
+  void wait_background() {
+    const double from = sg4::Engine::get_clock();
+    for (const sg4::CommPtr& c : background_) c->wait();
+    timeline_.record(IntervalKind::Communication, from, sg4::Engine::get_clock());
+    for (std::uint64_t* p : background_received_) {
+      const std::unique_ptr<std::uint64_t> arrived(p);
+      timeline_.bytes_received += *arrived;
+    }
+    background_.clear();
+    background_received_.clear();
   }
 
   void wait() {
@@ -95,6 +115,8 @@ class StepTransfers {
   double wire_factor_ = 1.0;
   std::vector<sg4::CommPtr> comms_;
   std::deque<std::uint64_t*> received_;
+  std::vector<sg4::CommPtr> background_;
+  std::deque<std::uint64_t*> background_received_;
   std::vector<std::pair<double, double>> spans_;
   double posted_ = -1.0;
 };
@@ -251,6 +273,57 @@ void nvls_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos)
   x.hold(g.links.nvls_latency - 2 * g.links.intra.latency);
 }
 
+/** NVLS-tree (NCCL's NVLS_TREE): inside the node, NVLS's port traffic over the node's members (nvls_steps' per-pair
+ * form, in one round); between the nodes, member i of each node runs the double binary tree over the nodes on its
+ * share (rail_share), as tree_steps does over a group. NCCL pipelines the parts chunk by chunk, so the NVLS traffic
+ * moves beside the tree's steps (background transfers, waited for at the end) rather than before and after them: the
+ * pipeline's fill and drain (one chunk of the NVLS part) are left out. Then the rest of the NVLS latency. */
+void nvls_tree_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
+  const int local = g.local[p];
+  const int per_node = g.per_node;
+  if (per_node > 1) {
+    const std::size_t parity = g.a2a_begun[p]++ & 1;
+    for (int i = 1; i < per_node; ++i) {
+      const int q = mine[static_cast<std::size_t>((local + i) % per_node)];
+      const std::uint64_t bytes = nvls_node_peer_bytes(g, step.bytes, i);
+      x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], bytes, static_cast<double>(bytes) / g.links.nvls_efficiency,
+             true);
+      x.receive(g.a2a_in[parity][p], true);
+    }
+  }
+  const auto m = static_cast<int>(g.members.size());
+  if (m > 1) {
+    const DoubleBinaryTree& tree = *g.rail_tree;
+    const auto node = static_cast<std::size_t>(g.node[p]);
+    const std::uint64_t share = rail_share(g, step.bytes, pos);
+    const auto k = static_cast<int>(
+        nvls_tree_chunks(m, per_node, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+    const int depth = tree.max_depth;
+    const std::array<std::uint64_t, 2> half{share / 2, share - share / 2};
+    auto in_range = [k](int j) { return j >= 0 && j < k; };
+    for (int s = 0; s < k + 2 * depth - 1; ++s) {
+      for (std::size_t t = 0; t < 2; ++t) {
+        const int d = tree.depth[t][node];
+        const int parent = tree.parent[t][node];
+        for (int c : tree.children[t][node])
+          if (c >= 0 && in_range(s - (depth - d - 1)))
+            x.receive(g.rail_up[t][static_cast<std::size_t>(rail_member(g, c, pos))]);
+        if (parent >= 0 && in_range(s - (depth - d))) x.send(g.rail_up[t][p], chunk(half[t], k, s - (depth - d)));
+        if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(g.rail_down[t][p]);
+        for (int c : tree.children[t][node])
+          if (c >= 0 && in_range(s - (depth + d)))
+            x.send(g.rail_down[t][static_cast<std::size_t>(rail_member(g, c, pos))],
+                   chunk(half[t], k, s - (depth + d)));
+      }
+      x.wait();
+    }
+  }
+  x.wait_background();
+  x.hold(g.links.nvls_latency - (per_node > 1 ? g.links.intra.latency : 0.0));
+}
+
 } // namespace
 
 void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& step, CollectiveGroup& g, int pos) {
@@ -270,6 +343,9 @@ void run_steps(RunContext& ctx, RankTimeline& timeline, const CollectiveStep& st
     break;
   case CollectiveAlgorithm::Nvls:
     nvls_steps(x, g, step, pos);
+    break;
+  case CollectiveAlgorithm::NvlsTree:
+    nvls_tree_steps(x, g, step, pos);
     break;
   }
   // The protocol's latency (its base and per-step figures beyond the links'), after the messages: in a ring or a tree

@@ -380,6 +380,7 @@ void check_algorithm(const JsonReader& reader, CollectiveOp op, const Collective
                      "transport is pcie); expected auto, simple or ll");
   if (choice.protocol && choice.protocol != CollectiveProtocol::Simple &&
       (op == CollectiveOp::AllToAll || (choice.algorithm && (*choice.algorithm == CollectiveAlgorithm::Nvls ||
+                                                             *choice.algorithm == CollectiveAlgorithm::NvlsTree ||
                                                              *choice.algorithm == CollectiveAlgorithm::Direct))))
     throw InputError(reader.source(), reader.pointer() + "/protocol",
                      fmt::format("{} runs with the simple protocol only (NVLS and all-to-all); expected auto or simple",
@@ -389,20 +390,28 @@ void check_algorithm(const JsonReader& reader, CollectiveOp op, const Collective
   if (!is_supported(op, a)) // the engine's own list (a broadcast has no tree algorithm)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
                      fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
-                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical, nvls"
+                                 op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical, nvls, nvls_tree"
                                  : op == CollectiveOp::AllToAll ? "auto, direct"
                                                                 : "auto, ring"));
-  if (a != CollectiveAlgorithm::Nvls) return;
+  if (a != CollectiveAlgorithm::Nvls && a != CollectiveAlgorithm::NvlsTree) return;
   if (cluster.intra_node.nvls_efficiency <= 0.0)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
-                     "nvls needs an NVSwitch with NVLink SHARP (Hopper or later: an intra-node link profile with "
-                     "`nvls`, such as nvlink4, or /cluster/intra_node_link/nvls_efficiency); expected ring, tree, "
-                     "hierarchical or auto");
-  if (whole_cluster && cluster.nodes > 1)
+                     fmt::format("{} needs an NVSwitch with NVLink SHARP (Hopper or later: an intra-node link profile "
+                                 "with `nvls`, such as nvlink4, or /cluster/intra_node_link/nvls_efficiency); expected "
+                                 "ring, tree, hierarchical or auto",
+                                 to_string(a)));
+  if (!whole_cluster) return;
+  if (a == CollectiveAlgorithm::Nvls && cluster.nodes > 1)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
-                     fmt::format("nvls reduces in one node's NVSwitch, but the group spans {} nodes (NVLS-tree across "
-                                 "nodes is not modelled); expected ring, tree, hierarchical or auto",
+                     fmt::format("nvls reduces in one node's NVSwitch, but the group spans {} nodes; expected "
+                                 "nvls_tree (NVLS in each node, a tree between them), ring, tree, hierarchical or auto",
                                  cluster.nodes));
+  if (a == CollectiveAlgorithm::NvlsTree && (cluster.nodes < 2 || cluster.gpus_per_node < 2))
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     fmt::format("nvls_tree runs NVLS inside each node and a tree between nodes, but the group is {} "
+                                 "node(s) of {} GPU(s); expected {}",
+                                 cluster.nodes, cluster.gpus_per_node,
+                                 cluster.nodes < 2 ? "nvls, ring, tree or auto" : "ring, tree, hierarchical or auto"));
 }
 
 std::vector<double> parse_shares(JsonReader reader, int partitions, std::string& kind, const ClusterSpec& cluster) {

@@ -16,7 +16,8 @@ bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
   switch (op) {
   case CollectiveOp::AllReduce:
     return algorithm == CollectiveAlgorithm::Ring || algorithm == CollectiveAlgorithm::Tree ||
-           algorithm == CollectiveAlgorithm::Hierarchical || algorithm == CollectiveAlgorithm::Nvls;
+           algorithm == CollectiveAlgorithm::Hierarchical || algorithm == CollectiveAlgorithm::Nvls ||
+           algorithm == CollectiveAlgorithm::NvlsTree;
   case CollectiveOp::ReduceScatter:
   case CollectiveOp::AllGather:
   case CollectiveOp::Broadcast:
@@ -112,6 +113,11 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
     PARTSIM_CHECK(m == 1 && links.nvls_efficiency > 0.0)
         << "nvls on " << m << " nodes, NVLS efficiency " << links.nvls_efficiency;
     return nvls_time(bytes, n, links);
+  case CollectiveAlgorithm::NvlsTree:
+    PARTSIM_CHECK(m >= 2 && n == g * m && links.nvls_efficiency > 0.0)
+        << "nvls_tree over " << n << " members, " << g << " per node on " << m << " nodes, NVLS efficiency "
+        << links.nvls_efficiency;
+    return nvls_tree_time(bytes, g, m, links);
   case CollectiveAlgorithm::Direct: {
     const double c = bytes / nd;
     double t = 0.0;
@@ -134,6 +140,21 @@ double nvls_time(double bytes, int n, const TwoLevelCost& links) {
 
 bool nvls_available(int nodes, const TwoLevelCost& links) {
   return nodes <= 1 && links.nvls_efficiency > 0.0;
+}
+
+double nvls_tree_time(double bytes, int g, int m, const TwoLevelCost& links) {
+  const double gd = g;
+  const double intra = g > 1 ? bytes * (gd + 1.0) / gd / (links.nvls_efficiency * links.intra.bandwidth) : 0.0;
+  const LinkCost rail{links.inter.latency,
+                      links.inter.bandwidth * std::min(1.0, std::max(links.ports_per_node, 1) / gd)};
+  const double inter = m > 1 ? tree_time(double_binary_tree(m), bytes / gd, rail) : 0.0;
+  return links.nvls_latency + std::max(intra, inter);
+}
+
+bool nvls_tree_available(int n, int nodes, const TwoLevelCost& links) {
+  if (nodes < 2 || n % nodes != 0) return false;
+  const int g = n / nodes;
+  return g >= 2 && links.nvls_efficiency > 0.0 && links.ports_per_node >= g;
 }
 
 DoubleBinaryTree double_binary_tree(int n) {
@@ -186,6 +207,10 @@ std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const Link
 double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link) {
   const auto k = static_cast<double>(tree_chunks(tree, bytes, link));
   return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
+}
+
+std::uint64_t nvls_tree_chunks(int m, int g, double bytes, const LinkCost& link) {
+  return m < 2 ? 1 : tree_chunks(double_binary_tree(m), std::floor(bytes / std::max(g, 1)), link);
 }
 
 std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, int n, double bytes,
@@ -280,6 +305,16 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
     return un * (un - 1);
   case CollectiveAlgorithm::Nvls:
     return (steps ? 2 : 1) * un * (un - 1);
+  case CollectiveAlgorithm::NvlsTree: {
+    // Each node's NVLS traffic (g-1 per member, one round) and g rail trees of m nodes (the tree's 4(m-1)k).
+    const auto m = static_cast<std::uint64_t>(std::max(nodes, 1));
+    const std::uint64_t g = un / m;
+    const std::uint64_t rail_k = steps
+                                     ? nvls_tree_chunks(static_cast<int>(m), static_cast<int>(g),
+                                                        std::ceil(static_cast<double>(step.bytes) * wire_factor), link)
+                                     : 1;
+    return un * (g - 1) + g * 4 * (m - 1) * rail_k;
+  }
   }
   return 0;
 }
@@ -300,6 +335,8 @@ constexpr NcclLatencies kNcclBase{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};  ///< bas
 constexpr NcclLatencies kNcclNvlink{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}; ///< hwLatencies[NCCL_HW_NVLINK]
 constexpr NcclLatencies kNcclPci{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};     ///< hwLatencies[NCCL_HW_PCI]
 constexpr NcclLatencies kNcclNet{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};   ///< hwLatencies[NCCL_HW_NET]
+/** hwLatencies[NCCL_HW_NET][NCCL_ALGO_NVLS_TREE][Simple], us: NVLS-tree's per network step. */
+constexpr double kNcclNetNvlsTree = 20.9;
 constexpr double kNcclNetOverhead = 1.0; ///< getNetOverhead on x86 Intel hosts (AMD: 2), x3 for Simple
 /** llMaxBws of NCCL's tuner for groups across nodes, which NCCL indexes by the CPU vendor: the Intel row, 2 nodes and
  * more than 2 (AMD: 22.5 and 19.0 GB/s), in GB/s. */
@@ -374,7 +411,8 @@ double protocol_wire_factor(CollectiveOp op, CollectiveAlgorithm algorithm, Coll
 }
 
 bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protocol, const TwoLevelCost& links) {
-  if (algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::Direct)
+  if (algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::NvlsTree ||
+      algorithm == CollectiveAlgorithm::Direct)
     return protocol == CollectiveProtocol::Simple;
   return protocol != CollectiveProtocol::LL128 || links.intra_nvlink;
 }
@@ -396,6 +434,8 @@ double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, Collecti
     inter = nccl_latency(kNcclNet, tree || g == 1, protocol) + (simple ? links.inter.latency : 0.0);
     if (!tree) intra = std::max(intra, 1e-6 * kNcclNetOverhead * (simple ? 3.0 : 1.0));
   }
+  if (algorithm == CollectiveAlgorithm::NvlsTree) // NCCL: intraLat + 2 log2i(nNodes) interLat, base 0
+    return m > 1 ? 2.0 * floor_log2(m) * (1e-6 * kNcclNetNvlsTree + (simple ? links.inter.latency : 0.0)) : 0.0;
   const double base = nccl_latency(kNcclBase, tree, protocol);
   const double nd = n;
   switch (algorithm) {
@@ -411,6 +451,7 @@ double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, Collecti
     return base + 2.0 * (g - 1) * intra + 2.0 * (m - 1) * inter;
   case CollectiveAlgorithm::Direct:
   case CollectiveAlgorithm::Nvls:
+  case CollectiveAlgorithm::NvlsTree:
     return 0.0;
   }
   return 0.0;
@@ -437,13 +478,15 @@ CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, 
   if (algorithm) best.algorithm = *algorithm;
   if (protocol && protocol_available(best.algorithm, *protocol, links)) best.protocol = *protocol;
   double best_time = std::numeric_limits<double>::infinity();
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
-                                CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls}) {
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
+        CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls, CollectiveAlgorithm::NvlsTree}) {
     if (algorithm && a != *algorithm) continue;
     if (!is_supported(op, a)) continue;
     if (!algorithm) {
       if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
       if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
+      if (a == CollectiveAlgorithm::NvlsTree && !nvls_tree_available(n, nodes, links)) continue;
     }
     // NCCL's order of protocols: LL, LL128, Simple; the first of equal times wins.
     for (CollectiveProtocol p : {CollectiveProtocol::LL, CollectiveProtocol::LL128, CollectiveProtocol::Simple}) {

@@ -550,10 +550,21 @@ class Planner {
       throw InputError(
           source_,
           kind == CommKind::Tensor ? "/strategy/tensor_collectives/algorithm" : "/strategy/gradient_sync/algorithm",
-          fmt::format("nvls reduces in one node's NVSwitch, but {} groups of {} GPUs span {} nodes of {} GPUs "
-                      "(NVLS-tree across nodes is not modelled); expected ring, tree, hierarchical or auto",
+          fmt::format("nvls reduces in one node's NVSwitch, but {} groups of {} GPUs span {} nodes of {} GPUs; "
+                      "expected nvls_tree (NVLS in each node, a tree between them), ring, tree, hierarchical or auto",
                       kind == CommKind::Tensor ? "tensor" : "data", shape.members, shape.nodes,
                       cluster_.gpus_per_node));
+    if (choice.algorithm == CollectiveAlgorithm::NvlsTree && (shape.nodes < 2 || !shape.even || shape.per_node < 2))
+      throw InputError(
+          source_,
+          kind == CommKind::Tensor ? "/strategy/tensor_collectives/algorithm" : "/strategy/gradient_sync/algorithm",
+          fmt::format("nvls_tree runs NVLS inside each node and a tree between the nodes, but {} groups of {} GPUs "
+                      "lie {}; expected {}",
+                      kind == CommKind::Tensor ? "tensor" : "data", shape.members,
+                      shape.nodes < 2 ? "inside one node"
+                      : !shape.even   ? "unevenly over nodes"
+                                      : "one per node",
+                      shape.nodes < 2 ? "nvls, ring, tree or auto" : "ring, tree or auto"));
     return collectives_.step(op, bytes, group, choice, kind, stream); // `auto` fidelity: settled in plan()
   }
 

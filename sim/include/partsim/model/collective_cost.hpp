@@ -22,8 +22,9 @@ enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Al
 /** How it is computed. `Ring`: n-1 (or 2(n-1)) neighbour steps; `Tree`: NCCL's double binary tree, pipelined;
  * `Hierarchical`: intra-node reduce-scatter, inter-node all-reduce on 1/g of the data, intra-node all-gather;
  * `Direct`: every rank sends to every other rank at once (all-to-all); `Nvls`: NVLink SHARP, the NVSwitch reduces
- * and multicasts (all-reduce inside one node whose switch has it). */
-enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls };
+ * and multicasts (all-reduce inside one node whose switch has it); `NvlsTree`: NCCL's NVLS_TREE across nodes, NVLS
+ * inside each node and a double binary tree between the nodes on each rail, pipelined (nvls_tree_time). */
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls, NvlsTree };
 
 /** How NCCL's kernels move the data (NCCL's protocols, src/graph/tuning.cc and src/device/prims_*.h):
  * `Simple`: bulk copies with a fence and a flag per chunk (full bandwidth, the largest per-step latency);
@@ -48,12 +49,13 @@ struct EnumNames<CollectiveOp> {
 };
 template <>
 struct EnumNames<CollectiveAlgorithm> {
-  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 5> entries{
+  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 6> entries{
       {{CollectiveAlgorithm::Ring, "ring"},
        {CollectiveAlgorithm::Tree, "tree"},
        {CollectiveAlgorithm::Hierarchical, "hierarchical"},
        {CollectiveAlgorithm::Direct, "direct"},
-       {CollectiveAlgorithm::Nvls, "nvls"}}};
+       {CollectiveAlgorithm::Nvls, "nvls"},
+       {CollectiveAlgorithm::NvlsTree, "nvls_tree"}}};
 };
 template <>
 struct EnumNames<CollectiveProtocol> {
@@ -127,6 +129,15 @@ struct TwoLevelCost {
  * bytes (1 + 1/n) each way: nvls_latency + bytes (n+1)/n / (nvls_efficiency B1). 0 when n < 2. */
 double nvls_time(double bytes, int n, const TwoLevelCost& links);
 
+/** NVLS-tree all-reduce of `bytes` over g members on each of m >= 2 nodes (NCCL's NVLS_TREE, src/device/
+ * all_reduce.h): inside each node the switch reduces each member's 1/g share onto it and multicasts the result back
+ * (nvls_time's port traffic, bytes (1 + 1/g) each way per port); between the nodes member i of every node runs a
+ * double binary tree all-reduce of its share over its own NIC (rail i; the m-node tree's tree_time on the inter-node
+ * link, its bandwidth shared when the node has fewer ports than members). NCCL pipelines the three parts chunk by
+ * chunk, so the time is the NVLS latency plus the slower of the two: nvls_latency + max(bytes (g+1) / (g e B_intra),
+ * tree_time(m, bytes / g, inter)). The tree's per-step latencies of NCCL's tuner are protocol_latency's. */
+double nvls_tree_time(double bytes, int g, int m, const TwoLevelCost& links);
+
 /** The cluster's two levels of links as the collectives' closed forms see them: its intra-node links, its NICs and
  * their number per node (at least 1). */
 TwoLevelCost two_level_cost(const ClusterSpec& cluster);
@@ -168,6 +179,10 @@ std::uint64_t pipeline_chunks(CollectiveOp op, CollectiveAlgorithm algorithm, in
 std::uint64_t tree_chunks(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
 double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& link);
 
+/** Chunks of each rail tree of an NVLS-tree all-reduce of `bytes` (on the links) over g members on each of m nodes:
+ * tree_chunks of the m-node tree on a member's share, bytes / g. */
+std::uint64_t nvls_tree_chunks(int m, int g, double bytes, const LinkCost& link);
+
 /** Alpha-beta time of a collective of `bytes` (nccl-tests sizes) over n ranks, each with its own port of `link`
  * (a non-blocking switch). With c = bytes / n, alpha = latency, B = bandwidth:
  * - all-reduce ring: 2(n-1)(alpha + c/B); reduce-scatter and all-gather ring: (n-1)(alpha + c/B);
@@ -191,7 +206,8 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
  * - all-to-all direct: the later of the intra-node part alpha1 + (g-1) c/B1 and the network part
  *   alpha2 + g (N-g) c/(P B2), c = bytes/N;
  * - tree: the uniform form on the slower level (an approximation: which tree edges cross nodes depends on N);
- * - nvls (one node, a switch with NVLink SHARP): nvls_time.
+ * - nvls (one node, a switch with NVLink SHARP): nvls_time;
+ * - nvls_tree (several nodes, the same count on each): nvls_tree_time.
  * Requires gpus_per_node >= 1, nodes >= 1. */
 double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double bytes, int gpus_per_node, int nodes,
                        const TwoLevelCost& links);
@@ -229,6 +245,11 @@ CollectiveAlgorithm choose_algorithm(CollectiveOp op, int n, int nodes, double b
 /** Whether an NVLS all-reduce can run over a group on `nodes` nodes: one node, whose switch has NVLink SHARP. */
 bool nvls_available(int nodes, const TwoLevelCost& links);
 
+/** Whether `auto` may take NVLS-tree for an all-reduce over n members on `nodes` nodes: at least 2 nodes, the same
+ * number g >= 2 on each, a switch with NVLink SHARP, and a NIC per member (ports_per_node >= g: NCCL runs one NVLS
+ * head per NIC). A scenario may still ask for it with fewer NICs (the rails then share them). */
+bool nvls_tree_available(int n, int nodes, const TwoLevelCost& links);
+
 /** Bytes a protocol puts on the links per byte of data: Simple 1, LL128 128/120, LL 2. */
 double protocol_wire_factor(CollectiveProtocol protocol);
 
@@ -262,7 +283,9 @@ bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protoc
  * network's latency to its figure, and once more for Simple's flush), and, across nodes, NCCL's network post overhead
  * (1 us, x3 for Simple). Ring: (steps - s2) intra-node steps and s2 = 2(m-1) (all-reduce) or m-1 network steps;
  * tree: 2 D steps on the slowest hop (D the tree's depth); hierarchical: 2(g-1) intra-node and 2(m-1) network steps;
- * NVLS and all-to-all: 0 (NVLS pays its own latency, nvls_time). 0 when n < 2. */
+ * NVLS and all-to-all: 0 (NVLS pays its own latency, nvls_time); NVLS-tree: 2 floor(log2 m) network steps of NCCL's
+ * NVLSTree figure (20.9 us) plus the network's latency for Simple's flush (its NVLS part is nvls_tree_time's). 0 when
+ * n < 2. */
 double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, int n,
                         int gpus_per_node, int nodes, const TwoLevelCost& links);
 
