@@ -140,7 +140,7 @@ int report_out_of_memory(const RunOptions& options, const Scenario& scenario, co
 /** The outputs of a report its own engine made (serving, parameter server): the JSON or `table` on standard output,
  * report.json when asked, the engine's `done` line on standard error, then the scenario's expectations. */
 int emit_document(const RunOptions& options, const Scenario& scenario, const ReportDocument& document,
-                  const std::string& table, const std::string& done) {
+                  const std::string& table, const std::string& done, const std::string* trace = nullptr) {
   const std::string text = to_json(document).dump(2) + '\n';
   if (options.json)
     write_stdout(text);
@@ -150,22 +150,30 @@ int emit_document(const RunOptions& options, const Scenario& scenario, const Rep
     const std::filesystem::path dir = output_dir(options, scenario);
     create_output_dir(dir);
     write_file_atomically(dir / "report.json", text);
-    if (!options.json) write_stdout(fmt::format("\n  wrote report.json in {}\n", dir.string()));
+    const bool traced = trace != nullptr && scenario.run.outputs.trace;
+    if (traced) write_file_atomically(dir / "trace.json", *trace);
+    if (!options.json)
+      write_stdout(fmt::format("\n  wrote report.json{} in {}\n", traced ? ", trace.json" : "", dir.string()));
   }
   std::cerr << done;
   if (options.no_expect || scenario.expectations.empty()) return 0;
   return check_expectations(options, scenario, nlohmann::json::parse(text), 0);
 }
 
-/** A serving workload: its own engine and report (docs/serving.md); report.json only (no ranks, no trace yet). */
+/** A serving workload: its own engine and report (docs/serving.md); report.json and trace.json (no ranks). */
 int run_serving(const RunOptions& options, const Scenario& scenario) {
   const auto wall_begin = std::chrono::steady_clock::now();
   const ServingRunResult result = simulate_serving(scenario);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
   const ReportDocument document = make_serving_report_document(scenario, result);
+  const std::string trace =
+      options.no_files || !scenario.run.outputs.trace
+          ? std::string()
+          : serving_chrome_trace(scenario.name, std::get<ServingWorkload>(scenario.workload), result);
   return emit_document(options, scenario, document, format_serving_table(document),
                        fmt::format("partsim: simulated {} requests ({} messages, {} sleeps) in {:.3f} s of wall time\n",
-                                   result.sent, result.messages, result.sleeps, wall));
+                                   result.sent, result.messages, result.sleeps, wall),
+                       &trace);
 }
 
 /** A parameter-server strategy: its own engine and report (docs/stale-gradients.md); report.json only. */

@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace partsim {
 namespace {
@@ -490,6 +492,59 @@ TEST(ServingDeterminism, SameSeedSameReport) {
   const ReportDocument read = report_document_from_json(json::parse(a.out), "report.json");
   ASSERT_TRUE(read.serving.has_value());
   EXPECT_EQ(read.serving->stages.size(), 2u);
+}
+
+TEST(ServingTrace, RequestsFlowThroughTheStagesInTraceJson) {
+  // The lone-request pipeline above (one client): each request's events in trace.json are its parts, exactly: stage a
+  // 1 ms, the hop to b 1.002 ms (25 MB at 25 GB/s + 2 us) + 0.5 ms of dispatch, stage b 1.1 ms with its per-item
+  // overhead; 100 requests, all traced; stage b's replica track holds one event per request. Same run, same bytes.
+  json stages = json::array({stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("1ms"))});
+  stages[0]["output_bytes"] = "25MB";
+  json doc = serving_scenario(2, stages, {{"process", "closed"}, {"clients", 1}}, 100, 0);
+  doc["workload"]["orchestration"] = {{"dispatch_latency", "0.5ms"}, {"per_item_overhead", "0.1ms"}};
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "s.json") << doc.dump(2);
+  const test::CliResult a = test::run_cli({"run", "s.json", "--out", "a", "--no-progress"}, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const test::CliResult b = test::run_cli({"run", "s.json", "--out", "b", "--no-progress"}, dir);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string text = test::read_file(dir / "a" / "trace.json");
+  EXPECT_EQ(text, test::read_file(dir / "b" / "trace.json"));
+  const json trace = json::parse(text);
+  std::map<std::string, std::vector<double>> durations; // per event name in the requests' process, in us
+  std::map<std::int64_t, double> first_ts;
+  int stage_b_events = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    if (e["pid"] == 0) {
+      durations[e["name"].get<std::string>()].push_back(e["dur"].get<double>());
+      const auto tid = e["tid"].get<std::int64_t>();
+      if (!first_ts.contains(tid)) first_ts[tid] = e["ts"].get<double>();
+    } else if (e["pid"] == 2) {
+      ++stage_b_events;
+      EXPECT_EQ(e["args"]["items"], 1);
+    }
+  }
+  EXPECT_EQ(first_ts.size(), 100u);
+  EXPECT_EQ(stage_b_events, 100);
+  ASSERT_EQ(durations["a"].size(), 100u);
+  ASSERT_EQ(durations["to b"].size(), 100u);
+  ASSERT_EQ(durations["b"].size(), 100u);
+  EXPECT_FALSE(durations.contains("queue a")) << "one client: nothing ever waits";
+  for (std::size_t i = 0; i < 100; ++i) {
+    EXPECT_NEAR(durations["a"][i], 1000.0, 1e-6);
+    EXPECT_NEAR(durations["to b"][i], 1002.0 + 500.0, 1e-6);
+    EXPECT_NEAR(durations["b"][i], 1100.0, 1e-6);
+  }
+  // Requests follow each other: request 1 starts when request 0 is answered (3.602 ms).
+  EXPECT_NEAR(first_ts[1] - first_ts[0], 3602.0, 1e-6);
+  // /run/outputs without `trace`: report.json only.
+  doc["run"]["outputs"] = json::array({"table", "report_json"});
+  std::ofstream(dir / "untraced.json") << doc.dump(2);
+  const test::CliResult c = test::run_cli({"run", "untraced.json", "--out", "c", "--no-progress"}, dir);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "c" / "report.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "c" / "trace.json"));
 }
 
 TEST(ServingPipeline, DoublingTheBottleneckRaisesThroughputUntilAnotherStageBinds) {

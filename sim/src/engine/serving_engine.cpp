@@ -50,6 +50,7 @@ struct Item {
   bool has_kv = false;         ///< LLM stage: its KV cache is in the replica that admits it (a disaggregated arrival)
   bool waited = false;         ///< LLM stage: its time in the queue was counted (at its first admission)
   std::int64_t trace_row = -1; ///< a trace's request: its row (its token counts, when the trace has them)
+  double admitted = -1.0;      ///< LLM stage: when first admitted to a running batch (-1: not yet)
 };
 
 /** A request in an LLM replica's running batch. */
@@ -66,6 +67,7 @@ enum class LlmRole { Both, Prefill, Decode };
 /** An LLM replica's GPUs and, on the decode side of a disaggregated stage, its own queue of requests whose KV cache
  * has arrived (and of those it preempted, at the head). */
 struct LlmReplica {
+  int index = 0; ///< within its stage, prefill replicas first
   std::vector<sg4::Host*> gpus;
   std::deque<ItemId> inbox;
   sg4::SemaphorePtr inbox_count = sg4::Semaphore::create(0);
@@ -137,7 +139,10 @@ class ServingRun {
           s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
           for (int r = 0; r < spec.replicas_per_node; ++r) {
             sg4::Host* host = platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + r % gpus_per_node));
-            sg4::Actor::create(fmt::format("{}-{}-{}", spec.name, n, r), host, [this, &s] { replica(s); })->daemonize();
+            const int index = n * spec.replicas_per_node + r;
+            sg4::Actor::create(fmt::format("{}-{}-{}", spec.name, n, r), host, [this, &s, index] {
+              replica(s, index);
+            })->daemonize();
           }
         }
       }
@@ -183,6 +188,7 @@ class ServingRun {
           s.node_hosts.push_back(platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node)));
         for (int r = 0; r < per_node; ++r) {
           auto replica = std::make_unique<LlmReplica>();
+          replica->index = static_cast<int>(s.llm_replicas.size());
           for (int g = 0; g < t; ++g)
             replica->gpus.push_back(
                 platform.gpus.at(static_cast<std::size_t>(node * gpus_per_node + (r * t + g) % gpus_per_node)));
@@ -353,11 +359,12 @@ class ServingRun {
   }
 
   /** A request that produced its last token leaves the LLM stage: its statistics, then the next stage. */
-  void llm_finish(StageRun& s, ItemId id, double end) {
+  void llm_finish(StageRun& s, ItemId id, double end, int replica) {
     const LlmStage& llm = *s.spec->llm;
     ServingStageRaw& raw = *s.raw;
     const Item& item = items_[id];
     ++raw.served;
+    trace(s, id, replica, item.admitted < 0 ? end : item.admitted, end);
     if (item.measured) {
       const double ttft = item.first_token - item.sent;
       const double tpot = item.output > 1 ? (end - item.first_token) / static_cast<double>(item.output - 1) : 0.0;
@@ -393,7 +400,7 @@ class ServingRun {
       if (item.measured) raw.ttft.push_back(end - item.sent);
     }
     if (item.generated >= item.output) { // one output token: nothing to decode
-      llm_finish(s, id, end);
+      llm_finish(s, id, end, to.index);
       hand_on(s, Batch{{id}});
       return;
     }
@@ -494,6 +501,7 @@ class ServingRun {
       };
       auto admit = [&](ItemId id, std::int64_t prefill, std::int64_t tokens) {
         Item& item = items_[id];
+        if (item.admitted < 0) item.admitted = now();
         if (!preempt) reserved += item.prompt + item.output;
         if (!own_queue && !item.waited) {
           item.waited = true;
@@ -600,7 +608,7 @@ class ServingRun {
         }
         if (item.generated < item.output) return false;
         if (!preempt) reserved -= item.prompt + item.output;
-        llm_finish(s, r.id, end);
+        llm_finish(s, r.id, end, self.index);
         done.items.push_back(r.id);
         return true;
       });
@@ -611,7 +619,13 @@ class ServingRun {
     }
   }
 
-  void replica(StageRun& s) {
+  /** Records request `id`'s span in stage `s` when it is one of the traced requests. */
+  void trace(const StageRun& s, ItemId id, int replica, double begin, double end) {
+    if (id >= kTracedRequests) return;
+    result_.spans.push_back({id, static_cast<std::uint32_t>(s.index), replica, items_[id].stage_enter, begin, end});
+  }
+
+  void replica(StageRun& s, int index) {
     const ServingStage& spec = *s.spec;
     Batch batch;
     for (;;) {
@@ -647,8 +661,10 @@ class ServingRun {
       s.raw->busy_over_time.add(begin, end, 1.0);
       s.raw->served += batch.items.size();
       ++s.raw->batches;
-      for (ItemId id : batch.items)
+      for (ItemId id : batch.items) {
         if (items_[id].measured) s.raw->latency.push_back(end - items_[id].stage_enter);
+        trace(s, id, index, begin, end);
+      }
       hand_on(s, std::move(batch));
       batch = Batch{};
     }

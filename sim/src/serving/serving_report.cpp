@@ -6,9 +6,11 @@
 #include "partsim/report/report_writers.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace partsim {
 
@@ -240,6 +242,71 @@ std::string format_serving_table(const ReportDocument& doc) {
                                                 ms(d->kv_transfer.p99), d->kv_transfers, d->kv_transfer_bytes / 1e9));
     }
   }
+  return out;
+}
+
+std::string serving_chrome_trace(const std::string& scenario_name, const ServingWorkload& workload,
+                                 const ServingRunResult& result) {
+  const auto quoted = [](const std::string& text) { return nlohmann::json(text).dump(); };
+  std::string out =
+      fmt::format(R"j({{"displayTimeUnit":"ms","otherData":{{"scenario":{},"time_unit":"us (simulated)",)j"
+                  R"("requests_traced":"the first {} sent"}},"traceEvents":[)",
+                  quoted(scenario_name), kTracedRequests);
+  bool first = true;
+  const auto event = [&](const std::string& text) {
+    out += first ? "\n" : ",\n";
+    out += text;
+    first = false;
+  };
+  const auto name_process = [&](std::size_t pid, const std::string& name) {
+    event(
+        fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid, quoted(name)));
+  };
+  const auto span = [&](const std::string& name, const char* category, std::size_t pid, std::uint64_t tid, double begin,
+                        double end, const std::string& args) {
+    event(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}{}}})", quoted(name),
+                      category, pid, tid, begin * 1e6, std::max(0.0, end - begin) * 1e6, args));
+  };
+  // Each request's stages in order: queue, service, and the hop (transfer, orchestration) to the next stage.
+  name_process(0, fmt::format("requests (the first {} sent)", kTracedRequests));
+  std::vector<ServingSpan> by_request = result.spans;
+  std::stable_sort(by_request.begin(), by_request.end(), [](const ServingSpan& a, const ServingSpan& b) {
+    return a.request != b.request ? a.request < b.request : a.stage < b.stage;
+  });
+  for (std::size_t i = 0; i < by_request.size(); ++i) {
+    const ServingSpan& x = by_request[i];
+    const std::string& stage = workload.stages.at(x.stage).name;
+    if (x.begin > x.enter) span("queue " + stage, "queue", 0, x.request, x.enter, x.begin, "");
+    span(stage, "service", 0, x.request, x.begin, x.end, fmt::format(R"(,"args":{{"replica":{}}})", x.replica));
+    if (i + 1 < by_request.size() && by_request[i + 1].request == x.request && by_request[i + 1].enter > x.end)
+      span("to " + workload.stages.at(by_request[i + 1].stage).name, "hop", 0, x.request, x.end,
+           by_request[i + 1].enter, "");
+  }
+  // Each stage's replicas: what they served. Items of one batch share their begin and end: one event per batch.
+  for (std::size_t st = 0; st < workload.stages.size(); ++st) {
+    const ServingStage& spec = workload.stages[st];
+    name_process(st + 1, "stage " + spec.name);
+    std::vector<ServingSpan> mine;
+    for (const ServingSpan& x : result.spans)
+      if (x.stage == st) mine.push_back(x);
+    std::stable_sort(mine.begin(), mine.end(), [](const ServingSpan& a, const ServingSpan& b) {
+      return std::tie(a.replica, a.begin, a.end, a.request) < std::tie(b.replica, b.begin, b.end, b.request);
+    });
+    for (std::size_t i = 0; i < mine.size();) {
+      std::size_t j = i + 1;
+      if (!spec.llm)
+        while (j < mine.size() && mine[j].replica == mine[i].replica && mine[j].begin == mine[i].begin &&
+               mine[j].end == mine[i].end)
+          ++j;
+      const std::string name = spec.llm     ? fmt::format("request {}", mine[i].request)
+                               : j - i == 1 ? fmt::format("request {}", mine[i].request)
+                                            : fmt::format("batch of {} (requests {}..)", j - i, mine[i].request);
+      span(name, spec.llm ? "request" : "batch", st + 1, static_cast<std::uint64_t>(mine[i].replica), mine[i].begin,
+           mine[i].end, fmt::format(R"(,"args":{{"items":{}}})", j - i));
+      i = j;
+    }
+  }
+  out += "\n]}\n";
   return out;
 }
 

@@ -240,4 +240,11 @@ ReportDocument make_serving_report_document(const Scenario& scenario, const Serv
 /** The terminal table of a serving run. */
 std::string format_serving_table(const ReportDocument& document);
 
+/** trace.json of a serving run (Chrome trace format, Perfetto / chrome://tracing): the first kTracedRequests
+ * requests, one track each in a "requests" process (its queue, service and hop to the next stage in every stage), and
+ * one process per stage with a track per replica (what it served: a batch, or an LLM stage's requests from admission
+ * to their last token). Times in simulated microseconds. */
+std::string serving_chrome_trace(const std::string& scenario_name, const ServingWorkload& workload,
+                                 const ServingRunResult& result);
+
 } // namespace partsim

@@ -93,8 +93,22 @@ struct ServingStageRaw {
   double prefill_busy_in_window = 0.0;       ///< disaggregated: replica-seconds of the prefill pool's steps
 };
 
+/** One traced request's time in one stage (trace.json): it joined the stage's queue at `enter`, a replica began its
+ * service at `begin` (an LLM stage: first admitted to a running batch) and it left the stage at `end`. */
+struct ServingSpan {
+  std::uint32_t request = 0; ///< in sending order, from 0
+  std::uint32_t stage = 0;
+  std::int32_t replica = 0; ///< within the stage (an LLM stage: the replica it finished on)
+  double enter = 0.0, begin = 0.0, end = 0.0;
+};
+
+/** Requests whose spans a run records: the first this many sent (a trace of every request of a long run would be
+ * gigabytes; these show the stages' batching and queueing at the start, warm-up included). */
+constexpr std::uint32_t kTracedRequests = 1000;
+
 struct ServingRunResult {
   std::vector<ServingStageRaw> stages;
+  std::vector<ServingSpan> spans;  ///< the first kTracedRequests requests' stages, in the order they left them
   std::vector<double> latency;     ///< s, end to end, measured items, in completion order
   std::uint64_t sent = 0;          ///< requests sent
   std::uint64_t answered = 0;      ///< requests through every stage
