@@ -2,6 +2,8 @@
 // M/D/1, M/M/1/K, the interactive response-time law, a saturated pipeline). Each TEST runs at most one simulation in
 // its process (SimGrid 3.32 allows one engine per process); tests that need two run the CLI.
 #include "partsim/engine/serving_engine.hpp"
+#include "partsim/input/workload_library.hpp"
+#include "partsim/model/training.hpp"
 #include "partsim/report/report_document.hpp"
 #include "partsim/serving/serving_report.hpp"
 #include "partsim/serving/serving_result.hpp"
@@ -492,6 +494,60 @@ TEST(ServingDeterminism, SameSeedSameReport) {
   const ReportDocument read = report_document_from_json(json::parse(a.out), "report.json");
   ASSERT_TRUE(read.serving.has_value());
   EXPECT_EQ(read.serving->stages.size(), 2u);
+}
+
+TEST(ServingModelService, EachBatchTakesTheModelsForwardPassAtItsSize) {
+  // BERT-large at 128 tokens on the test GPU, batches of up to 8: each batch size's service is the training cost
+  // model's forward at that micro-batch, to the last bit; batching is cheaper per item than serving alone.
+  json st = stage("bert", 1, 1, json());
+  st.erase("service");
+  st["model_service"] = {{"model", "bert-large"}, {"sequence_length", 128}};
+  st["batching"] = {{"max_size", 8}, {"max_wait", "1ms"}};
+  json doc = serving_scenario(1, json::array({st}), {{"process", "closed"}, {"clients", 1}}, 20, 0);
+  const Scenario scenario = test::parse(doc);
+  const ServingStage& spec = std::get<ServingWorkload>(scenario.workload).stages.at(0);
+  ASSERT_EQ(spec.batch_service.size(), 8u);
+  ModelTraining t;
+  t.model = load_workload(test::source_dir(), "bert-large", "test", "/model");
+  std::get<TransformerConfig>(t.model.config).sequence_length = 128;
+  for (int n = 1; n <= 8; ++n) {
+    t.micro_batch = t.global_batch = n;
+    EXPECT_EQ(spec.batch_service[static_cast<std::size_t>(n - 1)],
+              training_cost(t, scenario.cluster.gpu).forward_time())
+        << n;
+  }
+  EXPECT_LT(spec.batch_service[7], 8 * spec.batch_service[0]);
+  EXPECT_GT(spec.batch_service[7], spec.batch_service[0]);
+  EXPECT_NE(describe(std::get<ServingWorkload>(scenario.workload)).find("bert-large (128 tokens)"), std::string::npos);
+  // One client: every request is alone, waits out max_wait for a second item that never comes, then takes the
+  // forward pass at batch 1.
+  const ServingRunResult result = simulate_serving(scenario);
+  const ReportServing r = make_serving_section(std::get<ServingWorkload>(scenario.workload), result);
+  EXPECT_NEAR(r.latency.mean, 1e-3 + spec.batch_service[0], 1e-12);
+  EXPECT_NEAR(r.latency.max, 1e-3 + spec.batch_service[0], 1e-12);
+}
+
+TEST(ServingModelService, ErrorsNameTheKey) {
+  json st = stage("bert", 1, 1, fixed("1ms"));
+  st["model_service"] = {{"model", "bert-large"}};
+  const auto pointer_of = [](const json& stage_doc) {
+    const json doc = serving_scenario(1, json::array({stage_doc}), poisson(10), 10, 0);
+    return test::input_error([&] { test::parse(doc); }).pointer();
+  };
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/service"); // both
+  st.erase("service");
+  st["batching"] = {{"max_size", 4}, {"max_wait", "1ms"}, {"extra_item_time", "1ms"}};
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/batching/extra_item_time");
+  st.erase("batching");
+  st["pool"]["device"] = "cpu";
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/pool/device");
+  st["pool"]["device"] = "gpu";
+  st["model_service"] = {{"model", "no-such-model"}};
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/model_service/model");
+  st["model_service"] = {{"model", "resnet50"}, {"sequence_length", 128}};
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/model_service/sequence_length");
+  st["model_service"] = {{"model", "resnet50"}, {"batch", 2}};
+  EXPECT_EQ(pointer_of(st), "/workload/stages/0/model_service/batch");
 }
 
 TEST(ServingTrace, RequestsFlowThroughTheStagesInTraceJson) {

@@ -924,6 +924,31 @@ void serving_fields(std::vector<F>& f) {
                   .def("drop")
                   .doc("`drop` the arriving item (counted, and answered as dropped), or `block` its producer (the "
                        "arrivals, the network receiver or the previous stage's replica) until there is room"));
+  f.push_back(F(st + "model_service", T::Object, "serving_stage")
+                  .kinds(serving)
+                  .def_doc("none")
+                  .allowed("not with `service` or `llm`, nor `batching/extra_item_time`; device gpu")
+                  .doc("the service from the cost model: a batch of n items takes the forward pass of a model of "
+                       "models/workloads at micro-batch n on the cluster's GPU profile (each op's roofline with the "
+                       "profile's GEMM efficiencies, as training's forward), priced once per batch size "
+                       "([serving.md](serving.md#service-from-the-cost-model))"));
+  f.push_back(F(st + "model_service/model", T::String, "serving_stage")
+                  .kinds(serving)
+                  .def_doc("required")
+                  .allowed("a workload of models/workloads (a transformer or a CNN)")
+                  .doc("the model, by name (`bert-large`, `resnet50`)"));
+  f.push_back(F(st + "model_service/sequence_length", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(1, 10'000'000)
+                  .def_doc("the model's")
+                  .allowed("transformers only")
+                  .doc("tokens per item"));
+  f.push_back(F(st + "model_service/data_type", T::Choice, "serving_stage")
+                  .kinds(serving)
+                  .choices(known_data_types())
+                  .def("bf16")
+                  .allowed("and the GPU must have a peak for it")
+                  .doc("the data type it runs in; picks the GPU's peak rate"));
   f.push_back(F(st + "llm", T::Object, "serving_stage")
                   .kinds(serving)
                   .def_doc("none")

@@ -6,6 +6,7 @@
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/input/workload_library.hpp"
+#include "partsim/model/training.hpp"
 #include "partsim/serving/llm_cost.hpp"
 
 #include <fmt/format.h>
@@ -327,6 +328,38 @@ LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node
   return l;
 }
 
+/** `model_service`: the forward pass of a model of models/workloads at each batch size up to the stage's largest,
+ * priced by the training cost model (training_cost's forward: each op's roofline with the GPU profile's GEMM
+ * efficiencies, flash attention and fused elementwise kernels) on the cluster's GPU profile. */
+void parse_model_service(JsonReader& reader, ServingStage& s, const ClusterSpec& cluster,
+                         const std::filesystem::path& data_dir) {
+  ModelTraining t;
+  {
+    JsonReader model = reader.child("model");
+    t.model = load_workload(data_dir, model.as_string(), model.source(), model.pointer());
+  }
+  if (reader.has("sequence_length")) {
+    if (!t.model.is_transformer())
+      throw InputError(reader.source(), reader.pointer() + "/sequence_length",
+                       "only a transformer has a sequence length; expected no sequence_length for a CNN");
+    std::get<TransformerConfig>(t.model.config).sequence_length = reader.integer("sequence_length");
+  }
+  t.data_type = reader.choice("data_type");
+  if (!cluster.gpu.peak_flops.contains(t.data_type))
+    throw InputError(reader.source(), reader.pointer() + "/data_type",
+                     fmt::format("GPU profile \"{}\" has no peak rate for {}", cluster.gpu.name, t.data_type));
+  reader.finish();
+  s.service_model = t.model.name;
+  if (t.model.is_transformer())
+    s.service_model += fmt::format(" ({} tokens)", std::get<TransformerConfig>(t.model.config).sequence_length);
+  s.batch_service.clear();
+  for (int n = 1; n <= s.max_batch; ++n) {
+    t.micro_batch = n;
+    t.global_batch = n;
+    s.batch_service.push_back(training_cost(t, cluster.gpu).forward_time());
+  }
+}
+
 ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& cluster,
                          const std::filesystem::path& data_dir) {
   ServingStage s;
@@ -356,14 +389,28 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
       throw InputError(reader.source(), reader.pointer() + "/pool/device", "an LLM stage runs on GPUs; expected gpu");
     JsonReader llm = reader.child("llm");
     s.llm = parse_llm(llm, s, next_node, cluster, data_dir);
+  } else if (reader.has("model_service")) {
+    if (reader.has("service"))
+      throw InputError(reader.source(), reader.pointer() + "/service",
+                       "a stage's service is `service` or `model_service`, not both; expected one");
+    if (s.device != PoolDevice::Gpu)
+      throw InputError(reader.source(), reader.pointer() + "/pool/device",
+                       "`model_service` prices the model on the cluster's GPU profile; expected gpu");
   } else {
     s.service = parse_distribution(reader.child("service"));
   }
   if (auto batching = reader.optional_child("batching")) {
     s.max_batch = static_cast<int>(batching->integer("max_size"));
     s.max_wait = batching->quantity("max_wait");
+    if (reader.has("model_service") && batching->has("extra_item_time"))
+      throw InputError(batching->source(), batching->pointer() + "/extra_item_time",
+                       "`model_service` prices every batch size from the model; expected no extra_item_time");
     s.extra_item_time = batching->quantity("extra_item_time");
     batching->finish();
+  }
+  if (reader.has("model_service")) {
+    JsonReader m = reader.child("model_service");
+    parse_model_service(m, s, cluster, data_dir);
   }
   s.output_bytes = reader.quantity("output_bytes");
   if (auto queue = reader.optional_child("queue")) {
@@ -540,6 +587,9 @@ std::string describe(const ServingWorkload& w) {
       out += fmt::format(", {} tp{}", s.llm->model_name, s.llm->tensor_parallel);
       if (const auto& p = s.llm->prefill_pool) out += fmt::format(", prefill on {}x{}", p->nodes, p->replicas_per_node);
     }
+    if (!s.batch_service.empty())
+      out += fmt::format(", {}: {:.4g} ms alone, {:.4g} ms for {}", s.service_model, s.batch_service.front() * 1e3,
+                         s.batch_service.back() * 1e3, s.batch_service.size());
     out += ")";
   }
   if (w.arrivals.process == ArrivalProcess::Poisson)

@@ -142,6 +142,10 @@ struct ServingStage {
   std::optional<std::int64_t> capacity; ///< waiting room of the stage's queue; absent: unbounded
   QueueFull when_full = QueueFull::Drop;
   std::optional<LlmStage> llm; ///< an LLM server: the service comes from the model, not `service`
+  /** `model_service`: s per batch of n = 1 .. max_batch (index n - 1), the model's forward at micro-batch n; empty:
+   * the service is `service` (+ extra_item_time per extra item). */
+  std::vector<double> batch_service;
+  std::string service_model; ///< `model_service`: the model's name (and sequence length) for the report
 
   /** Replicas of the stage's pool; a disaggregated LLM stage's prefill pool too. */
   int replicas() const {
