@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 namespace partsim {
 namespace {
@@ -286,6 +288,48 @@ TEST(ReliabilityScenario, BadInputExitsWithTwoAndOneLine) {
   EXPECT_NE(run.err.find("/reliability/checkpoint/mode"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("gpt3-1.3b-dp-8xa100.json"), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(ReliabilityTrace, TheTimelineIsTheReplaysEvents) {
+  // ListedFailureByHand's run as reliability_trace.json: training, checkpoints and the recovery add up to its 117.5 s
+  // (103.5 s of training, 3.5 of them lost; nine 1 s checkpoints; 5 s of recovery), the failure an instant at 25.5 s
+  // that rolled back to iteration 20, and nothing overlaps on a track.
+  ReliabilityFigures f;
+  f.spec.mode = CheckpointMode::Sync;
+  ReplayInput in;
+  in.iteration_time = 1.0;
+  in.iterations = 100;
+  in.checkpoint_every = 10;
+  in.checkpoint_block = 1.0;
+  in.recovery = 5.0;
+  in.failure_times = {25.5};
+  in.max_events = 100;
+  f.replay = replay_reliability(in);
+  const json trace = json::parse(reliability_chrome_trace("hand", f));
+  std::map<std::string, double> seconds;
+  std::map<std::string, int> count;
+  std::map<int, double> track_end;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "i") {
+      EXPECT_EQ(e["name"], "listed failure");
+      EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 25.5e6);
+      EXPECT_EQ(e["args"]["rolled_back_to_iteration"], 20);
+      ++count["failure"];
+    }
+    if (e["ph"] != "X") continue;
+    const std::string name = e["name"];
+    seconds[name] += e["dur"].get<double>() / 1e6;
+    ++count[name];
+    const int tid = e["tid"];
+    EXPECT_GE(e["ts"].get<double>() + 1e-6, track_end[tid]) << name;
+    track_end[tid] = e["ts"].get<double>() + e["dur"].get<double>();
+  }
+  EXPECT_EQ(count["failure"], 1);
+  EXPECT_NEAR(seconds["training"], 103.5, 1e-9);
+  EXPECT_NEAR(seconds["checkpoint"], 9.0, 1e-9);
+  EXPECT_EQ(count["checkpoint"], 9);
+  EXPECT_NEAR(seconds["recovery"], 5.0, 1e-9);
+  EXPECT_NEAR(seconds["training"] + seconds["checkpoint"] + seconds["recovery"], f.replay.total, 1e-9);
 }
 
 TEST(ReliabilityReport, AbsentSectionLeavesTheReportAsItWasAndNoFailuresCostNothing) {

@@ -7,6 +7,7 @@
 #include "partsim/plan/plan.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -228,6 +229,76 @@ std::vector<std::pair<std::string, std::string>> reliability_table_lines(const R
                        ? fmt::format("every {} iterations ({}); Young/Daly {}", f.interval_iterations,
                                      human_duration(f.interval), human_duration(*f.young_daly))
                        : fmt::format("every {} iterations ({})", f.interval_iterations, human_duration(f.interval)));
+  return out;
+}
+
+std::string reliability_chrome_trace(const std::string& scenario_name, const ReliabilityFigures& figures) {
+  const std::vector<ReplayEvent>& events = figures.replay.events;
+  std::string out = fmt::format(R"j({{"displayTimeUnit":"ms","otherData":{{"scenario":{},"time_unit":"us (replayed)",)j"
+                                R"j("events":"{} of the replay's first {}"}},"traceEvents":[)j",
+                                nlohmann::json(scenario_name).dump(), events.size(), kMaxEvents);
+  bool first = true;
+  const auto event = [&](const std::string& text) {
+    out += first ? "\n" : ",\n";
+    out += text;
+    first = false;
+  };
+  constexpr int kTraining = 0, kCheckpoints = 1, kRecovery = 2, kFailures = 3; // tids; failures per component after
+  event(R"({"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"the run, replayed"}})");
+  for (const auto& [tid, name] : std::vector<std::pair<int, std::string>>{
+           {kTraining, "training"}, {kCheckpoints, "checkpoints"}, {kRecovery, "recovery"}})
+    event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":0,"tid":{},"args":{{"name":"{}"}}}})", tid, name));
+  for (int c = 0; c < 5; ++c)
+    event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":0,"tid":{},"args":{{"name":"failures: {}"}}}})",
+                      kFailures + c, enum_name(static_cast<FailureComponent>(c))));
+  const auto span = [&](const char* name, int tid, double begin, double end, const std::string& args) {
+    if (end > begin)
+      event(fmt::format(R"({{"ph":"X","name":"{}","pid":0,"tid":{},"ts":{},"dur":{}{}}})", name, tid, begin * 1e6,
+                        (end - begin) * 1e6, args));
+  };
+  double training_since = 0.0; // training runs from here until the next checkpoint or failure
+  double recovering = -1.0;    // since the first failure of a recovery (-1: training)
+  double checkpointing = -1.0; // since a checkpoint began, until durable (-1: none)
+  std::int64_t saving = 0;
+  for (const ReplayEvent& e : events) {
+    switch (e.kind) {
+    case ReplayEvent::Kind::Failure:
+      if (recovering < 0.0) {
+        span("training", kTraining, training_since, e.time, "");
+        recovering = e.time;
+      }
+      if (checkpointing >= 0.0) { // lost before it was durable
+        span("checkpoint (lost)", kCheckpoints, checkpointing, e.time,
+             fmt::format(R"(,"args":{{"iteration":{}}})", saving));
+        checkpointing = -1.0;
+      }
+      event(fmt::format(R"({{"ph":"i","s":"t","name":"{} failure","pid":0,"tid":{},"ts":{},"args":{{"rolled_back_to_)"
+                        R"(iteration":{}}}}})",
+                        enum_name(e.component), kFailures + static_cast<int>(e.component), e.time * 1e6, e.iteration));
+      break;
+    case ReplayEvent::Kind::Resumed:
+      if (recovering >= 0.0) span("recovery", kRecovery, recovering, e.time, "");
+      recovering = -1.0;
+      training_since = e.time;
+      break;
+    case ReplayEvent::Kind::Checkpoint:
+      span("training", kTraining, training_since, e.time, "");
+      training_since = e.time;
+      checkpointing = e.time;
+      saving = e.iteration;
+      break;
+    case ReplayEvent::Kind::Durable:
+      if (checkpointing >= 0.0)
+        span("checkpoint", kCheckpoints, checkpointing, e.time,
+             fmt::format(R"(,"args":{{"iteration":{}}})", e.iteration));
+      checkpointing = -1.0;
+      if (figures.spec.mode == CheckpointMode::Sync) training_since = e.time; // training stopped for the write
+      break;
+    }
+  }
+  if (events.size() < kMaxEvents && recovering < 0.0)
+    span("training", kTraining, training_since, figures.replay.total, "");
+  out += "\n]}\n";
   return out;
 }
 

@@ -60,4 +60,10 @@ ReportReliability reliability_section(const ReliabilityFigures& figures, std::ui
 /** The terminal table's lines (label, value) on these figures. */
 std::vector<std::pair<std::string, std::string>> reliability_table_lines(const ReliabilityFigures& figures);
 
+/** reliability_trace.json (Chrome trace format): the replay's timeline over the whole run (days, in microseconds),
+ * from its first events (the replay keeps 10,000): failures as instants on a track per component (with the iteration
+ * the run rolled back to), each recovery from its failure to training again, each checkpoint from its start to the
+ * moment it is durable (sync: its block; async: the copy and the write behind training), and training between. */
+std::string reliability_chrome_trace(const std::string& scenario_name, const ReliabilityFigures& figures);
+
 } // namespace partsim
