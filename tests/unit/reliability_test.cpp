@@ -127,9 +127,8 @@ TEST(ReliabilityReplay, WeibullFailuresComeAtTheMtbfRateInTheLongRun) {
   }
 }
 
-TEST(ReliabilityReplay, ListedFailureByHand) {
-  // Iterations of 1 s, a sync checkpoint of 1 s every 10, 5 s to recover, one failure at 25.5 s (training from 22 s
-  // after the checkpoint of iteration 20): 3.5 s lost, then 80 iterations and 7 checkpoints from 30.5 s.
+/** Iterations of 1 s, a sync checkpoint of 1 s every 10, 5 s to recover, one failure at 25.5 s. */
+ReplayInput listed_failure() {
   ReplayInput in;
   in.iteration_time = 1.0;
   in.iterations = 100;
@@ -138,7 +137,13 @@ TEST(ReliabilityReplay, ListedFailureByHand) {
   in.recovery = 5.0;
   in.failure_times = {25.5};
   in.max_events = 100;
-  const ReplayResult r = replay_reliability(in);
+  return in;
+}
+
+TEST(ReliabilityReplay, ListedFailureByHand) {
+  // listed_failure(): training from 22 s after the checkpoint of iteration 20, the failure at 25.5 s loses 3.5 s,
+  // then 80 iterations and 7 checkpoints from 30.5 s.
+  const ReplayResult r = replay_reliability(listed_failure());
   EXPECT_DOUBLE_EQ(r.total, 117.5);
   EXPECT_DOUBLE_EQ(r.lost, 3.5);
   EXPECT_DOUBLE_EQ(r.recovery, 5.0);
@@ -185,13 +190,8 @@ TEST(ReliabilityReplay, NoFailuresCostOnlyTheCheckpoints) {
 /** ListedFailureByHand's job (100 iterations of 1 s, a checkpoint of 1 s every 10, 5 s of recovery, one failure at
  * 25.5 s), elastic over `replicas` replicas: the failed one is repaired in 20 s and rejoins after a 2 s pause. */
 ReplayInput elastic_listed_failure(int replicas) {
-  ReplayInput in;
-  in.iteration_time = 1.0;
-  in.iterations = 100;
-  in.checkpoint_every = 10;
-  in.checkpoint_block = 1.0;
-  in.recovery = 5.0;
-  in.failure_times = {25.5};
+  ReplayInput in = listed_failure();
+  in.max_events = 0;
   in.elastic = true;
   in.replicas = replicas;
   in.replicas_hit.fill(1);
@@ -296,15 +296,7 @@ TEST(ReliabilityTrace, TheTimelineIsTheReplaysEvents) {
   // that rolled back to iteration 20, and nothing overlaps on a track.
   ReliabilityFigures f;
   f.spec.mode = CheckpointMode::Sync;
-  ReplayInput in;
-  in.iteration_time = 1.0;
-  in.iterations = 100;
-  in.checkpoint_every = 10;
-  in.checkpoint_block = 1.0;
-  in.recovery = 5.0;
-  in.failure_times = {25.5};
-  in.max_events = 100;
-  f.replay = replay_reliability(in);
+  f.replay = replay_reliability(listed_failure());
   const json trace = json::parse(reliability_chrome_trace("hand", f));
   std::map<std::string, double> seconds;
   std::map<std::string, int> count;

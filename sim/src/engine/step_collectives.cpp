@@ -190,31 +190,41 @@ void broadcast_steps(StepTransfers& x, const Group& g, const CollectiveStep& ste
   }
 }
 
-/** Double binary tree, both trees at once, each on half the data in k chunks. With D the deeper tree's depth and d
- * the rank's depth in a tree, in step s it receives chunk s-(D-d-1) from each child and sends chunk s-(D-d) to its
- * parent (reduce), receives chunk s-(D+d-1) from its parent and sends chunk s-(D+d) to its children (broadcast):
- * the root broadcasts a chunk in the step after it has reduced it, and all four streams overlap. */
-void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
-  const DoubleBinaryTree& tree = *g.tree;
-  const auto k = static_cast<int>(tree_chunks(tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+/** Double binary tree, both trees at once, each on half the data in k chunks, for the member at index i of `tree`.
+ * With D the deeper tree's depth and d the member's depth in a tree, in step s it receives chunk s-(D-d-1) from each
+ * child and sends chunk s-(D-d) to its parent (reduce), receives chunk s-(D+d-1) from its parent and sends chunk
+ * s-(D+d) to its children (broadcast): the root broadcasts a chunk in the step after it has reduced it, and all four
+ * streams overlap. `up(t, j)`: the mailbox from tree index j to its parent in tree t; `down(t, j)`: to j from its
+ * parent. */
+template <typename Up, typename Down>
+void tree_schedule(StepTransfers& x, const DoubleBinaryTree& tree, int i, int k,
+                   const std::array<std::uint64_t, 2>& half, const Up& up, const Down& down) {
   const int depth = tree.max_depth;
-  const std::array<std::uint64_t, 2> half{step.bytes / 2, step.bytes - step.bytes / 2};
-  const auto p = static_cast<std::size_t>(pos);
+  const auto p = static_cast<std::size_t>(i);
   auto in_range = [k](int j) { return j >= 0 && j < k; };
   for (int s = 0; s < k + 2 * depth - 1; ++s) {
     for (std::size_t t = 0; t < 2; ++t) {
       const int d = tree.depth[t][p];
       const int parent = tree.parent[t][p];
       for (int c : tree.children[t][p])
-        if (c >= 0 && in_range(s - (depth - d - 1))) x.receive(g.tree_up[t][static_cast<std::size_t>(c)]);
-      if (parent >= 0 && in_range(s - (depth - d))) x.send(g.tree_up[t][p], chunk(half[t], k, s - (depth - d)));
-      if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(g.tree_down[t][p]);
+        if (c >= 0 && in_range(s - (depth - d - 1))) x.receive(up(t, c));
+      if (parent >= 0 && in_range(s - (depth - d))) x.send(up(t, i), chunk(half[t], k, s - (depth - d)));
+      if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(down(t, i));
       for (int c : tree.children[t][p])
-        if (c >= 0 && in_range(s - (depth + d)))
-          x.send(g.tree_down[t][static_cast<std::size_t>(c)], chunk(half[t], k, s - (depth + d)));
+        if (c >= 0 && in_range(s - (depth + d))) x.send(down(t, c), chunk(half[t], k, s - (depth + d)));
     }
     x.wait();
   }
+}
+
+/** NCCL's double binary tree over the group (tree_schedule), in tree_chunks chunks. */
+void tree_steps(StepTransfers& x, const Group& g, const CollectiveStep& step, int pos) {
+  const auto k =
+      static_cast<int>(tree_chunks(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+  tree_schedule(
+      x, *g.tree, pos, k, {step.bytes / 2, step.bytes - step.bytes / 2},
+      [&](std::size_t t, int j) { return g.tree_up[t][static_cast<std::size_t>(j)]; },
+      [&](std::size_t t, int j) { return g.tree_down[t][static_cast<std::size_t>(j)]; });
 }
 
 /** Intra-node ring reduce-scatter (g-1 steps), ring all-reduce of the owned 1/g between the members of the same local
@@ -294,31 +304,14 @@ void nvls_tree_steps(StepTransfers& x, Group& g, const CollectiveStep& step, int
     }
   }
   const auto m = static_cast<int>(g.members.size());
-  if (m > 1) {
-    const DoubleBinaryTree& tree = *g.rail_tree;
-    const auto node = static_cast<std::size_t>(g.node[p]);
+  if (m > 1) { // the rail's tree over the nodes: tree index = node index, mailboxes by the member's position
     const std::uint64_t share = rail_share(g, step.bytes, pos);
     const auto k = static_cast<int>(
         nvls_tree_chunks(m, per_node, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
-    const int depth = tree.max_depth;
-    const std::array<std::uint64_t, 2> half{share / 2, share - share / 2};
-    auto in_range = [k](int j) { return j >= 0 && j < k; };
-    for (int s = 0; s < k + 2 * depth - 1; ++s) {
-      for (std::size_t t = 0; t < 2; ++t) {
-        const int d = tree.depth[t][node];
-        const int parent = tree.parent[t][node];
-        for (int c : tree.children[t][node])
-          if (c >= 0 && in_range(s - (depth - d - 1)))
-            x.receive(g.rail_up[t][static_cast<std::size_t>(rail_member(g, c, pos))]);
-        if (parent >= 0 && in_range(s - (depth - d))) x.send(g.rail_up[t][p], chunk(half[t], k, s - (depth - d)));
-        if (parent >= 0 && in_range(s - (depth + d - 1))) x.receive(g.rail_down[t][p]);
-        for (int c : tree.children[t][node])
-          if (c >= 0 && in_range(s - (depth + d)))
-            x.send(g.rail_down[t][static_cast<std::size_t>(rail_member(g, c, pos))],
-                   chunk(half[t], k, s - (depth + d)));
-      }
-      x.wait();
-    }
+    tree_schedule(
+        x, *g.rail_tree, g.node[p], k, {share / 2, share - share / 2},
+        [&](std::size_t t, int j) { return g.rail_up[t][static_cast<std::size_t>(rail_member(g, j, pos))]; },
+        [&](std::size_t t, int j) { return g.rail_down[t][static_cast<std::size_t>(rail_member(g, j, pos))]; });
   }
   x.wait_background();
   x.hold(g.links.nvls_latency - (per_node > 1 ? g.links.intra.latency : 0.0));
