@@ -57,7 +57,7 @@ std::vector<ReplicaTrial> simulate(const PlanReplicasOptions& options, const Rep
                                            fmt::join(candidates[i].first, "/"), r.exit_code, child.message)});
       continue;
     }
-    trials.push_back(read_trial(nlohmann::json::parse(r.out), candidates[i].first, candidates[i].second));
+    trials.push_back(read_trial(nlohmann::json::parse(r.out), layout, candidates[i].first, candidates[i].second));
   }
   if (!failed.errors.empty()) throw failed;
   return trials;

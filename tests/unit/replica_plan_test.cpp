@@ -79,13 +79,14 @@ TEST(ReplicaPlan, ATrialReadsItsFiguresOrNamesTheMissingOne) {
                    {"bottleneck", "b"},
                    {"latency", {{"p50_s", 0.01}, {"p99_s", 0.04}}},
                    {"stages", json::array({{{"utilisation", 0.3}}, {{"utilisation", 0.8}}})}}}};
-  const ReplicaTrial t = read_trial(report, {1, 4}, 1000.0);
+  const ReplicaLayout layout;
+  const ReplicaTrial t = read_trial(report, layout, {1, 4}, 1000.0);
   EXPECT_DOUBLE_EQ(t.throughput, 990.0);
   EXPECT_DOUBLE_EQ(t.p99, 0.04);
   EXPECT_EQ(t.utilisation, (std::vector<double>{0.3, 0.8}));
   EXPECT_EQ(t.bottleneck, "b");
   report["serving"]["latency"].erase("p99_s");
-  EXPECT_EQ(input_error([&] { read_trial(report, {1, 4}, 1000.0); }).pointer(), "/serving/latency/p99_s");
+  EXPECT_EQ(input_error([&] { read_trial(report, layout, {1, 4}, 1000.0); }).pointer(), "/serving/latency/p99_s");
 }
 
 /** Two stages of CPU replicas: `tokenise`, 4 per node, fixed 2 ms; `infer`, 2 per node, exponential 10 ms. Poisson
@@ -118,6 +119,38 @@ TEST(ReplicaPlan, OnlyOpenLoopServingScenariosArePlanned) {
   const ReplicaLayout layout = replica_layout(parse(two_stage_pipeline()));
   EXPECT_EQ(layout.names, (std::vector<std::string>{"tokenise", "infer"}));
   EXPECT_EQ(layout.replicas_per_node, (std::vector<int>{4, 2}));
+}
+
+TEST(ReplicaPlan, APrefillPoolIsAPoolOfItsOwn) {
+  // seed-5-llm-disaggregated: Llama 3 8B decoded on one node of 4 replicas, prefilled on another: two pools, each
+  // with its own node count and its own utilisation in the report.
+  std::ifstream in(source_dir() / "scenarios" / "seed-5-llm-disaggregated.json");
+  const Scenario scenario = parse(json::parse(in));
+  const ReplicaLayout layout = replica_layout(scenario);
+  EXPECT_EQ(layout.names, (std::vector<std::string>{"llama", "llama-prefill"}));
+  EXPECT_EQ(layout.replicas_per_node, (std::vector<int>{4, 4}));
+  EXPECT_EQ(layout.fixed_nodes, 0);
+  const std::vector<Override> o = replica_overrides(layout, {3, 2}, 100.0);
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_EQ(o[0].pointer, "/workload/stages/0/pool/nodes");
+  EXPECT_EQ(o[1].pointer, "/workload/stages/0/llm/prefill_pool/nodes");
+  EXPECT_EQ(o[1].value, 2);
+  EXPECT_EQ(o[2].pointer, "/cluster/nodes");
+  EXPECT_EQ(o[2].value, 5);
+  json report = {
+      {"serving",
+       {{"throughput_items_per_s", 99.0},
+        {"drop_rate", 0.0},
+        {"latency", {{"p50_s", 1.0}, {"p99_s", 3.0}}},
+        {"stages",
+         json::array(
+             {{{"utilisation", 0.5},
+               {"llm", {{"disaggregation", {{"decode_utilisation", 0.3}, {"prefill_utilisation", 0.9}}}}}}})}}}};
+  const ReplicaTrial t = read_trial(report, layout, {1, 1}, 100.0);
+  EXPECT_EQ(t.utilisation, (std::vector<double>{0.3, 0.9}));
+  ReplicaTargets targets;
+  targets.throughput = 100.0;
+  EXPECT_EQ(grow(t, targets), (std::vector<int>{1, 2})); // the busier prefill pool grows
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path) {

@@ -23,12 +23,30 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
                                  "expected \"poisson\" or \"gamma\", got \"{}\"",
                                  enum_name(process)));
   ReplicaLayout layout;
-  for (const ServingStage& s : serving->stages) {
+  for (std::size_t i = 0; i < serving->stages.size(); ++i) {
+    const ServingStage& s = serving->stages[i];
+    const auto& prefill = s.llm ? s.llm->prefill_pool : std::nullopt;
     layout.names.push_back(s.name);
     layout.replicas_per_node.push_back(s.replicas_per_node);
-    if (s.llm && s.llm->prefill_pool) layout.fixed_nodes += s.llm->prefill_pool->nodes;
+    layout.nodes_pointers.push_back(fmt::format("/workload/stages/{}/pool/nodes", i));
+    layout.utilisation_pointers.push_back(
+        prefill ? fmt::format("/serving/stages/{}/llm/disaggregation/decode_utilisation", i)
+                : fmt::format("/serving/stages/{}/utilisation", i));
+    if (!prefill) continue;
+    layout.names.push_back(s.name + "-prefill");
+    layout.replicas_per_node.push_back(prefill->replicas_per_node);
+    layout.nodes_pointers.push_back(fmt::format("/workload/stages/{}/llm/prefill_pool/nodes", i));
+    layout.utilisation_pointers.push_back(fmt::format("/serving/stages/{}/llm/disaggregation/prefill_utilisation", i));
   }
   return layout;
+}
+
+std::string ReplicaLayout::nodes_pointer(std::size_t i) const {
+  return i < nodes_pointers.size() ? nodes_pointers[i] : fmt::format("/workload/stages/{}/pool/nodes", i);
+}
+
+std::string ReplicaLayout::utilisation_pointer(std::size_t i) const {
+  return i < utilisation_pointers.size() ? utilisation_pointers[i] : fmt::format("/serving/stages/{}/utilisation", i);
 }
 
 namespace {
@@ -42,7 +60,8 @@ double figure(const nlohmann::json& report, const std::string& pointer) {
 
 } // namespace
 
-ReplicaTrial read_trial(const nlohmann::json& report, std::vector<int> nodes, double offered) {
+ReplicaTrial read_trial(const nlohmann::json& report, const ReplicaLayout& layout, std::vector<int> nodes,
+                        double offered) {
   ReplicaTrial t;
   t.nodes = std::move(nodes);
   t.offered = offered;
@@ -50,11 +69,8 @@ ReplicaTrial read_trial(const nlohmann::json& report, std::vector<int> nodes, do
   t.p50 = figure(report, "/serving/latency/p50_s");
   t.p99 = figure(report, "/serving/latency/p99_s");
   t.drop_rate = figure(report, "/serving/drop_rate");
-  const nlohmann::json::json_pointer stages("/serving/stages");
-  if (!report.contains(stages) || !report.at(stages).is_array() || report.at(stages).size() != t.nodes.size())
-    throw InputError("report", "/serving/stages", fmt::format("expected {} stages", t.nodes.size()));
   for (std::size_t i = 0; i < t.nodes.size(); ++i)
-    t.utilisation.push_back(figure(report, fmt::format("/serving/stages/{}/utilisation", i)));
+    t.utilisation.push_back(figure(report, layout.utilisation_pointer(i)));
   const nlohmann::json::json_pointer bottleneck("/serving/bottleneck");
   if (report.contains(bottleneck) && report.at(bottleneck).is_string())
     t.bottleneck = report.at(bottleneck).get<std::string>();
@@ -98,7 +114,7 @@ std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::
   std::vector<Override> out;
   int total = layout.fixed_nodes;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    out.push_back({fmt::format("/workload/stages/{}/pool/nodes", i), nodes[i]});
+    out.push_back({layout.nodes_pointer(i), nodes[i]});
     total += nodes[i];
   }
   out.push_back({"/cluster/nodes", total});

@@ -22,12 +22,21 @@ struct ReplicaTargets {
   int max_nodes_per_stage = 256; ///< a stage's pool never grows past this
 };
 
-/** The stages a plan sizes: each stage's pool grows by whole nodes of `replicas_per_node` replicas (the node type of
- * the scenario); a disaggregated LLM stage's prefill pool keeps its nodes. */
+/** The pools a plan sizes, each growing by whole nodes of `replicas_per_node` replicas (the node type of the
+ * scenario): every stage's pool, and a disaggregated LLM stage's prefill pool as a pool of its own (`<stage>-prefill`,
+ * after its stage's), each judged by its own utilisation (the decode and prefill pools' figures of
+ * `llm/disaggregation`). */
 struct ReplicaLayout {
   std::vector<std::string> names;
-  std::vector<int> replicas_per_node; ///< per stage, as the scenario has it
-  int fixed_nodes = 0;                ///< nodes the search does not change (prefill pools)
+  std::vector<int> replicas_per_node; ///< per pool, as the scenario has it
+  /** Per pool: its node count's field in the scenario (empty: `/workload/stages/i/pool/nodes`, i its index). */
+  std::vector<std::string> nodes_pointers;
+  /** Per pool: its utilisation in a report (empty: `/serving/stages/i/utilisation`). */
+  std::vector<std::string> utilisation_pointers;
+  int fixed_nodes = 0; ///< nodes the search does not change
+
+  std::string nodes_pointer(std::size_t i) const;
+  std::string utilisation_pointer(std::size_t i) const;
 };
 
 /** The layout of a serving scenario. @throws InputError when the scenario is not a serving workload with open-loop
@@ -47,9 +56,10 @@ struct ReplicaTrial {
   bool meets = false;              ///< against the targets, at the target rate
 };
 
-/** Reads a candidate's figures from its report.json (`/serving`). @throws InputError (source `report`) when a figure
- * is missing. */
-ReplicaTrial read_trial(const nlohmann::json& report, std::vector<int> nodes, double offered);
+/** Reads a candidate's figures from its report.json (`/serving`; each pool's utilisation where `layout` says).
+ * @throws InputError (source `report`) when a figure is missing. */
+ReplicaTrial read_trial(const nlohmann::json& report, const ReplicaLayout& layout, std::vector<int> nodes,
+                        double offered);
 
 /** The trial meets the targets: answered throughput, p99 and drops. */
 bool meets_targets(const ReplicaTrial& trial, const ReplicaTargets& targets);
@@ -62,8 +72,8 @@ std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTar
  * stage first, stages at one node left out. */
 std::vector<std::vector<int>> trim_candidates(const ReplicaTrial& trial);
 
-/** The overrides that make a candidate: each stage's `/workload/stages/i/pool/nodes`, `/cluster/nodes` to what the
- * pools need, and `/workload/arrivals/rate`. */
+/** The overrides that make a candidate: each pool's node count, `/cluster/nodes` to what the pools need, and
+ * `/workload/arrivals/rate`. */
 std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes, double rate);
 
 /** The load points of the latency curve, as fractions of the target throughput. */
