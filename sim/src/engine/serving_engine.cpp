@@ -227,6 +227,7 @@ class ServingRun {
   }
 
   void drop(StageRun& s, ItemId id) {
+    mark(s, id, ServingMark::Kind::Dropped);
     ++s.raw->dropped;
     ++result_.dropped;
     if (items_[id].measured) ++result_.measured_dropped;
@@ -465,6 +466,7 @@ class ServingRun {
         need -= slots(victim);
         items_[victim.id].has_kv = false;
         ++raw.preemptions;
+        mark(s, victim.id, ServingMark::Kind::Preempted);
         put_front(victim.id);
       }
       std::optional<ItemId> taken; // an idle replica's first request, admitted whatever the budget
@@ -623,6 +625,11 @@ class ServingRun {
   void trace(const StageRun& s, ItemId id, int replica, double begin, double end) {
     if (id >= kTracedRequests) return;
     result_.spans.push_back({id, static_cast<std::uint32_t>(s.index), replica, items_[id].stage_enter, begin, end});
+  }
+
+  /** Records what happened to request `id` now in stage `s` when it is one of the traced requests. */
+  void mark(const StageRun& s, ItemId id, ServingMark::Kind kind) {
+    if (id < kTracedRequests) result_.marks.push_back({id, static_cast<std::uint32_t>(s.index), kind, now()});
   }
 
   void replica(StageRun& s, int index) {

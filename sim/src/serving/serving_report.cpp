@@ -282,6 +282,11 @@ std::string serving_chrome_trace(const std::string& scenario_name, const Serving
       span("to " + workload.stages.at(by_request[i + 1].stage).name, "hop", 0, x.request, x.end,
            by_request[i + 1].enter, "");
   }
+  for (const ServingMark& m : result.marks)
+    event(fmt::format(R"({{"ph":"i","s":"t","name":{},"cat":"{}","pid":0,"tid":{},"ts":{}}})",
+                      quoted(fmt::format("{} at {}", m.kind == ServingMark::Kind::Dropped ? "dropped" : "preempted",
+                                         workload.stages.at(m.stage).name)),
+                      m.kind == ServingMark::Kind::Dropped ? "drop" : "preemption", m.request, m.time * 1e6));
   // Each stage's replicas: what they served. Items of one batch share their begin and end: one event per batch.
   for (std::size_t st = 0; st < workload.stages.size(); ++st) {
     const ServingStage& spec = workload.stages[st];

@@ -102,6 +102,16 @@ struct ServingSpan {
   double enter = 0.0, begin = 0.0, end = 0.0;
 };
 
+/** What happened to a traced request at an instant: dropped at a stage's full queue, or preempted from an LLM
+ * replica's running batch (its KV cache freed, to be recomputed). */
+struct ServingMark {
+  enum class Kind : std::uint8_t { Dropped, Preempted };
+  std::uint32_t request = 0;
+  std::uint32_t stage = 0;
+  Kind kind = Kind::Dropped;
+  double time = 0.0;
+};
+
 /** Requests whose spans a run records: the first this many sent (a trace of every request of a long run would be
  * gigabytes; these show the stages' batching and queueing at the start, warm-up included). */
 constexpr std::uint32_t kTracedRequests = 1000;
@@ -109,6 +119,7 @@ constexpr std::uint32_t kTracedRequests = 1000;
 struct ServingRunResult {
   std::vector<ServingStageRaw> stages;
   std::vector<ServingSpan> spans;  ///< the first kTracedRequests requests' stages, in the order they left them
+  std::vector<ServingMark> marks;  ///< the same requests' drops and preemptions, in time order
   std::vector<double> latency;     ///< s, end to end, measured items, in completion order
   std::uint64_t sent = 0;          ///< requests sent
   std::uint64_t answered = 0;      ///< requests through every stage
