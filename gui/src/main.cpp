@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
                                    QStringLiteral("Pin the first run, apply this edit, run again (screenshots)"),
                                    QStringLiteral("PATH=VALUE"));
   const QCommandLineOption tab(QStringLiteral("tab"),
-                               QStringLiteral("Tab to show: imbalance, overhead, speedup, timeline, ranks, search"),
+                               QStringLiteral("Tab to show: imbalance, overhead, speedup, timeline, ranks, search, "
+                                              "expert_load, serving (a serving run)"),
                                QStringLiteral("NAME"), QStringLiteral("imbalance"));
   const QCommandLineOption sweep(QStringLiteral("sweep"),
                                  QStringLiteral("Also run the speedup sweep before the screenshot"));
@@ -86,8 +87,10 @@ int main(int argc, char** argv) {
   for (const QString& s : parser.values(set))
     if (!apply(s)) return fail(set_error);
 
-  const QStringList tabs{QStringLiteral("imbalance"), QStringLiteral("overhead"), QStringLiteral("speedup"),
-                         QStringLiteral("timeline"),  QStringLiteral("ranks"),    QStringLiteral("search")};
+  // In MainWindow::Tab order.
+  const QStringList tabs{QStringLiteral("imbalance"),   QStringLiteral("overhead"), QStringLiteral("speedup"),
+                         QStringLiteral("timeline"),    QStringLiteral("ranks"),    QStringLiteral("search"),
+                         QStringLiteral("expert_load"), QStringLiteral("serving")};
   const qsizetype tab_index = tabs.indexOf(parser.value(tab));
   if (tab_index < 0) return fail(QStringLiteral("unknown --tab %1").arg(parser.value(tab)));
   window.show_tab(static_cast<partsim::gui::MainWindow::Tab>(tab_index));

@@ -5,6 +5,7 @@
 #include "charts/imbalance_chart.hpp"
 #include "charts/overhead_chart.hpp"
 #include "charts/search_view.hpp"
+#include "charts/serving_view.hpp"
 #include "charts/speedup_chart.hpp"
 #include "charts/timeline_view.hpp"
 #include "exporter.hpp"
@@ -69,6 +70,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   timeline_ = new TimelineView;
   search_ = new SearchView;
   expert_load_ = new ExpertLoadChart;
+  serving_ = new ServingView;
   ranks_ = new RankModel(this);
   auto* rank_view = new QTableView;
   rank_view->setModel(ranks_);
@@ -81,6 +83,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(rank_view, tr("Ranks"));
   tabs_->addTab(search_, tr("Search"));
   tabs_->addTab(expert_load_, tr("Expert load"));
+  tabs_->addTab(serving_, tr("Serving"));
+  tabs_->setTabVisible(ServingTab, false); // until a serving run
 
   summary_ = new SummaryModel(this);
   summary_view_ = new QTableView;
@@ -401,6 +405,14 @@ void MainWindow::show_report() {
   imbalance_->set_pinned(pinned_);
   overhead_->set_report(current_);
   expert_load_->set_report(current_);
+  serving_->set_report(current_);
+  // The Serving tab only for a serving run: training reports keep their tabs.
+  const bool serving = current_ && current_->serving.has_value();
+  tabs_->setTabVisible(ServingTab, serving);
+  if (serving && requested_tab_ == ServingTab) {
+    tabs_->setCurrentIndex(ServingTab);
+    requested_tab_.reset();
+  }
   overhead_->set_pinned(pinned_);
   speedup_->set_pinned(pinned_sweep_);
   warnings_->clear();
@@ -536,7 +548,15 @@ void MainWindow::set_auto_run(bool on) {
 }
 
 void MainWindow::show_tab(Tab tab) {
-  tabs_->setCurrentIndex(static_cast<int>(tab));
+  requested_tab_.reset();
+  if (tabs_->isTabVisible(static_cast<int>(tab)))
+    tabs_->setCurrentIndex(static_cast<int>(tab));
+  else
+    requested_tab_ = tab; // shown by show_report when it appears
+}
+
+bool MainWindow::tab_visible(Tab tab) const {
+  return tabs_->isTabVisible(static_cast<int>(tab));
 }
 
 void MainWindow::update_actions() {
@@ -608,6 +628,10 @@ QString MainWindow::export_chart(Tab tab, const QString& path) {
   case ExpertLoadTab:
     widget = expert_load_->view();
     title = tr("Expert load");
+    break;
+  case ServingTab:
+    widget = serving_; // its latency, TTFT/TPOT and over-time charts together
+    title = tr("Serving");
     break;
   default:
     widget = tabs_->widget(static_cast<int>(tab));

@@ -29,6 +29,7 @@ class OverheadChart;
 class ExpertLoadChart;
 class RankModel;
 class SearchView;
+class ServingView;
 class ScenarioDocument;
 class ScenarioForm;
 class SpeedupChart;
@@ -46,7 +47,18 @@ class MainWindow : public QMainWindow {
   /** Edits are validated (and maybe re-run) this long after the last one. */
   static constexpr int kDebounceMs = 300;
 
-  enum Tab { ImbalanceTab, OverheadTab, SpeedupTab, TimelineTab, RanksTab, SearchTab, ExpertLoadTab, NUM_TABS };
+  /** In tab order. The Serving tab is shown only for a report with a `serving` section. */
+  enum Tab {
+    ImbalanceTab,
+    OverheadTab,
+    SpeedupTab,
+    TimelineTab,
+    RanksTab,
+    SearchTab,
+    ExpertLoadTab,
+    ServingTab,
+    NUM_TABS
+  };
 
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -63,7 +75,10 @@ class MainWindow : public QMainWindow {
   /** Loads a candidate of the last search into the form: its fixed, axis and derived values (edits). */
   void load_candidate(std::size_t candidate);
   void set_auto_run(bool on);
+  /** Shows a tab; a tab hidden now (Serving, before a serving run) is shown when it appears. */
   void show_tab(Tab tab);
+  /** Whether a tab is shown (the Serving tab only for a serving run). */
+  bool tab_visible(Tab tab) const;
 
   /** Exports the chart of a tab (PNG, or SVG when the path ends in .svg). Returns an error message or "". */
   QString export_chart(Tab tab, const QString& path);
@@ -81,6 +96,7 @@ class MainWindow : public QMainWindow {
   ImbalanceChart* imbalance_chart() const { return imbalance_; }
   OverheadChart* overhead_chart() const { return overhead_; }
   ExpertLoadChart* expert_load_chart() const { return expert_load_; }
+  ServingView* serving_view() const { return serving_; }
   SpeedupChart* speedup_chart() const { return speedup_; }
   TimelineView* timeline() const { return timeline_; }
   SummaryModel* summary_model() const { return summary_; }
@@ -125,6 +141,7 @@ class MainWindow : public QMainWindow {
   ImbalanceChart* imbalance_ = nullptr;
   OverheadChart* overhead_ = nullptr;
   ExpertLoadChart* expert_load_ = nullptr;
+  ServingView* serving_ = nullptr;
   SpeedupChart* speedup_ = nullptr;
   TimelineView* timeline_ = nullptr;
   SearchView* search_ = nullptr;
@@ -152,6 +169,7 @@ class MainWindow : public QMainWindow {
   bool run_after_validation_ = false;
   double last_wall_s_ = -1;
   int runs_started_ = 0;
+  std::optional<Tab> requested_tab_; ///< show_tab's tab while it is hidden
 };
 
 } // namespace partsim::gui

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace partsim::gui {
 
@@ -34,6 +35,12 @@ double RunReport::overlapped_total() const {
   return sum;
 }
 
+int ServingSection::bottleneck_index() const {
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    if (stages[i].name == bottleneck) return static_cast<int>(i);
+  return -1;
+}
+
 std::vector<TimeShare> RunReport::time_shares() const {
   double compute = 0, communication = 0, wait = 0, idle = 0;
   for (const RankRow& r : ranks) {
@@ -50,6 +57,67 @@ std::vector<TimeShare> RunReport::time_shares() const {
           {QStringLiteral("wait"), wait / total},
           {QStringLiteral("idle"), idle / total}};
 }
+
+namespace {
+LatencyPercentiles percentiles(const LatencySummary& l) {
+  return {l.count, l.mean, l.p50, l.p90, l.p95, l.p99, l.max};
+}
+
+/** The snapshot of report.json `serving`, and its headline figures for the summary panel (the end-to-end ones, then
+ * an LLM stage's TTFT, TPOT and goodput under "serving/llm/<stage>/"). */
+ServingSection serving_snapshot(const ReportServing& s, std::vector<Figure>& figures) {
+  ServingSection out;
+  out.arrivals = QString::fromStdString(s.arrivals);
+  out.sent = s.sent;
+  out.answered = s.answered;
+  out.dropped = s.dropped;
+  out.drop_rate = s.drop_rate;
+  out.window = s.window;
+  out.throughput = s.throughput;
+  out.bottleneck = QString::fromStdString(s.bottleneck);
+  out.latency = percentiles(s.latency);
+  figures.push_back({"serving/throughput_items_per_s", s.throughput});
+  figures.push_back({"serving/latency_p50_s", s.latency.p50});
+  figures.push_back({"serving/latency_p99_s", s.latency.p99});
+  figures.push_back({"serving/drop_rate", s.drop_rate});
+  for (const ReportServingStage& st : s.stages) {
+    ServingStage stage;
+    stage.name = QString::fromStdString(st.name);
+    stage.device = QString::fromStdString(std::string(enum_name(st.device)));
+    stage.replicas = static_cast<int>(st.replicas);
+    stage.utilisation = st.utilisation;
+    stage.mean_queue_length = st.mean_queue;
+    stage.max_queue_length = static_cast<double>(st.max_queue);
+    stage.capacity = st.capacity;
+    stage.dropped = st.dropped;
+    stage.latency = percentiles(st.latency);
+    stage.over_time_begin = st.over_time.begin;
+    stage.over_time_bin = st.over_time.bin;
+    stage.queue_length_over_time = st.over_time.queue_length;
+    stage.utilisation_over_time = st.over_time.utilisation;
+    if (const auto& llm = st.llm) {
+      ServingLlm l;
+      l.model = QString::fromStdString(llm->model);
+      l.ttft = percentiles(llm->ttft);
+      l.tpot = percentiles(llm->tpot);
+      l.ttft_target = llm->ttft_target;
+      l.tpot_target = llm->tpot_target;
+      l.goodput = llm->goodput;
+      l.goodput_per_s = llm->goodput_per_s;
+      l.kv_peak_occupancy = llm->kv_peak_occupancy;
+      l.output_tokens_per_s = llm->output_tokens_per_s;
+      l.preemptions = llm->preemptions;
+      stage.llm = l;
+      const std::string prefix = "serving/llm/" + st.name + "/";
+      figures.push_back({prefix + "ttft_p99_s", llm->ttft.p99});
+      figures.push_back({prefix + "tpot_p99_s", llm->tpot.p99});
+      if (llm->goodput) figures.push_back({prefix + "goodput", *llm->goodput});
+    }
+    out.stages.push_back(std::move(stage));
+  }
+  return out;
+}
+} // namespace
 
 std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
   auto fail = [&](const QString& why) -> std::optional<RunReport> {
@@ -71,8 +139,14 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
   r.scenario_name = QString::fromStdString(doc.scenario.name);
   r.strategy = QString::fromStdString(doc.strategy);
   r.verdict = QString::fromStdString(std::string(enum_name(doc.verdict)));
+  // A serving run has no training iteration: its speed-up, efficiency, imbalance and Amdahl figures are zero by
+  // construction, so the summary panel keeps only the figures that hold for both kinds.
+  const auto shown = [&](const std::string& key) {
+    return !doc.serving || key == "makespan_s" || key == "gpus" || key == "bytes_sent" || key == "bytes_received";
+  };
   if (doc.summary)
-    for (const auto& [key, value] : doc.summary->figures()) r.figures.push_back({key, value});
+    for (const auto& [key, value] : doc.summary->figures())
+      if (shown(key)) r.figures.push_back({key, value});
   if (doc.memory_per_gpu)
     for (const auto& [key, value] : figures(*doc.memory_per_gpu)) r.figures.push_back({"memory_per_gpu/" + key, value});
   // Seed situation 9: the training run replayed over failures and checkpoints, and stragglers' iteration times.
@@ -86,6 +160,8 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     r.figures.push_back({"reliability/interval_s", rel->interval});
     if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
   }
+  // Seed situation 5: a serving workload's latency, throughput and stages.
+  if (doc.serving) r.serving = serving_snapshot(*doc.serving, r.figures);
   if (const auto& routing = doc.expert_routing)
     for (const ReportExpertLayer& l : routing->layers)
       r.expert_layers.push_back({static_cast<int>(l.layer), l.max_load, l.mean_load, l.dropped_fraction});
@@ -187,21 +263,43 @@ constexpr KnownFigure kKnown[] = {
     {"stragglers/p99_iteration_s", "  p99", "s"},
     {"stragglers/nominal_iteration_s", "  without a straggler", "s"},
     {"stragglers/slowed_iteration_fraction", "Iterations slowed by a straggler", "%"},
+    {"serving/throughput_items_per_s", "Serving throughput (items/s)", "n"},
+    {"serving/latency_p50_s", "End-to-end latency p50", "s"},
+    {"serving/latency_p99_s", "End-to-end latency p99", "s"},
+    {"serving/drop_rate", "Dropped requests", "%"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},
     {"gpus", "GPUs", "n"},
     {"iterations", "Iterations", "n"},
 };
 
+/** An LLM stage's figures, "serving/llm/<stage>/<suffix>": labels name the stage. */
+constexpr KnownFigure kLlmKnown[] = {
+    {"ttft_p99_s", "TTFT p99 (%1)", "s"},
+    {"tpot_p99_s", "TPOT p99 (%1)", "s"},
+    {"goodput", "Goodput within targets (%1)", "%"},
+};
+constexpr std::string_view kLlmPrefix = "serving/llm/";
+
 const KnownFigure* known(const std::string& key) {
   for (const KnownFigure& k : kKnown)
     if (key == k.key) return &k;
+  if (key.starts_with(kLlmPrefix) && key.rfind('/') > kLlmPrefix.size()) {
+    const std::string suffix = key.substr(key.rfind('/') + 1);
+    for (const KnownFigure& k : kLlmKnown)
+      if (suffix == k.key) return &k;
+  }
   return nullptr;
 }
 } // namespace
 
 QString figure_label(const std::string& key) {
-  if (const KnownFigure* k = known(key)) return QString::fromLatin1(k->label);
+  if (const KnownFigure* k = known(key)) {
+    const QString label = QString::fromLatin1(k->label);
+    if (!key.starts_with(kLlmPrefix)) return label;
+    const std::size_t slash = key.rfind('/');
+    return label.arg(QString::fromStdString(key.substr(kLlmPrefix.size(), slash - kLlmPrefix.size())));
+  }
   QString label = QString::fromStdString(key).replace(QLatin1Char('_'), QLatin1Char(' '));
   if (!label.isEmpty()) label[0] = label[0].toUpper();
   return label;

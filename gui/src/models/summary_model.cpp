@@ -11,7 +11,8 @@
 namespace partsim::gui {
 
 namespace {
-/** Headline order; keys not listed follow in report order. */
+/** Headline order, after a serving run's figures ("serving/...", in report order: throughput, end-to-end latency,
+ * drops, then each LLM stage's TTFT, TPOT and goodput); keys not listed follow in report order. */
 const char* const kOrder[] = {"makespan_s",
                               "speedup",
                               "parallel_efficiency",
@@ -53,7 +54,8 @@ bool lower_is_better(const std::string& key) {
          key == "time_lost_waiting_gpu_s" || key == "karp_flatt_serial_fraction" || key == "single_gpu_time_s" ||
          key == "memory_per_gpu/total_bytes" || key == "reliability/time_to_finish_days" ||
          key == "reliability/failures" || key.starts_with("reliability/lost") || key.ends_with("_iteration_s") ||
-         key == "stragglers/slowed_iteration_fraction";
+         key == "stragglers/slowed_iteration_fraction" || (key.starts_with("serving/") && key.ends_with("_s")) ||
+         key == "serving/drop_rate";
 }
 } // namespace
 
@@ -63,6 +65,8 @@ std::vector<std::string> ordered_summary_keys(const std::vector<Figure>& a, cons
     for (const Figure& f : *list)
       if (std::find(present.begin(), present.end(), f.key) == present.end()) present.push_back(f.key);
   std::vector<std::string> out;
+  for (const std::string& key : present)
+    if (key.starts_with("serving/")) out.push_back(key);
   for (const char* key : kOrder)
     if (std::find(present.begin(), present.end(), key) != present.end()) out.emplace_back(key);
   for (const std::string& key : present)
