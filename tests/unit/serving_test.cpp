@@ -277,6 +277,31 @@ TEST(ServingInput, TraceErrorsNameTheFileAndLine) {
   EXPECT_EQ(t.output_tokens, (std::vector<std::int64_t>{44, 109, 1}));
 }
 
+TEST(ServingInput, TraceSpeedDividesTheArrivalTimes) {
+  const std::filesystem::path path = test::temp_dir() / "trace.csv";
+  std::ofstream(path) << "arrival_s\n10\n11\n14\n";
+  json doc = one_stage_scenario();
+  doc["workload"]["arrivals"] = {{"process", "trace"}, {"trace", {{"csv", path.string()}}}};
+  doc["workload"].erase("requests");
+  const auto trace_of = [](const json& d) {
+    return *std::get<ServingWorkload>(test::parse(d).workload).arrivals.trace;
+  };
+  const ArrivalTrace normal = trace_of(doc);
+  EXPECT_EQ(normal.speed, 1.0);
+  EXPECT_EQ(normal.times, (std::vector<double>{0, 1, 4}));
+  doc["workload"]["arrivals"]["trace"]["speed"] = 2;
+  const ArrivalTrace doubled = trace_of(doc);
+  EXPECT_EQ(doubled.speed, 2.0);
+  EXPECT_EQ(doubled.times, (std::vector<double>{0, 0.5, 2}));
+  EXPECT_NE(describe(std::get<ServingWorkload>(test::parse(doc).workload)).find("trace of 3 requests at 2x"),
+            std::string::npos);
+  for (const json& bad : {json(0), json(-1), json("fast"), json(1e7)}) {
+    doc["workload"]["arrivals"]["trace"]["speed"] = bad;
+    const InputError e = test::input_error([&] { test::parse(doc); });
+    EXPECT_EQ(e.pointer(), "/workload/arrivals/trace/speed") << e.what();
+  }
+}
+
 TEST(ServingInput, CliExitsTwoWithOneLine) {
   json doc = one_stage_scenario();
   doc["workload"]["stages"][0]["pool"]["replicas_per_node"] = 0;

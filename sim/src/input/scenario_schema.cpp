@@ -1007,6 +1007,12 @@ void serving_fields(std::vector<F>& f) {
                   .def_doc("none: an LLM stage draws `output_tokens`")
                   .allowed("a name in the header row")
                   .doc("each request's output tokens (whole numbers from 1)"));
+  f.push_back(F(a + "trace/speed", T::Number, "serving_arrivals")
+                  .kinds(serving)
+                  .positive(1e6)
+                  .def(1.0)
+                  .doc("replay speed: every arrival time is divided by it (2: the same requests, in the same order, "
+                       "at twice the rate), for what-if traffic growth on a recorded day"));
   f.push_back(F(a + "clients", T::Integer, "serving_arrivals")
                   .kinds(serving)
                   .range(1, 65'536)

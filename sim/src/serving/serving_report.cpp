@@ -39,7 +39,8 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
   else if (w.arrivals.process == ArrivalProcess::Gamma)
     s.arrivals = fmt::format("gamma at {:g} requests/s, cv {:g}", w.arrivals.rate, w.arrivals.cv);
   else if (const ArrivalTrace* t = w.arrivals.trace.get())
-    s.arrivals = fmt::format("trace {} ({} requests over {:g} s{})", t->source, t->times.size(), t->times.back(),
+    s.arrivals = fmt::format("trace {} ({} requests over {:g} s{}{})", t->source, t->times.size(), t->times.back(),
+                             t->speed == 1.0 ? "" : fmt::format(", replayed at {:g}x speed", t->speed),
                              t->input_tokens.empty() && t->output_tokens.empty() ? "" : ", with their token counts");
   else
     s.arrivals = fmt::format("closed loop of {} clients, think time {} mean {:g} s", w.arrivals.clients,

@@ -165,9 +165,13 @@ std::shared_ptr<const ArrivalTrace> parse_trace(JsonReader reader) {
   const std::string time_column = reader.string("time_column");
   const std::string input_column = reader.string_or("input_tokens_column", "");
   const std::string output_column = reader.string_or("output_tokens_column", "");
+  const double speed = reader.number("speed");
   reader.finish();
   try {
-    return std::make_shared<const ArrivalTrace>(read_arrival_trace(path, time_column, input_column, output_column));
+    ArrivalTrace trace = read_arrival_trace(path, time_column, input_column, output_column);
+    trace.speed = speed;
+    for (double& t : trace.times) t /= speed;
+    return std::make_shared<const ArrivalTrace>(std::move(trace));
   } catch (const CsvMissingColumn& e) {
     // The key that names the missing column (the columns asked for: time, then those given of input and output).
     std::vector<std::string> keys{"time_column"};
@@ -597,7 +601,8 @@ std::string describe(const ServingWorkload& w) {
   else if (w.arrivals.process == ArrivalProcess::Gamma)
     out += fmt::format("; gamma {:g}/s cv {:g}", w.arrivals.rate, w.arrivals.cv);
   else if (w.arrivals.trace)
-    out += fmt::format("; trace of {} requests", w.arrivals.trace->times.size());
+    out += fmt::format("; trace of {} requests{}", w.arrivals.trace->times.size(),
+                       w.arrivals.trace->speed == 1.0 ? "" : fmt::format(" at {:g}x", w.arrivals.trace->speed));
   else
     out += fmt::format("; closed loop of {} clients", w.arrivals.clients);
   if (w.requests) out += fmt::format(", {} requests", *w.requests);

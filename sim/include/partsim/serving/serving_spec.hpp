@@ -192,6 +192,7 @@ struct ArrivalTrace {
   std::vector<std::int64_t> input_tokens;  ///< one per request, or empty
   std::vector<std::int64_t> output_tokens; ///< one per request, or empty
   std::string source;                      ///< the CSV file
+  double speed = 1.0;                      ///< replay speed: the CSV's times were divided by it
 };
 
 /** Open loop: Poisson arrivals at `rate`; a gamma renewal process at `rate` whose gaps have the coefficient of
