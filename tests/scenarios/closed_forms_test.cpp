@@ -2,6 +2,7 @@
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
 #include "test_support.hpp"
 
+#include "partsim/engine/engine.hpp"
 #include "partsim/model/collective_cost.hpp"
 
 #include <gtest/gtest.h>
@@ -138,6 +139,63 @@ TEST(ClosedForms, TrainingIterationsRepeatComputeAndRing) {
   EXPECT_NEAR(o.report.makespan, iterations * per_iteration, iterations * per_iteration * 1e-9);
   EXPECT_NEAR(o.report.baseline_time, iterations * 1000.0 * 1e9 / kPeak, 1e-9);
   EXPECT_NEAR(o.report.throughput, iterations * 1000.0 / o.report.makespan, 1e-6);
+}
+
+/** Two ranks on one node, each computing `compute_s` beside a ring all-reduce of `bytes` between them
+ * (ComputeStep::beside_next, as tensor-parallel communication overlap runs): the makespan is the longer of the two,
+ * the collective's part past the compute is exposed communication, the rest hidden. */
+RunResult beside_run(double compute_s, double bytes, bool lean_engine) {
+  auto doc = base_scenario(1, 2);
+  doc["cluster"].erase("network");
+  doc["run"]["lean_engine"] = lean_engine;
+  const Scenario s = parse(doc);
+  Plan plan;
+  plan.groups.push_back({0, 1});
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    CollectiveStep ring;
+    ring.group = 0;
+    ring.op = CollectiveOp::AllReduce;
+    ring.algorithm = CollectiveAlgorithm::Ring;
+    ring.fidelity = Fidelity::Steps;
+    ring.kind = CommKind::Tensor;
+    ring.bytes = static_cast<std::uint64_t>(bytes);
+    plan.ranks.push_back(own_program(gpu, {ComputeStep{compute_s * kPeak, 0, 0, true}, ring}));
+  }
+  return simulate(s, plan);
+}
+
+double beside_collective_time(double bytes) {
+  return ring_time(2, bytes, kIntraBandwidth, kIntraLatency) + simple_latency(2, 1);
+}
+
+TEST(ClosedForms, ACollectiveBesideALongerComputeIsHidden) {
+  const double bytes = 1e9;
+  const double collective = beside_collective_time(bytes);
+  const RunResult r = beside_run(2.0 * collective, bytes, true);
+  EXPECT_NEAR(r.makespan, 2.0 * collective, collective * 1e-9);
+  const RankTimeline& t = r.ranks[0];
+  EXPECT_NEAR(t.total(IntervalKind::Compute), 2.0 * collective, collective * 1e-9);
+  EXPECT_NEAR(t.total(IntervalKind::Communication), 0.0, collective * 1e-9);
+  EXPECT_NEAR(t.hidden, collective, collective * 1e-9);
+  EXPECT_EQ(t.bytes_sent, static_cast<std::uint64_t>(bytes)); // two messages of S/2
+  EXPECT_EQ(t.bytes_received, t.bytes_sent);
+}
+
+TEST(ClosedForms, ACollectiveBesideAShorterComputeIsExposedPastIt) {
+  // With every execution a SimGrid execution (lean engine off): the compute runs as an activity beside the transfers.
+  const double bytes = 1e9;
+  const double collective = beside_collective_time(bytes);
+  const RunResult r = beside_run(0.25 * collective, bytes, false);
+  EXPECT_NEAR(r.makespan, collective, collective * 1e-9);
+  const RankTimeline& t = r.ranks[1];
+  EXPECT_NEAR(t.total(IntervalKind::Compute), 0.25 * collective, collective * 1e-9);
+  EXPECT_NEAR(t.total(IntervalKind::Communication), 0.75 * collective, collective * 1e-9);
+  EXPECT_NEAR(t.hidden, 0.25 * collective, collective * 1e-9);
+  EXPECT_NEAR(t.blocked_by_kind[static_cast<std::size_t>(CommKind::Tensor)], 0.75 * collective, collective * 1e-9);
+  // Busy + idle = makespan: no interval counted twice, none missing.
+  EXPECT_NEAR(t.total(IntervalKind::Compute) + t.total(IntervalKind::Communication) + t.total(IntervalKind::Wait),
+              t.finish, collective * 1e-9);
+  EXPECT_NEAR(t.finish, r.makespan, collective * 1e-9);
 }
 
 } // namespace

@@ -235,6 +235,66 @@ std::pair<std::uint64_t, int> collective_bytes(const Plan& plan, int rank, CommK
   return {bytes, count};
 }
 
+TEST(ModelParallelPlan, TensorCommOverlapRunsEachLayersCollectivesBesideItsGemms) {
+  // GPT-3 13B (40 layers, h = 5120, s = 2048, b = 1, bf16) on tensor 2 with sequence parallelism, one micro-batch per
+  // replica, B = b·s·h·2 bytes. Transformer Engine's userbuffers, per layer and block (attention, MLP): forward, the
+  // input's all-gather (B) beside the column GEMM, the row GEMM's reduce-scatter in 4 chunks (3B/4 beside, B/4
+  // after); backward, the output gradient's all-gather beside the row GEMM's input gradient, the input re-gathered
+  // beside the column GEMM's input gradient and its gradient reduce-scattered beside its weight gradient: one more
+  // all-gather of B per block than without the overlap.
+  const auto plan_with = [](bool overlap) {
+    return build_plan(parse(mp_scenario(
+        {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_comm_overlap", overlap}}, 8, "gpt3-13b", 4)));
+  };
+  const Plan plain = plan_with(false);
+  const Plan overlapped = plan_with(true);
+  const Volume p = volume(plain, 0, CommKind::Tensor);
+  const Volume o = volume(overlapped, 0, CommKind::Tensor);
+  EXPECT_EQ(p.all_gathers, 40 * 4 + 2);
+  const std::uint64_t b = 1u * 2048 * 5120 * 2;
+  EXPECT_EQ(o.all_gathers, 40 * 6 + 2); // the embedding's backward and the head's forward gathers as before
+  EXPECT_EQ(o.reduce_scatters, 40 * 6 + 2);
+  EXPECT_EQ(o.all_reduces, 3); // the cross-entropy's
+  const auto [plain_bytes, plain_count] = collective_bytes(plain, 0, CommKind::Tensor);
+  const auto [bytes, collectives] = collective_bytes(overlapped, 0, CommKind::Tensor);
+  EXPECT_EQ(plain_count, 40 * 8 + 2 + 2 + 3);
+  EXPECT_EQ(collectives, 40 * 12 + 2 + 2 + 3);
+  EXPECT_EQ(bytes, plain_bytes + 40 * 2 * b);
+  // Every overlap is a compute step marked to run beside the collective right after it: 4 forward, 6 backward.
+  const std::vector<Step> steps = resolved_steps(overlapped, 0);
+  int beside = 0;
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    if (const auto* c = std::get_if<ComputeStep>(&steps[k]); c != nullptr && c->beside_next) {
+      ++beside;
+      ASSERT_LT(k + 1, steps.size());
+      const auto* next = std::get_if<CollectiveStep>(&steps[k + 1]);
+      ASSERT_NE(next, nullptr);
+      EXPECT_EQ(next->kind, CommKind::Tensor);
+      EXPECT_EQ(next->stream, 0);
+      EXPECT_GT(c->amount, 0.0);
+    }
+  EXPECT_EQ(beside, 40 * 10);
+  // The pipelined and bulk overlaps' GEMMs run on 108 - 16 of the A100's SMs: more compute, by less than 108 / 92.
+  auto compute = [](const Plan& plan) {
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, 0))
+      if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
+    return sum;
+  };
+  EXPECT_GT(compute(overlapped), compute(plain) * 1.01);
+  EXPECT_LT(compute(overlapped), compute(plain) * 108.0 / 92.0);
+  EXPECT_NE(overlapped.summary.find("communication overlapped with the GEMMs"), std::string::npos);
+  // Fused per pass: one overlap of each kind per pass, the same bytes.
+  const Plan fused = build_plan(parse(mp_scenario({{"data", 4},
+                                                   {"tensor", 2},
+                                                   {"sequence_parallel", true},
+                                                   {"tp_comm_overlap", true},
+                                                   {"tensor_collectives", {{"granularity", "pass"}}}},
+                                                  8, "gpt3-13b", 4)));
+  EXPECT_EQ(collective_bytes(fused, 0, CommKind::Tensor).first, bytes);
+  EXPECT_NEAR(compute(fused), compute(overlapped), compute(overlapped) * 1e-9);
+}
+
 TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadAddOneAllReduceOfBshEachWayAndThreeOfBsValues) {
   // GPT-2 small, tensor 4 x data 2, one micro-batch of b = 1 per replica: L = 12, s = 1024, h = 768, bf16.
   // Forward: 2L all-reduces of b·s·h·2 bytes in the layers, one after the embedding lookup, and the vocabulary-parallel
@@ -664,6 +724,21 @@ TEST(ModelParallelErrors, OverlappedParameterGathersNeedZeroOneOrTwo) {
     doc["strategy"]["gradient_sync"] = {{"overlap_param_gather", true}};
     EXPECT_EQ(error_pointer(doc), "/strategy/gradient_sync/overlap_param_gather") << zero;
   }
+}
+
+TEST(ModelParallelErrors, TensorCommOverlapNeedsSequenceParallelismAndTheGpusSmCount) {
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"tensor", 2}, {"tp_comm_overlap", true}})),
+            "/strategy/tp_comm_overlap");
+  nlohmann::json no_sms =
+      mp_scenario({{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_comm_overlap", true}});
+  no_sms["cluster"]["gpu"] = base_scenario(1, 8)["cluster"]["gpu"]; // inline, without sm_count
+  EXPECT_EQ(error_pointer(no_sms), "/strategy/tp_comm_overlap");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"tp_comm_overlap", "yes"}})), "/strategy/tp_comm_overlap");
+  nlohmann::json inline_sms = no_sms;
+  inline_sms["cluster"]["gpu"]["sm_count"] = 0;
+  EXPECT_EQ(error_pointer(inline_sms), "/cluster/gpu/sm_count");
+  inline_sms["cluster"]["gpu"]["sm_count"] = 132;
+  EXPECT_TRUE(std::get<ModelParallel>(parse(inline_sms).strategy).tp_comm_overlap);
 }
 
 TEST(ModelParallelErrors, FsdpIsZeroThree) {

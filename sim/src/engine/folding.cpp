@@ -242,7 +242,7 @@ class Folder {
         if (const auto* ca = std::get_if<ComputeStep>(&ska)) {
           const auto& cb = std::get<ComputeStep>(skb);
           // Samples only count throughput (one tensor rank counts a micro-batch): unfold_results sets them.
-          if (ca->amount != cb.amount || ca->label != cb.label) return false;
+          if (ca->amount != cb.amount || ca->label != cb.label || ca->beside_next != cb.beside_next) return false;
         } else if (const auto* xa = std::get_if<CollectiveStep>(&ska)) {
           const auto& xb = std::get<CollectiveStep>(skb);
           if (xa->op != xb.op || xa->algorithm != xb.algorithm || xa->fidelity != xb.fidelity ||

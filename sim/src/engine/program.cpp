@@ -27,6 +27,31 @@ namespace partsim::engine {
 
 namespace {
 
+/** Starts `amount` on the rank's GPU without waiting for it (ComputeStep::beside_next): an execution, or where the
+ * rank computes alone the time it will end. */
+void start_beside(RunContext& ctx, int rank, double amount, std::uint32_t label) {
+  if (ctx.beside.empty()) ctx.beside.resize(ctx.plan.ranks.size());
+  RunContext::BesideCompute& b = ctx.beside[static_cast<std::size_t>(rank)];
+  PARTSIM_CHECK(!b.active) << "rank " << rank << " starts a compute beside another";
+  b.active = true;
+  b.label = label;
+  b.begin = sg4::Engine::get_clock();
+  sg4::Host* host = sg4::this_actor::get_host();
+  if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
+    b.exec = nullptr;
+    b.end = b.begin + amount / host->get_speed();
+    ++ctx.result.executions_as_sleeps;
+    return;
+  }
+  b.exec = sg4::Exec::init();
+  simgrid::kernel::actor::simcall_answered(
+      [exec = b.exec, host, amount] { exec->set_flops_amount(amount)->set_host(host)->start(); });
+}
+
+/** Runs `collective` beside the rank's started compute (start_beside) and waits for both: the compute is compute on
+ * the timeline, the collective's part after it communication (tensor, exposed), the part before hidden. */
+void run_beside(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& collective);
+
 void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const ComputeStep& step) {
   timeline.samples += step.samples;
   if (step.amount <= 0.0) return;
@@ -34,6 +59,10 @@ void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const Comput
   // A straggler computes at factor x its speed: the same work takes 1 / factor as long.
   const double amount =
       ctx.stragglers != nullptr ? step.amount / ctx.straggle[static_cast<std::size_t>(rank)] : step.amount;
+  if (step.beside_next) {
+    start_beside(ctx, rank, amount, step.label);
+    return;
+  }
   if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
     sg4::this_actor::sleep_for(amount / sg4::this_actor::get_host()->get_speed());
     ++ctx.result.executions_as_sleeps;
@@ -68,6 +97,33 @@ void timed_collective(RunContext& ctx, int rank, RankTimeline& timeline, const C
   const double duration = times.last_end - times.last_arrival;
   open.erase(instance);
   record_collective(ctx, step, duration);
+}
+
+void run_beside(RunContext& ctx, int rank, RankTimeline& timeline, const CollectiveStep& collective) {
+  RunContext::BesideCompute& b = ctx.beside[static_cast<std::size_t>(rank)];
+  // The collective on a timeline of its own: its intervals overlap the compute's.
+  RankTimeline side;
+  side.keep_all = false;
+  timed_collective(ctx, rank, side, collective);
+  const double collective_end = sg4::Engine::get_clock();
+  if (b.exec) {
+    b.exec->wait();
+    b.end = b.exec->get_finish_time(); // it may have ended before the collective
+  } else if (b.end > collective_end) {
+    sg4::this_actor::sleep_until(b.end);
+  }
+  b.active = false;
+  b.exec = nullptr;
+  timeline.record(IntervalKind::Compute, b.begin, b.end, b.label);
+  ++ctx.result.executions;
+  ctx.event_done();
+  const double exposed = std::max(0.0, collective_end - b.end);
+  if (exposed > 0.0) timeline.record(IntervalKind::Communication, b.end, collective_end);
+  timeline.blocked_by_kind[static_cast<std::size_t>(collective.kind)] += exposed;
+  timeline.hidden += std::max(0.0, std::min(collective_end, b.end) - b.begin);
+  timeline.bytes_sent += side.bytes_sent;
+  timeline.bytes_received += side.bytes_received;
+  timeline.messages_sent += side.messages_sent;
 }
 
 /** The mailbox of transfers from `from` to `to` on `channel`, looked up by name once (formatting the name and
@@ -224,7 +280,9 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
   if (const auto* compute = std::get_if<ComputeStep>(&step)) {
     run_compute(ctx, rank, timeline, *compute);
   } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {
-    if (collective->stream == 0) {
+    if (collective->stream == 0 && !ctx.beside.empty() && ctx.beside[static_cast<std::size_t>(rank)].active) {
+      run_beside(ctx, rank, timeline, *collective);
+    } else if (collective->stream == 0) {
       const double begin = sg4::Engine::get_clock();
       timed_collective(ctx, rank, timeline, *collective);
       timeline.blocked_by_kind[static_cast<std::size_t>(collective->kind)] += sg4::Engine::get_clock() - begin;

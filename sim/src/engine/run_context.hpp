@@ -4,6 +4,7 @@
 #include "partsim/engine/engine.hpp"
 #include "partsim/input/stragglers.hpp"
 
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include <algorithm>
@@ -93,6 +94,15 @@ struct RunContext {
   /** `/cluster/stragglers` (nullptr without): rank r's compute steps in iteration i run amount / factor(its GPU, i). */
   const StragglerDraws* stragglers = nullptr;
   std::vector<double> straggle; ///< per rank, with stragglers: the factor of its current iteration
+  /** A compute step started beside the collective that follows it (ComputeStep::beside_next), per rank. */
+  struct BesideCompute {
+    simgrid::s4u::ExecPtr exec; ///< null when the rank computes alone: it ends at `end`
+    double begin = 0.0;
+    double end = 0.0;
+    std::uint32_t label = 0;
+    bool active = false;
+  };
+  std::vector<BesideCompute> beside; ///< sized on first use
 
   /** Rank `rank` starts iteration `iteration`: its factor for the iteration's compute (with stragglers). */
   void begin_iteration(int rank, std::int64_t iteration) {

@@ -387,6 +387,18 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
   else
     gpu.kernel_launch_overhead = default_launch_overhead();
   if (auto power = reader.optional_child("power")) gpu.power = parse_power(*power, inline_figure);
+  if (auto sms = reader.optional_child("sm_count")) {
+    constexpr std::int64_t kMaxSms = 100000;
+    if (inline_figure) {
+      gpu.sm_count = Figure{static_cast<double>(sms->as_integer(1, kMaxSms)), scenario_provenance(*sms)};
+    } else {
+      Figure f;
+      f.value = static_cast<double>(sms->child("value").as_integer(1, kMaxSms));
+      f.provenance = parse_provenance(sms->child("provenance"));
+      sms->finish();
+      gpu.sm_count = f;
+    }
+  }
   if (auto table = reader.optional_child("gemm_efficiency"))
     gpu.gemm_efficiency = parse_gemm_efficiency(*table, gpu, inline_figure);
   else {
@@ -437,6 +449,7 @@ nlohmann::json to_json(const GpuProfile& profile) {
                           {"points", points}}}};
   if (profile.power) out["power"] = {{"tdp", to_json(profile.power->tdp)}, {"idle", to_json(profile.power->idle)}};
   out["memory_efficiency"] = to_json(profile.memory_efficiency);
+  if (profile.sm_count) out["sm_count"] = to_json(*profile.sm_count);
   if (const auto& attention = profile.attention_efficiency) {
     nlohmann::json attention_points = nlohmann::json::array();
     for (const AttentionEfficiencyPoint& p : attention->points)

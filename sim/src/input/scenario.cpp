@@ -652,6 +652,28 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
       throw InputError(reader.source(), at + "/context",
                        "context parallelism of a mixture of experts is not modelled; expected 1");
   }
+  mp.tp_comm_overlap = reader.boolean("tp_comm_overlap");
+  if (mp.tp_comm_overlap) {
+    const std::string pointer = at + "/tp_comm_overlap";
+    if (!mp.sequence_parallel)
+      throw InputError(reader.source(), pointer,
+                       "the overlap splits the sequence-parallel all-gathers and reduce-scatters (Megatron-Core "
+                       "requires --sequence-parallel with --tp-comm-overlap); expected false, or "
+                       "/strategy/sequence_parallel true");
+    if (config.experts.moe())
+      throw InputError(reader.source(), pointer,
+                       "the overlap of a mixture of experts' layers is not modelled; expected false");
+    if (mp.context > 1)
+      throw InputError(
+          reader.source(), pointer,
+          "the overlap with context parallelism is not modelled; expected false with /strategy/context > 1");
+    if (!cluster.gpu.sm_count)
+      throw InputError(
+          reader.source(), pointer,
+          fmt::format("the pipelined and bulk overlaps hold {} SMs of the GPU for their transfers, and GPU "
+                      "profile \"{}\" gives no sm_count; expected false, or a profile with sm_count",
+                      kTpOverlapCommSms, cluster.gpu.name));
+  }
   if (auto zero = reader.optional_child("zero")) {
     if (zero->value().is_string()) {
       if (zero->as_string() != "fsdp")

@@ -1351,6 +1351,24 @@ void strategy_fields(std::vector<F>& f) {
                   .label("Sequence parallel")
                   .doc("a reduce-scatter and an all-gather instead of each tensor all-reduce; norms, residual adds, "
                        "dropout and their activations split T ways along the sequence"));
+  f.push_back(F(s + "tp_comm_overlap", T::Boolean, "model_parallel")
+                  .kinds(mp)
+                  .def(false)
+                  .allowed("`true` only with `sequence_parallel`, a dense model, `context` 1 and a GPU profile with "
+                           "`sm_count`")
+                  .label("TP comm overlap")
+                  .doc("Megatron-Core's `--tp-comm-overlap`: each layer's tensor-parallel all-gathers and "
+                       "reduce-scatters run beside its GEMMs as Transformer Engine's userbuffers run them (defaults of "
+                       "TE's initialize_ub): the all-gathers before the QKV and first MLP GEMMs and before the "
+                       "backward's output-projection and second MLP input-gradient GEMMs by ring exchange (one step "
+                       "per tensor rank, on the copy engines: T GEMMs on 1/T of the rows each, only the last one "
+                       "after the transfers), the reduce-scatters after the output projection and the second MLP GEMM "
+                       "pipelined in 4 chunks (4 GEMMs on a quarter of the rows each; the first chunk's GEMM and the "
+                       "last chunk's reduce-scatter exposed), every chunk GEMM priced at its own shape, and the "
+                       "backward's input re-gather and "
+                       "input-gradient reduce-scatter of the QKV and first MLP GEMMs in bulk beside their input- and "
+                       "weight-gradient GEMMs. Pipelined and bulk transfers hold 16 SMs, so their GEMMs run on the "
+                       "others (x sm_count / (sm_count - 16))"));
   f.push_back(F(s + "zero", T::Forms, "model_parallel")
                   .kinds(mp)
                   .def(0)

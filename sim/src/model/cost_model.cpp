@@ -197,15 +197,28 @@ double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& da
   const GemmShape& s = *op.gemm;
   const double peak = gpu.peak(data_type);
   if (!backward) return kernel_time(gpu, flops, peak * gemm_efficiency(gpu, s, data_type), bytes);
+  const GemmBackwardTimes parts = gemm_backward_times(op, gpu, data_type, bytes_per_element);
+  return parts.input_gradient + parts.weight_gradient;
+}
 
-  std::vector<GemmShape> products;
-  if (op.input_gradient) products.push_back({s.batch, s.m, s.k, s.n}); // dX = dY · Wᵀ
-  products.push_back({s.batch, s.k, s.n, s.m});                        // dW = Xᵀ · dY
-  const double share = 1.0 / static_cast<double>(products.size());
-  double time = 0.0;
-  for (const GemmShape& product : products)
-    time += kernel_time(gpu, flops * share, peak * gemm_efficiency(gpu, product, data_type), bytes * share);
-  return time;
+GemmBackwardTimes gemm_backward_times(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
+                                      double bytes_per_element) {
+  PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm.has_value()) << "op " << op.name << " is not a GEMM";
+  PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
+  GemmBackwardTimes parts;
+  const double flops = op.backward_flops;
+  const double bytes = op.backward_bytes(bytes_per_element);
+  if (flops == 0.0 && bytes == 0.0) return parts;
+  const GemmShape& s = *op.gemm;
+  const double peak = gpu.peak(data_type);
+  const double share = op.input_gradient ? 0.5 : 1.0;
+  if (op.input_gradient) // dX = dY · Wᵀ
+    parts.input_gradient = kernel_time(gpu, flops * share,
+                                       peak * gemm_efficiency(gpu, {s.batch, s.m, s.k, s.n}, data_type), bytes * share);
+  // dW = Xᵀ · dY
+  parts.weight_gradient =
+      kernel_time(gpu, flops * share, peak * gemm_efficiency(gpu, {s.batch, s.k, s.n, s.m}, data_type), bytes * share);
+  return parts;
 }
 
 } // namespace partsim

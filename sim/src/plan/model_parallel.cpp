@@ -49,9 +49,16 @@ struct RingHop {
   int channel = 2;
 };
 
-/** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, the experts' compute, or a
- * hop of the context ring. */
-using Action = std::variant<double, TensorCollective, ExpertWork, RingHop>;
+/** A tensor collective run beside `compute` s of GEMM work (tensor-parallel communication overlap): the pass goes on
+ * when both are done. */
+struct Beside {
+  TensorCollective collective;
+  double compute = 0.0;
+};
+
+/** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, the experts' compute, a hop
+ * of the context ring, or a collective beside a compute. */
+using Action = std::variant<double, TensorCollective, ExpertWork, RingHop, Beside>;
 
 /** A piece of a virtual stage: the embedding, a layer or the head, per micro-batch on one tensor rank. */
 struct Unit {
@@ -96,8 +103,9 @@ class Planner {
     Estimate per_position; // one (data, tensor) position through all stages, one micro-batch
     for (const auto& units : units_) {
       if (fused) {
-        per_position.executions += 2.0;
-        per_position.steps += 2.0;
+        const double overlaps = mp_.tp_comm_overlap ? 6.0 : 0.0; // per layer, forward 4 and backward 6: at most 6
+        per_position.executions += 2.0 + overlaps;
+        per_position.steps += 2.0 + 2.0 * overlaps;
         continue;
       }
       for (const Unit& unit : units)
@@ -105,7 +113,7 @@ class Planner {
           for (const Action& action : *actions) {
             per_position.executions +=
                 std::holds_alternative<TensorCollective>(action) || std::holds_alternative<RingHop>(action) ? 0.0 : 1.0;
-            per_position.steps += 1.0;
+            per_position.steps += std::holds_alternative<Beside>(action) ? 2.0 : 1.0;
           }
     }
     const double positions = static_cast<double>(mp_.data_ranks()) * static_cast<double>(mp_.tensor);
@@ -156,6 +164,132 @@ class Planner {
   }
 
  private:
+  /** A transformer block's actions with its tensor collectives beside its GEMMs (tp_comm_overlap). */
+  struct OverlapBlock {
+    std::vector<Action> forward;
+    std::vector<Action> backward; ///< without a full recomputation's rerun
+  };
+
+  /** A block (the attention or the MLP; its ops in order) run as Transformer Engine's userbuffers overlap it, with
+   * Megatron-Core's sequence parallelism: the ops before its column-parallel GEMM(s) (`column`, and a gate GEMM right
+   * before it), then those GEMMs, the ops up to the row-parallel GEMM `row`, that GEMM and the ops after it.
+   * Forward: the input's all-gather by ring exchange beside the column GEMMs (T steps of 1/T of the rows: the first
+   * chunk's GEMM needs no transfer, each further one waits for its chunk, so the last chunk's GEMM runs after the
+   * transfers: the gather beside (T-1)/T of the GEMM, then 1/T alone); the row GEMM in kTpOverlapPipelineSplits
+   * chunks, each chunk's reduce-scatter beside the next chunk's GEMM (the first chunk alone, the last chunk's
+   * reduce-scatter exposed). Backward: the output gradient's all-gather by ring exchange beside the row GEMM's input
+   * gradient, then its weight gradient; the block's inner ops; the input re-gathered (sequence parallelism keeps only
+   * the rank's slice) in bulk beside the column GEMMs' input gradient, and the input gradient's reduce-scatter in
+   * bulk beside their weight gradient. Pipelined and bulk transfers hold kTpOverlapCommSms SMs, taken from their GEMMs
+   * (set_sm_margin): those GEMMs take sm_count / (sm_count - kTpOverlapCommSms) as long; the ring exchange copies on
+   * the copy engines without a margin. */
+  OverlapBlock overlap_block(const std::vector<ComputeOp>& ops, const std::string& column,
+                             const std::string& row) const {
+    const std::string gate = column == "mlp_up" ? "mlp_gate" : std::string();
+    const GpuProfile& gpu = cluster_.gpu;
+    const std::string& type = training_.data_type;
+    const double element = bytes_per_element(type);
+    const Recomputation rest =
+        training_.recomputation == Recomputation::Full ? Recomputation::None : training_.recomputation;
+    std::vector<ComputeOp> pre;
+    std::vector<ComputeOp> mid;
+    std::vector<ComputeOp> post;
+    double column_forward = 0.0;
+    double row_forward = 0.0;
+    GemmBackwardTimes column_backward;
+    GemmBackwardTimes row_backward;
+    int seen = 0; // 0: before the column GEMMs, 1: after them, 2: after the row GEMM
+    const int t_chunks = mp_.tensor;
+    for (const ComputeOp& op : ops) {
+      const bool is_column = op.name == column || (!gate.empty() && op.name == gate);
+      if (is_column || op.name == row) {
+        PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm) << "op " << op.name << " is not a GEMM";
+        const GemmBackwardTimes whole_backward = gemm_backward_times(op, gpu, type, element);
+        if (is_column) {
+          // Ring exchange forward: T GEMMs of the chunks' rows; backward whole (bulk).
+          column_forward += chunked_time(op, t_chunks, false);
+          column_backward.input_gradient += whole_backward.input_gradient;
+          column_backward.weight_gradient += whole_backward.weight_gradient;
+          seen = 1;
+        } else {
+          // Pipelined forward: kTpOverlapPipelineSplits GEMMs; backward the input gradient by ring exchange (T
+          // GEMMs), the weight gradient whole on the gathered output gradient.
+          row_forward += chunked_time(op, kTpOverlapPipelineSplits, false);
+          row_backward.input_gradient += chunked_time(op, t_chunks, true);
+          row_backward.weight_gradient += whole_backward.weight_gradient;
+          seen = 2;
+        }
+        continue;
+      }
+      (seen == 0 ? pre : seen == 1 ? mid : post).push_back(op);
+    }
+    PARTSIM_CHECK(column_forward > 0.0 && row_forward > 0.0) << "block without " << column << " and " << row;
+    const TrainingUnit p = price_ops("block", pre, gpu, type, rest);
+    const TrainingUnit i = price_ops("block", mid, gpu, type, rest);
+    const TrainingUnit q = price_ops("block", post, gpu, type, rest);
+
+    const double t = static_cast<double>(mp_.tensor);
+    const double sms = cluster_.gpu.sm_count->value;
+    const double margin = sms / (sms - static_cast<double>(kTpOverlapCommSms));
+    const double splits = static_cast<double>(kTpOverlapPipelineSplits);
+    const std::uint64_t whole = tensor_bytes_;
+    const std::uint64_t last = whole / static_cast<std::uint64_t>(kTpOverlapPipelineSplits);
+    auto ring = [&](double gemm) {
+      return std::vector<Action>{Beside{{CollectiveOp::AllGather, whole}, gemm * (t - 1.0) / t}, gemm / t};
+    };
+    auto pipelined = [&](double gemm) {
+      const double g = gemm * margin;
+      return std::vector<Action>{g / splits,
+                                 Beside{{CollectiveOp::ReduceScatter, whole - last}, g * (splits - 1.0) / splits},
+                                 TensorCollective{CollectiveOp::ReduceScatter, last}};
+    };
+    auto bulk = [&](CollectiveOp op, double gemm) { return std::vector<Action>{Beside{{op, whole}, gemm * margin}}; };
+    OverlapBlock block;
+    block.forward =
+        join({{p.forward_time}, ring(column_forward), {i.forward_time}, pipelined(row_forward), {q.forward_time}});
+    block.backward = join({{q.backward_time},
+                           ring(row_backward.input_gradient),
+                           {row_backward.weight_gradient, i.backward_time},
+                           bulk(CollectiveOp::AllGather, column_backward.input_gradient),
+                           bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient),
+                           {p.backward_time}});
+    return block;
+  }
+
+  /** A GEMM run as `chunks` GEMMs over as many slices of its rows (tokens), as the userbuffers overlaps run it: each
+   * priced at its own shape (a chunk of fewer rows reaches less of the peak) and launched on its own, each reading
+   * the whole weight. `input_gradient`: the chunks of the backward's input-gradient GEMM instead of the forward. */
+  double chunked_time(const ComputeOp& op, int chunks, bool input_gradient) const {
+    ComputeOp chunk = op;
+    const double c = static_cast<double>(chunks);
+    chunk.gemm->m = std::max<std::int64_t>(1, op.gemm->m / chunks);
+    const double share = static_cast<double>(chunk.gemm->m) / static_cast<double>(op.gemm->m);
+    chunk.forward_flops *= share;
+    chunk.backward_flops *= share;
+    chunk.input_elements *= share;
+    chunk.output_elements *= share;
+    const double element = bytes_per_element(training_.data_type);
+    const double one = input_gradient
+                           ? gemm_backward_times(chunk, cluster_.gpu, training_.data_type, element).input_gradient
+                           : op_time(chunk, cluster_.gpu, training_.data_type, element, false);
+    return c * one;
+  }
+
+  /** The pieces in order, adjacent computes merged into one execution. */
+  static std::vector<Action> join(std::vector<std::vector<Action>> pieces) {
+    std::vector<Action> all;
+    for (const auto& piece : pieces)
+      for (const Action& action : piece) {
+        const auto* seconds = std::get_if<double>(&action);
+        double* last = all.empty() ? nullptr : std::get_if<double>(&all.back());
+        if (seconds != nullptr && last != nullptr)
+          *last += *seconds;
+        else
+          all.push_back(action);
+      }
+    return all;
+  }
+
   /** Each GEMM priced at its split shape (TensorSplit), the tensor-parallel collectives in between: per layer an
    * all-reduce of b·s·h after the attention and after the MLP, each way (with sequence parallelism a reduce-scatter
    * and an all-gather); the vocabulary-parallel embedding and head as Megatron-LM runs them (see the comments). */
@@ -209,20 +343,6 @@ class Planner {
     auto collectives = [&](std::initializer_list<TensorCollective> list) {
       return tp ? std::vector<Action>(list.begin(), list.end()) : std::vector<Action>();
     };
-    // The pieces in order, adjacent computes merged into one execution.
-    auto join = [](std::vector<std::vector<Action>> pieces) {
-      std::vector<Action> all;
-      for (const auto& piece : pieces)
-        for (const Action& action : piece) {
-          const auto* seconds = std::get_if<double>(&action);
-          double* last = all.empty() ? nullptr : std::get_if<double>(&all.back());
-          if (seconds != nullptr && last != nullptr)
-            *last += *seconds;
-          else
-            all.push_back(action);
-        }
-      return all;
-    };
     // Partial outputs summed (reduce-scatter with sequence parallelism), and a sequence-split input gathered.
     const std::vector<Action> sum =
         collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}});
@@ -257,9 +377,15 @@ class Planner {
     }
     const std::vector<Action> rerun =
         full ? join({attention_forward, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
-    const Unit layer{join({attention_forward, reduce, {m.forward_time}, reduce}),
-                     join({rerun, {mlp_backward}, reduce, attention_backward_actions, reduce}),
-                     model_.layer_parameters(t)};
+    Unit layer{join({attention_forward, reduce, {m.forward_time}, reduce}),
+               join({rerun, {mlp_backward}, reduce, attention_backward_actions, reduce}), model_.layer_parameters(t)};
+    if (mp_.tp_comm_overlap) {
+      const OverlapBlock attention_block = overlap_block(attention, "qkv_projection", "output_projection");
+      const OverlapBlock mlp_block = overlap_block(mlp, "mlp_up", "mlp_down");
+      const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
+      layer.forward = forward;
+      layer.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
+    }
     // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
     // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
     // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
@@ -713,9 +839,13 @@ class Planner {
     const std::uint64_t samples =
         forward && vs == 0 && at.tensor == 0 && at.context == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
     bool samples_given = false;
-    auto compute = [&](double time) {
-      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name});
+    auto compute = [&](double time, bool beside_next = false) {
+      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name, beside_next});
       samples_given = true;
+    };
+    auto beside = [&](const Beside& b) {
+      compute(b.compute, true);
+      tensor_collective(steps, tensor_group, b.collective);
     };
     auto gather = [&](const Unit& unit) {
       steps.emplace_back(collective(CollectiveOp::AllGather, unit_bytes(unit), data_group, mp_.gradient_sync.collective,
@@ -759,10 +889,25 @@ class Planner {
       // kind, in the order the kinds first appear); gradients bucketed afterwards.
       double time = 0.0;
       std::vector<TensorCollective> fused;
-      for (const Unit& u : units)
+      // The k-th overlap of every unit fused into one (the layers of a pass are alike, so each of its terms is bound
+      // by the same side, compute or transfer, and the sum of the overlaps is the overlap of the sums).
+      std::vector<Beside> fused_beside;
+      for (const Unit& u : units) {
+        std::size_t k = 0;
         for (const Action& action : forward ? u.forward : u.backward) {
           if (const auto* seconds = std::get_if<double>(&action)) {
             time += *seconds;
+            continue;
+          }
+          if (const auto* b = std::get_if<Beside>(&action)) {
+            if (k == fused_beside.size()) {
+              fused_beside.push_back(*b);
+            } else {
+              PARTSIM_CHECK(fused_beside[k].collective.op == b->collective.op) << "units overlap unlike collectives";
+              fused_beside[k].collective.bytes += b->collective.bytes;
+              fused_beside[k].compute += b->compute;
+            }
+            ++k;
             continue;
           }
           if (const auto* work = std::get_if<ExpertWork>(&action)) {
@@ -776,6 +921,7 @@ class Planner {
           else
             it->bytes += c.bytes;
         }
+      }
       if (gathers) { // one compute for the whole pass: every bucket of the chunk first (the last has the fewest left)
         std::int64_t last = -1;
         for (const std::int64_t pending : *gathers)
@@ -783,6 +929,7 @@ class Planner {
         wait_for_gather(last);
       }
       compute(time);
+      for (const Beside& b : fused_beside) beside(b);
       for (const TensorCollective& c : fused) tensor_collective(steps, group_of(c), c);
       if (sync_now)
         for (std::size_t k = n; k-- > 0;) {
@@ -812,6 +959,8 @@ class Planner {
           compute(expert_time(*work));
         else if (const auto* hop = std::get_if<RingHop>(&action))
           ring_hop(steps, at, *hop);
+        else if (const auto* b = std::get_if<Beside>(&action))
+          beside(*b);
         else
           tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
@@ -924,17 +1073,20 @@ class Planner {
                          to_string(probe.op), to_string(probe.algorithm),
                          mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
     }
-    plan.summary = fmt::format(
-        "model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
-        "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
-        training_.model.name, mp_.gpus(), mp_.data, mp_.tensor, mp_.sequence_parallel ? " (sequence parallel)" : "",
-        mp_.context > 1
-            ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context, to_string(mp_.context_comm))
-            : std::string(),
-        mp_.pipeline, to_string(mp_.schedule),
-        mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(), micro_batches_,
-        training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]), to_string(mp_.placement[2]),
-        to_string(training_.recomputation), sync);
+    plan.summary =
+        fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
+                    "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
+                    training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
+                    mp_.tp_comm_overlap     ? " (sequence parallel, communication overlapped with the GEMMs)"
+                    : mp_.sequence_parallel ? " (sequence parallel)"
+                                            : "",
+                    mp_.context > 1 ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context,
+                                                  to_string(mp_.context_comm))
+                                    : std::string(),
+                    mp_.pipeline, to_string(mp_.schedule),
+                    mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
+                    micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
+                    to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
     if (moe()) {
       const ExpertConfig& x = model_.config().experts;

@@ -166,6 +166,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
       r.bytes_sent += stream.bytes_sent;
       r.bytes_received += stream.bytes_received;
     }
+    m.overlapped += t.hidden; // collectives beside compute steps (tensor-parallel overlap)
     r.overlapped_communication += m.overlapped;
     r.bytes_sent += t.bytes_sent;
     r.bytes_received += t.bytes_received;

@@ -137,6 +137,9 @@ struct GpuProfile {
   /** s added to every kernel; kDefaultKernelLaunchOverhead (provenance "assumption") when the profile gives none. */
   Figure kernel_launch_overhead;
   std::optional<PowerFigures> power; ///< absent when the profile gives none
+  /** Streaming multiprocessors (compute units); absent when the profile gives none. What an overlapped collective
+   * that holds some of them takes from a GEMM (tensor-parallel communication overlap). */
+  std::optional<Figure> sm_count;
   /** Always set: without `gemm_efficiency` in the profile, no points and the default curve (kDefaultGemm...). */
   GemmEfficiencyTable gemm_efficiency;
   /** Measured fused-attention throughput; absent: a fused attention kernel is priced as its two batched products at

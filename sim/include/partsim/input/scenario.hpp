@@ -31,6 +31,12 @@ inline constexpr int kScenarioSchemaVersion = 1;
 
 /** Largest cluster a scenario may describe; larger ones are refused at parse time, not by memory exhaustion. */
 inline constexpr std::int64_t kMaxGpus = 65536;
+/** Transformer Engine's userbuffers defaults for --tp-comm-overlap (transformer_engine/pytorch/module/base.py,
+ * initialize_ub, get_default_config, TE 2.x): the pipelined and bulk overlaps run their transfers on 16 SMs and take
+ * them from the GEMM (set_sm_margin), the pipelined one in 4 chunks; the ring exchange moves its chunks with the copy
+ * engines (use_ce) on 1 SM without a margin, in one step per tensor rank. */
+inline constexpr int kTpOverlapCommSms = 16;
+inline constexpr int kTpOverlapPipelineSplits = 4;
 
 /** A node's speed over time, as multipliers of its speed factor: (time, factor) points, optionally repeating.
  * The planner does not see these: they are what nominal speeds hide (throttling, interference). */
@@ -252,6 +258,9 @@ struct ModelParallel {
   int virtual_stages = 1;         ///< chunks per GPU (interleaved only; 1 otherwise)
   std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
   bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
+  /** Megatron-Core's --tp-comm-overlap: the tensor-parallel all-gathers and reduce-scatters of every layer run beside
+   * its GEMMs as Transformer Engine's userbuffers run them (ring exchange, pipelined chunks, bulk). */
+  bool tp_comm_overlap = false;
   int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
   /** Context-parallel degree C: each sequence split over C ranks (2C chunks, rank i holding chunks i and 2C-1-i so
    * that causal attention work is even); the C ranks of a group hold the same weights and synchronise gradients with

@@ -78,4 +78,13 @@ double kernel_time(const GpuProfile& gpu, double flops, double rate, double byte
 double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
                bool backward);
 
+/** A GEMM op's backward as op_time prices it, its two kernels apart: the input gradient (0 when the op has none) and
+ * the weight gradient. Their sum is op_time(op, ..., true). */
+struct GemmBackwardTimes {
+  double input_gradient = 0.0;
+  double weight_gradient = 0.0;
+};
+GemmBackwardTimes gemm_backward_times(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
+                                      double bytes_per_element);
+
 } // namespace partsim

@@ -25,7 +25,12 @@ struct ComputeStep {
   double amount = 0.0;
   std::uint64_t samples = 0; ///< samples this step processes (for throughput and the report)
   std::uint32_t label = 0;   ///< index into Plan::labels ("F mb3"), 0: none
+  /** Runs beside the next step, a blocking collective (tensor-parallel communication overlapped with a GEMM, as
+   * Transformer Engine's userbuffers do: the GEMM on the compute stream, the transfers on their own); the rank goes
+   * on when both are done. Only the part of the collective that outlasts the compute is exposed. */
+  bool beside_next = false;
 };
+static_assert(sizeof(ComputeStep) <= 24);
 
 /** A collective over the ranks of `group` (see collective.hpp for sizes and algorithms). On stream 0 the rank
  * blocks until it is done; on stream 1 it is queued on the rank's communication stream and overlaps what follows

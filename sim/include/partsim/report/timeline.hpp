@@ -49,6 +49,9 @@ struct RankTimeline {
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_sent = 0;
   double stream_wait = 0.0; ///< s blocked on the communication stream (also counted as communication)
+  /** s of collectives run beside a compute step (ComputeStep::beside_next) while that compute ran: overlapped
+   * communication, not on the timeline; what outlasts the compute is communication on it. */
+  double hidden = 0.0;
   /** s the program was blocked in communication of each kind (CommKind order: data, tensor, pipeline, expert,
    * context),
    * waits for peers included; the stream's overlapped collectives count only through StreamSync (as data). */
