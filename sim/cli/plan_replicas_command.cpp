@@ -88,6 +88,25 @@ void write_trials_csv(std::ostream& out, const ReplicaLayout& layout, const std:
   }
 }
 
+/** Rewrites every relative `csv` path of `doc` (a trace, labels, an empirical distribution: relative to the
+ * scenario's folder `from`) relative to `to`, where plan.json goes, so that plan.json runs as it is. */
+void rebase_files(nlohmann::json& doc, const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (doc.is_array()) {
+    for (nlohmann::json& item : doc) rebase_files(item, from, to);
+    return;
+  }
+  if (!doc.is_object()) return;
+  for (auto& [key, value] : doc.items()) {
+    if (key == "csv" && value.is_string()) {
+      const std::filesystem::path file(value.get<std::string>());
+      if (file.is_relative())
+        value = (from / file).lexically_normal().lexically_relative(to.lexically_normal()).string();
+      continue;
+    }
+    rebase_files(value, from, to);
+  }
+}
+
 int plan_replicas(const PlanReplicasOptions& options) {
   std::vector<Override> base;
   for (const std::string& text : options.sets) base.push_back(parse_override(text));
@@ -106,10 +125,11 @@ int plan_replicas(const PlanReplicasOptions& options) {
   // The scenario and every --set are checked here, once, before any child runs.
   const ReplicaLayout layout = replica_layout(load_scenario(options.scenario, base, data_dir()));
 
-  write_stdout(fmt::format("partsim plan-replicas: {} stages, target {:g} items/s with p99 <= {}\n\n  {:>11} {:>11} "
-                           "{:>11} {:>8}  {:<14} {:<13} {}\n",
-                           layout.names.size(), targets.throughput, human_seconds(targets.p99), "items/s", "p50", "p99",
-                           "drops", "bottleneck", "verdict", "stage=nodes x replicas per node"));
+  write_stdout(fmt::format("partsim plan-replicas: {} stage{}, target {:g} items/s with p99 <= {}\n\n  {:>11} "
+                           "{:>11} {:>11} {:>8}  {:<14} {:<13} {}\n",
+                           layout.names.size(), layout.names.size() == 1 ? "" : "s", targets.throughput,
+                           human_seconds(targets.p99), "items/s", "p50", "p99", "drops", "bottleneck", "verdict",
+                           "stage=nodes x replicas per node"));
   std::vector<ReplicaTrial> trials;
   std::vector<std::string> phases;
   auto record = [&](ReplicaTrial t, const std::string& phase) {
@@ -194,6 +214,8 @@ int plan_replicas(const PlanReplicasOptions& options) {
   std::vector<Override> all = base;
   for (const Override& o : replica_overrides(layout, current.nodes, targets.throughput)) all.push_back(o);
   apply_overrides(plan, all);
+  rebase_files(plan, std::filesystem::absolute(options.scenario).parent_path(), std::filesystem::absolute(dir));
+  plan.erase("expect"); // the scenario's expected figures, at its own nodes and rate: not the plan's
   write_file_atomically(dir / "plan.json", plan.dump(2) + "\n");
   write_stdout(summary);
   write_stdout(fmt::format("\n  wrote plan.json (the scenario with the plan's nodes), trials.csv and curve.csv in {}\n",

@@ -121,6 +121,37 @@ TEST(ReplicaPlan, OnlyOpenLoopServingScenariosArePlanned) {
   EXPECT_EQ(layout.replicas_per_node, (std::vector<int>{4, 2}));
 }
 
+/** two_stage_pipeline() replaying the arrivals of `csv` (a column arrival_s). */
+json trace_pipeline(const std::filesystem::path& csv) {
+  json doc = two_stage_pipeline();
+  doc["workload"]["arrivals"] = {{"process", "trace"}, {"trace", {{"csv", csv.string()}}}};
+  doc["workload"].erase("requests"); // every row
+  return doc;
+}
+
+TEST(ReplicaPlan, ATraceIsReplayedAtTheSpeedOfTheTargetRate) {
+  // 4 rows over 8 s: 3 gaps, its own rate 3/8 per s; 0.75 items/s asked is the trace at 2x.
+  const std::filesystem::path csv = temp_dir() / "arrivals.csv";
+  std::ofstream(csv) << "arrival_s\n10\n11\n14\n18\n";
+  json doc = trace_pipeline(csv);
+  ReplicaLayout layout = replica_layout(parse(doc));
+  EXPECT_EQ(layout.rate_pointer, "/workload/arrivals/trace/speed");
+  EXPECT_DOUBLE_EQ(layout.rate_scale, 8.0 / 3.0);
+  const std::vector<Override> o = replica_overrides(layout, {1, 1}, 0.75);
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_EQ(o[3].pointer, "/workload/arrivals/trace/speed");
+  EXPECT_NEAR(o[3].value.get<double>(), 2.0, 1e-12);
+  // The scenario's own speed does not change the trace's rate; a run of 3 requests sends the first 3 rows (4 s).
+  doc["workload"]["arrivals"]["trace"]["speed"] = 4;
+  EXPECT_DOUBLE_EQ(replica_layout(parse(doc)).rate_scale, 8.0 / 3.0);
+  doc["workload"]["requests"] = 3;
+  EXPECT_DOUBLE_EQ(replica_layout(parse(doc)).rate_scale, 2.0);
+  // Arrivals all at one time have no rate to scale.
+  const std::filesystem::path burst = temp_dir() / "burst.csv";
+  std::ofstream(burst) << "arrival_s\n5\n5\n5\n";
+  EXPECT_EQ(input_error([&] { replica_layout(parse(trace_pipeline(burst))); }).pointer(), "/workload/arrivals/trace");
+}
+
 TEST(ReplicaPlan, APrefillPoolIsAPoolOfItsOwn) {
   // seed-5-llm-disaggregated: Llama 3 8B decoded on one node of 4 replicas, prefilled on another: two pools, each
   // with its own node count and its own utilisation in the report.
@@ -202,6 +233,34 @@ TEST(ReplicaPlanCli, FindsTheFewestNodesThatMeetTheTargets) {
   EXPECT_NE(r.out.find("plan: tokenise 1 node (4 replicas); infer 4 nodes (8 replicas); 5 nodes in all"),
             std::string::npos)
       << r.out;
+}
+
+TEST(ReplicaPlanCli, ATracePlanReplaysTheTraceAtTheTargetRate) {
+  // The two-stage pipeline fed by a trace of 20,000 arrivals 10 ms apart (100/s of its own): 600 items/s asked
+  // replays it 6x faster. Regular arrivals queue less than Poisson ones, so the M/M/8 plan (tokenise 1 node, infer
+  // 4: 75% busy) meets the 80 ms p99 again, and 3 infer nodes (100% busy) cannot.
+  const std::filesystem::path dir = temp_dir();
+  {
+    std::ofstream csv(dir / "arrivals.csv");
+    csv << "arrival_s\n";
+    for (int i = 0; i < 20000; ++i) csv << i * 0.01 << "\n";
+    std::ofstream(dir / "pipeline.json") << trace_pipeline("arrivals.csv").dump(2);
+  }
+  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
+                               "80ms", "--out", (dir / "plan").string(), "--jobs", "2"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
+  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1) << r.out;
+  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4) << r.out;
+  EXPECT_NEAR(plan["workload"]["arrivals"]["trace"]["speed"].get<double>(), 6.0, 1e-9);
+  EXPECT_FALSE(plan["workload"]["arrivals"].contains("rate"));
+  // The trace's path, relative to the scenario's folder, is rewritten to hold from plan.json's.
+  EXPECT_EQ(plan["workload"]["arrivals"]["trace"]["csv"], "../arrivals.csv");
+  // The curve's loads are the trace at their fractions of 6x: the answered rate follows the offered one.
+  const auto curve = read_csv(dir / "plan" / "curve.csv");
+  ASSERT_EQ(curve.size(), 8u);
+  EXPECT_NEAR(std::stod(curve[1][4]), 150.0, 15.0);
 }
 
 TEST(ReplicaPlanCli, UnreachableTargetsFailWithTheirReason) {

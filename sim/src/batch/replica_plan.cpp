@@ -17,12 +17,27 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
     throw InputError(scenario.source, "/workload/kind",
                      "plan-replicas sizes the stages of a serving pipeline; expected \"serving\"");
   const ArrivalProcess process = serving->arrivals.process;
-  if (process != ArrivalProcess::Poisson && process != ArrivalProcess::Gamma)
+  if (process != ArrivalProcess::Poisson && process != ArrivalProcess::Gamma && process != ArrivalProcess::Trace)
     throw InputError(scenario.source, "/workload/arrivals/process",
                      fmt::format("plan-replicas offers the target throughput as open-loop arrivals at that rate; "
-                                 "expected \"poisson\" or \"gamma\", got \"{}\"",
+                                 "expected \"poisson\", \"gamma\" or \"trace\", got \"{}\"",
                                  enum_name(process)));
   ReplicaLayout layout;
+  if (process == ArrivalProcess::Trace) {
+    const ArrivalTrace& trace = *serving->arrivals.trace;
+    std::size_t rows = trace.times.size();
+    if (serving->requests) rows = std::min(rows, static_cast<std::size_t>(*serving->requests));
+    // The rows' span as the CSV has it (the scenario's times are divided by its speed).
+    const double span = rows >= 2 ? trace.times[rows - 1] * trace.speed : 0.0;
+    if (!(span > 0.0))
+      throw InputError(scenario.source, "/workload/arrivals/trace",
+                       fmt::format("plan-replicas replays the trace at the speed that gives the target rate, and the "
+                                   "{} row(s) it sends arrive at one time: they have no rate; expected a trace whose "
+                                   "arrivals span some time",
+                                   rows));
+    layout.rate_pointer = "/workload/arrivals/trace/speed";
+    layout.rate_scale = span / static_cast<double>(rows - 1);
+  }
   for (std::size_t i = 0; i < serving->stages.size(); ++i) {
     const ServingStage& s = serving->stages[i];
     const auto& prefill = s.llm ? s.llm->prefill_pool : std::nullopt;
@@ -118,7 +133,7 @@ std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::
     total += nodes[i];
   }
   out.push_back({"/cluster/nodes", total});
-  out.push_back({"/workload/arrivals/rate", rate});
+  out.push_back({layout.rate_pointer, rate * layout.rate_scale});
   return out;
 }
 

@@ -34,13 +34,19 @@ struct ReplicaLayout {
   /** Per pool: its utilisation in a report (empty: `/serving/stages/i/utilisation`). */
   std::vector<std::string> utilisation_pointers;
   int fixed_nodes = 0; ///< nodes the search does not change
+  /** Where a candidate's offered rate goes, and the value per item/s: `/workload/arrivals/rate` and 1 for Poisson or
+   * gamma arrivals; for a trace, `/workload/arrivals/trace/speed` and 1 / the trace's own rate (its rows replayed
+   * faster or slower so that they arrive at the rate asked, bursts and lulls kept). */
+  std::string rate_pointer = "/workload/arrivals/rate";
+  double rate_scale = 1.0;
 
   std::string nodes_pointer(std::size_t i) const;
   std::string utilisation_pointer(std::size_t i) const;
 };
 
 /** The layout of a serving scenario. @throws InputError when the scenario is not a serving workload with open-loop
- * Poisson or gamma arrivals (whose rate the plan sets to the target). */
+ * arrivals: Poisson or gamma (whose rate the plan sets to the target) or a trace (replayed at the speed that gives
+ * the target rate: its own rate is the rows the run sends, less one, over the time from the first to the last). */
 ReplicaLayout replica_layout(const Scenario& scenario);
 
 /** One simulated candidate: nodes per stage and what its report said. */
@@ -72,8 +78,8 @@ std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTar
  * stage first, stages at one node left out. */
 std::vector<std::vector<int>> trim_candidates(const ReplicaTrial& trial);
 
-/** The overrides that make a candidate: each pool's node count, `/cluster/nodes` to what the pools need, and
- * `/workload/arrivals/rate`. */
+/** The overrides that make a candidate: each pool's node count, `/cluster/nodes` to what the pools need, and the
+ * offered rate (`rate_pointer` set to rate x rate_scale). */
 std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes, double rate);
 
 /** The load points of the latency curve, as fractions of the target throughput. */
