@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace partsim::test {
@@ -158,6 +159,36 @@ TEST(ContextParallelPlan, TheAllGatherModeGathersTwiceAndReduceScattersOnce) {
   EXPECT_EQ(ring_sends(plan, 5).first, 0);
 }
 
+TEST(ContextParallelPlan, UlyssesAllToAllsTheHeadsAroundTheAttention) {
+  // DeepSpeed-Ulysses on context 4 x data 2: per layer an all-to-all of the rank's queries, keys and values (its
+  // 2,048 tokens of 32 + 2 x 8 heads of 128) before the core and one of the core's output (32 heads) after it;
+  // backward the same two, of the gradients, in the other order. Each on the 4 ranks of the group.
+  const Plan plan = build_plan(parse(cp_scenario({{"data", 2}, {"context", 4}, {"context_comm", "all_to_all"}}, 8, 2)));
+  const std::uint64_t qkv = 2048ULL * (32 + 2 * 8) * 128 * 2;
+  const std::uint64_t out = 2048ULL * 32 * 128 * 2;
+  std::vector<std::uint64_t> sizes;
+  for (const Step& step : resolved_steps(plan, 5))
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Context) {
+      EXPECT_EQ(c->op, CollectiveOp::AllToAll);
+      EXPECT_EQ(plan.groups[static_cast<std::size_t>(c->group)], (std::vector<int>{4, 5, 6, 7}));
+      sizes.push_back(c->bytes);
+    }
+  ASSERT_EQ(sizes.size(), 4u * 32);
+  EXPECT_EQ(std::count(sizes.begin(), sizes.end(), qkv), 2 * 32);
+  EXPECT_EQ(std::count(sizes.begin(), sizes.end(), out), 2 * 32);
+  EXPECT_EQ((std::vector<std::uint64_t>(sizes.begin(), sizes.begin() + 2)), (std::vector<std::uint64_t>{qkv, out}));
+  EXPECT_EQ(ring_sends(plan, 5).first, 0);
+  // Memory: the all-to-all's send and receive buffers of the queries, keys and values instead of the ring's blocks.
+  const Scenario ring = parse(cp_scenario({{"data", 2}, {"context", 4}}, 8, 2));
+  const Scenario a2a = parse(cp_scenario({{"data", 2}, {"context", 4}, {"context_comm", "all_to_all"}}, 8, 2));
+  const auto& training = std::get<ModelTraining>(ring.workload);
+  const MemoryBreakdown mr =
+      model_parallel_memory(training, std::get<ModelParallel>(ring.strategy), ring.cluster.gpu, 0);
+  const MemoryBreakdown ma = model_parallel_memory(training, std::get<ModelParallel>(a2a.strategy), a2a.cluster.gpu, 0);
+  EXPECT_NEAR(ma.workspace - mr.workspace, 2.0 * static_cast<double>(qkv) - 2.0 * 2.0 * (2048.0 * 8 * 128 * 2), 1.0);
+  EXPECT_DOUBLE_EQ(ma.activations, mr.activations);
+}
+
 TEST(ContextParallelPlan, TensorAndContextCompose) {
   // Tensor 2 x context 2 x data 2: the tensor pairs are consecutive GPUs, the context pairs 2 apart; a block is the
   // rank's key/value heads (8 / 2) for its 4,096 tokens.
@@ -194,6 +225,10 @@ TEST(ContextParallelErrors, EachInvalidCombinationNamesItsKey) {
   EXPECT_NE(
       message(cp_scenario({{"data", 4}, {"context", 2}, {"context_comm", "ring"}})).find("/strategy/context_comm"),
       std::string::npos);
+  // Ulysses splits the tensor rank's heads: 8 key/value heads over tensor 2 leave 4, which context 8 cannot split.
+  EXPECT_NE(message(cp_scenario({{"data", 1}, {"tensor", 2}, {"context", 8}, {"context_comm", "all_to_all"}}, 16))
+                .find("/strategy/context_comm"),
+            std::string::npos);
 }
 
 /** A small GQA decoder on 4 GPUs of one node, context 4, no gradient synchronisation, every message simulated. */
@@ -238,6 +273,24 @@ TEST(ContextParallelRun, AllGathersSendTheirRingClosedForm) {
   for (const RankMetrics& m : out.report.ranks) {
     EXPECT_NEAR(static_cast<double>(m.bytes_sent), expected, 1e-9 * expected) << "rank " << m.rank;
     EXPECT_GT(m.context_exposed, 0.0) << "rank " << m.rank; // exposed: nothing overlaps it
+    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
+  }
+}
+
+TEST(ContextParallelRun, UlyssesAllToAllsSendTheirClosedForm) {
+  // Direct all-to-alls: each rank keeps 1/C of its buffer and sends the rest. Per layer and micro-batch, forward
+  // and backward: 2 x (queries, keys and values: 256 tokens x (4 + 2 x 4) heads x 64) + 2 x (output: 4 heads x 64),
+  // 3/4 of each sent.
+  nlohmann::json doc = tiny_cp("all_to_all");
+  doc["workload"]["model"]["kv_heads"] = 4;
+  const Outcome out = simulate_document(doc);
+  const double qkv = 256.0 * (4 + 2 * 4) * 64 * 2;
+  const double output = 256.0 * 4 * 64 * 2;
+  const double expected = 2 /* micro-batches */ * 2 /* layers */ * 2 * (qkv + output) * 3.0 / 4.0;
+  for (const RankMetrics& m : out.report.ranks) {
+    EXPECT_NEAR(static_cast<double>(m.bytes_sent), expected, 1e-9 * expected) << "rank " << m.rank;
+    EXPECT_NEAR(static_cast<double>(m.bytes_received), expected, 1e-9 * expected) << "rank " << m.rank;
+    EXPECT_GT(m.context_exposed, 0.0) << "rank " << m.rank;
     EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
   }
 }

@@ -45,7 +45,7 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<BalancingPolicy>(4);
   expect_table_is_a_bijection<PipelineSchedule>(3);
   expect_table_is_a_bijection<ParallelAxis>(3);
-  expect_table_is_a_bijection<ContextComm>(2);
+  expect_table_is_a_bijection<ContextComm>(3);
   expect_table_is_a_bijection<SplitMethod>(3);
   expect_table_is_a_bijection<TransformerArchitecture>(2);
   expect_table_is_a_bijection<MlpKind>(2);

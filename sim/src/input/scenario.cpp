@@ -651,6 +651,13 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     if (config.experts.moe())
       throw InputError(reader.source(), at + "/context",
                        "context parallelism of a mixture of experts is not modelled; expected 1");
+    if (mp.context_comm == ContextComm::AllToAll &&
+        ((config.heads / mp.tensor) % mp.context != 0 || (config.kv_heads / mp.tensor) % mp.context != 0))
+      throw InputError(reader.source(), at + "/context_comm",
+                       fmt::format("all_to_all (Ulysses) gives each rank of the context group 1/C of the tensor "
+                                   "rank's heads: expected a context degree ({}) dividing its {} query heads and {} "
+                                   "key/value heads, or \"p2p\" or \"all_gather\"",
+                                   mp.context, config.heads / mp.tensor, config.kv_heads / mp.tensor));
   }
   mp.tp_comm_overlap = reader.boolean("tp_comm_overlap");
   if (mp.tp_comm_overlap) {

@@ -1411,7 +1411,11 @@ void strategy_fields(std::vector<F>& f) {
                        "values and their gradients backward plus one hop returning the gradients (Megatron-Core / "
                        "Transformer Engine's default `cp_comm_type`); `all_gather` gathers all keys and values "
                        "before the attention and again before its backward, then reduce-scatters their gradients, "
-                       "exposed (Llama 3, The Llama 3 Herd of Models, section 3.3.2)"));
+                       "exposed (Llama 3, The Llama 3 Herd of Models, section 3.3.2); `all_to_all` (DeepSpeed-Ulysses, "
+                       "Transformer Engine's `a2a`) trades the sequence split for a head split around the attention: "
+                       "an all-to-all of the queries, keys and values before it, the core on the whole sequence for "
+                       "1/C of the heads, an all-to-all of its output after it (backward the same two, of the "
+                       "gradients), exposed; C must divide the tensor rank's query and key/value heads"));
   f.push_back(F(s + "tensor_collectives", T::Object, "model_parallel")
                   .kinds(mp)
                   .def_doc("all defaults")

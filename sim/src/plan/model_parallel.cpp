@@ -361,19 +361,27 @@ class Planner {
     std::vector<Action> attention_forward{a.forward_time};
     std::vector<Action> attention_backward_actions{attention_backward};
     if (mp_.context > 1) {
+      if (mp_.context_comm == ContextComm::AllToAll)
+        for (ComputeOp& op : core)
+          if (op.attention) { // one kernel over the whole sequence for 1/C of the heads: the same flops and bytes
+            op.attention->batch_heads /= mp_.context;
+            op.attention->context = 1;
+          }
       const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
       const TrainingUnit o = price_ops("attention", attention_after, gpu, type, training_.recomputation);
       auto backward_of = [&](const TrainingUnit& u) {
         return full ? u.backward_time - u.forward_time : u.backward_time;
       };
       attention_forward = join({{a.forward_time}, context_forward(k.forward_time), {o.forward_time}});
-      // Selective recomputation reruns the core forward, its exchange included, before the core's backward.
+      // Selective recomputation reruns the core forward, its exchange included, before the core's backward; after
+      // a Ulysses all-to-all the core's inputs are the saved head-split queries, keys and values: no exchange.
+      const bool selective = training_.recomputation == Recomputation::Selective;
+      const std::vector<Action> rerun_core = !selective ? std::vector<Action>{}
+                                             : mp_.context_comm == ContextComm::AllToAll
+                                                 ? std::vector<Action>{k.forward_time}
+                                                 : context_forward(k.forward_time);
       attention_backward_actions =
-          join({{backward_of(o)},
-                training_.recomputation == Recomputation::Selective ? context_forward(k.forward_time)
-                                                                    : std::vector<Action>{},
-                context_backward(k.backward_time),
-                {backward_of(a)}});
+          join({{backward_of(o)}, rerun_core, context_backward(k.backward_time), {backward_of(a)}});
     }
     const std::vector<Action> rerun =
         full ? join({attention_forward, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
@@ -471,12 +479,28 @@ class Planner {
     return static_cast<std::uint64_t>(std::llround(values * element_));
   }
 
+  /** Bytes a rank holds on either side of a Ulysses all-to-all (all_to_all): its s/C tokens of the tensor rank's heads
+   * for the queries, keys and values (`qkv`: b·(s/C)·(heads + 2·kv heads)/T·d values) or for the attention's output
+   * (b·(s/C)·(heads/T)·d); it keeps 1/C and sends the rest, 1/C to each peer. */
+  std::uint64_t ulysses_bytes(bool qkv) const {
+    const TransformerConfig& c = model_.config();
+    const double heads =
+        static_cast<double>(c.heads / mp_.tensor) + (qkv ? 2.0 * static_cast<double>(c.kv_heads / mp_.tensor) : 0.0);
+    const double values = static_cast<double>(training_.micro_batch) *
+                          static_cast<double>(c.sequence_length / mp_.context) * heads *
+                          static_cast<double>(c.head_dim);
+    return static_cast<std::uint64_t>(std::llround(values * element_));
+  }
+
   /** The attention core's forward (`core` s of compute on the rank) with its keys and values from the context group.
    * p2p: C-1 ring steps, each sending the block held to the next rank while attending to it, then receiving the
    * previous rank's (the causal chunk pairs make every step the same work: core / C); all_gather: the whole group's
    * keys and values gathered first (exposed), then the core. */
   std::vector<Action> context_forward(double core) const {
     const std::uint64_t block = context_block_bytes();
+    if (mp_.context_comm == ContextComm::AllToAll)
+      return {TensorCollective{CollectiveOp::AllToAll, ulysses_bytes(true), CommKind::Context}, core,
+              TensorCollective{CollectiveOp::AllToAll, ulysses_bytes(false), CommKind::Context}};
     if (mp_.context_comm == ContextComm::AllGather)
       return {
           TensorCollective{CollectiveOp::AllGather, block * static_cast<std::uint64_t>(mp_.context), CommKind::Context},
@@ -499,6 +523,9 @@ class Planner {
   std::vector<Action> context_backward(double core) const {
     const std::uint64_t block = context_block_bytes();
     const auto whole = block * static_cast<std::uint64_t>(mp_.context);
+    if (mp_.context_comm == ContextComm::AllToAll) // the output's gradient in, the queries', keys' and values' out
+      return {TensorCollective{CollectiveOp::AllToAll, ulysses_bytes(false), CommKind::Context}, core,
+              TensorCollective{CollectiveOp::AllToAll, ulysses_bytes(true), CommKind::Context}};
     if (mp_.context_comm == ContextComm::AllGather)
       return {TensorCollective{CollectiveOp::AllGather, whole, CommKind::Context}, core,
               TensorCollective{CollectiveOp::ReduceScatter, whole, CommKind::Context}};
@@ -625,8 +652,9 @@ class Planner {
         plan.groups.emplace_back();
         for (int d = 0; d < data_ranks; ++d) plan.groups.back().push_back(rank_of(mp_, at_data_rank(d, t, p)));
       }
-    // Context groups (all-gather exchange; the ring's hops are point-to-point): the C ranks of one replica's position.
-    for (int p = 0; p < mp_.pipeline && mp_.context > 1 && mp_.context_comm == ContextComm::AllGather; ++p)
+    // Context groups (all-gather and all-to-all exchanges; the ring's hops are point-to-point): the C ranks of one
+    // replica's position.
+    for (int p = 0; p < mp_.pipeline && mp_.context > 1 && mp_.context_comm != ContextComm::P2P; ++p)
       for (int t = 0; t < mp_.tensor; ++t)
         for (int d = 0; d < mp_.data; ++d) {
           context_group_[{d, t, p}] = static_cast<int>(plan.groups.size());

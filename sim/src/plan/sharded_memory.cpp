@@ -89,7 +89,12 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     m.activations /= cp;
     const double kv = 2.0 * e * static_cast<double>(b) * static_cast<double>(c.sequence_length) *
                       static_cast<double>(c.kv_heads / mp.tensor * c.head_dim);
-    m.workspace += mp.context_comm == ContextComm::AllGather ? 2.0 * kv : 2.0 * kv / cp;
+    // all_to_all: the all-to-all's send and receive buffers of the rank's queries, keys and values.
+    const double qkv = e * static_cast<double>(b) * static_cast<double>(c.sequence_length) / cp *
+                       static_cast<double>((c.heads + 2 * c.kv_heads) / mp.tensor * c.head_dim);
+    m.workspace += mp.context_comm == ContextComm::AllGather  ? 2.0 * kv
+                   : mp.context_comm == ContextComm::AllToAll ? 2.0 * qkv
+                                                              : 2.0 * kv / cp;
   }
   return m;
 }

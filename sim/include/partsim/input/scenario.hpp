@@ -240,7 +240,7 @@ enum class ParallelAxis { Tensor, Data, Pipeline };
  * `p2p` passes them around the group's ring, one block per step, overlapped with the attention of the block held
  * (Megatron-Core / Transformer Engine's default `cp_comm_type`); `all_gather` gathers them all before the attention and
  * reduce-scatters their gradients after its backward (Llama 3's, exposed). */
-enum class ContextComm { P2P, AllGather };
+enum class ContextComm { P2P, AllGather, AllToAll };
 
 /** Model parallelism (Megatron-LM style) with data parallelism across replicas: `data` x `tensor` x `pipeline` GPUs.
  * Each transformer layer is split `tensor` ways (column/row split of attention and MLP: two all-reduces of b·s·h
@@ -410,8 +410,8 @@ struct EnumNames<PipelineSchedule> {
 };
 template <>
 struct EnumNames<ContextComm> {
-  static constexpr std::array<EnumEntry<ContextComm>, 2> entries{
-      {{ContextComm::P2P, "p2p"}, {ContextComm::AllGather, "all_gather"}}};
+  static constexpr std::array<EnumEntry<ContextComm>, 3> entries{
+      {{ContextComm::P2P, "p2p"}, {ContextComm::AllGather, "all_gather"}, {ContextComm::AllToAll, "all_to_all"}}};
 };
 template <>
 struct EnumNames<ParallelAxis> {
