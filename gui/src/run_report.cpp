@@ -35,9 +35,9 @@ double RunReport::overlapped_total() const {
   return sum;
 }
 
-int ServingSection::bottleneck_index() const {
-  for (std::size_t i = 0; i < stages.size(); ++i)
-    if (stages[i].name == bottleneck) return static_cast<int>(i);
+int bottleneck_index(const ReportServing& serving) {
+  for (std::size_t i = 0; i < serving.stages.size(); ++i)
+    if (serving.stages[i].name == serving.bottleneck) return static_cast<int>(i);
   return -1;
 }
 
@@ -59,63 +59,20 @@ std::vector<TimeShare> RunReport::time_shares() const {
 }
 
 namespace {
-LatencyPercentiles percentiles(const LatencySummary& l) {
-  return {l.count, l.mean, l.p50, l.p90, l.p95, l.p99, l.max};
-}
-
-/** The snapshot of report.json `serving`, and its headline figures for the summary panel (the end-to-end ones, then
- * an LLM stage's TTFT, TPOT and goodput under "serving/llm/<stage>/"). */
-ServingSection serving_snapshot(const ReportServing& s, std::vector<Figure>& figures) {
-  ServingSection out;
-  out.arrivals = QString::fromStdString(s.arrivals);
-  out.sent = s.sent;
-  out.answered = s.answered;
-  out.dropped = s.dropped;
-  out.drop_rate = s.drop_rate;
-  out.window = s.window;
-  out.throughput = s.throughput;
-  out.bottleneck = QString::fromStdString(s.bottleneck);
-  out.latency = percentiles(s.latency);
+/** A serving run's headline figures for the summary panel: the end-to-end ones, then each LLM stage's TTFT, TPOT and
+ * goodput under "serving/llm/<stage>/". */
+void add_serving_figures(const ReportServing& s, std::vector<Figure>& figures) {
   figures.push_back({"serving/throughput_items_per_s", s.throughput});
   figures.push_back({"serving/latency_p50_s", s.latency.p50});
   figures.push_back({"serving/latency_p99_s", s.latency.p99});
   figures.push_back({"serving/drop_rate", s.drop_rate});
   for (const ReportServingStage& st : s.stages) {
-    ServingStage stage;
-    stage.name = QString::fromStdString(st.name);
-    stage.device = QString::fromStdString(std::string(enum_name(st.device)));
-    stage.replicas = static_cast<int>(st.replicas);
-    stage.utilisation = st.utilisation;
-    stage.mean_queue_length = st.mean_queue;
-    stage.max_queue_length = static_cast<double>(st.max_queue);
-    stage.capacity = st.capacity;
-    stage.dropped = st.dropped;
-    stage.latency = percentiles(st.latency);
-    stage.over_time_begin = st.over_time.begin;
-    stage.over_time_bin = st.over_time.bin;
-    stage.queue_length_over_time = st.over_time.queue_length;
-    stage.utilisation_over_time = st.over_time.utilisation;
-    if (const auto& llm = st.llm) {
-      ServingLlm l;
-      l.model = QString::fromStdString(llm->model);
-      l.ttft = percentiles(llm->ttft);
-      l.tpot = percentiles(llm->tpot);
-      l.ttft_target = llm->ttft_target;
-      l.tpot_target = llm->tpot_target;
-      l.goodput = llm->goodput;
-      l.goodput_per_s = llm->goodput_per_s;
-      l.kv_peak_occupancy = llm->kv_peak_occupancy;
-      l.output_tokens_per_s = llm->output_tokens_per_s;
-      l.preemptions = llm->preemptions;
-      stage.llm = l;
-      const std::string prefix = "serving/llm/" + st.name + "/";
-      figures.push_back({prefix + "ttft_p99_s", llm->ttft.p99});
-      figures.push_back({prefix + "tpot_p99_s", llm->tpot.p99});
-      if (llm->goodput) figures.push_back({prefix + "goodput", *llm->goodput});
-    }
-    out.stages.push_back(std::move(stage));
+    if (!st.llm) continue;
+    const std::string prefix = "serving/llm/" + st.name + "/";
+    figures.push_back({prefix + "ttft_p99_s", st.llm->ttft.p99});
+    figures.push_back({prefix + "tpot_p99_s", st.llm->tpot.p99});
+    if (st.llm->goodput) figures.push_back({prefix + "goodput", *st.llm->goodput});
   }
-  return out;
 }
 } // namespace
 
@@ -161,7 +118,10 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
   }
   // Seed situation 5: a serving workload's latency, throughput and stages.
-  if (doc.serving) r.serving = serving_snapshot(*doc.serving, r.figures);
+  if (doc.serving) {
+    add_serving_figures(*doc.serving, r.figures);
+    r.serving = doc.serving;
+  }
   if (const auto& routing = doc.expert_routing)
     for (const ReportExpertLayer& l : routing->layers)
       r.expert_layers.push_back({static_cast<int>(l.layer), l.max_load, l.mean_load, l.dropped_fraction});

@@ -2,6 +2,8 @@
 // (read strictly: a report that is not partsim's is an error, not a half-empty view).
 #pragma once
 
+#include "partsim/serving/serving_report.hpp"
+
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
@@ -67,65 +69,8 @@ struct CollectiveRow {
   std::optional<double> bus_bandwidth; ///< bytes/s
 };
 
-/** A latency sample of report.json `serving` (end to end, a stage, an LLM stage's TTFT or TPOT), in seconds. */
-struct LatencyPercentiles {
-  std::uint64_t count = 0; ///< measured items
-  double mean = 0;
-  double p50 = 0;
-  double p90 = 0;
-  double p95 = 0;
-  double p99 = 0;
-  double max = 0;
-};
-
-/** An LLM stage's figures: `serving/stages/N/llm`. */
-struct ServingLlm {
-  QString model;
-  LatencyPercentiles ttft; ///< time to first token
-  LatencyPercentiles tpot; ///< time per output token
-  std::optional<double> ttft_target;
-  std::optional<double> tpot_target;
-  std::optional<double> goodput;       ///< share of the measured requests answered within the targets
-  std::optional<double> goodput_per_s; ///< requests/s answered within the targets
-  double kv_peak_occupancy = 0;        ///< 0..1 of one replica's KV cache
-  double output_tokens_per_s = 0;
-  std::uint64_t preemptions = 0;
-};
-
-/** One element of `serving/stages`, with its queue length and utilisation over the window. */
-struct ServingStage {
-  QString name;
-  QString device; ///< "gpu", "cpu"
-  int replicas = 0;
-  double utilisation = 0; ///< 0..1, over the window
-  double mean_queue_length = 0;
-  double max_queue_length = 0;
-  double capacity = 0; ///< items/s the stage sustains
-  std::uint64_t dropped = 0;
-  LatencyPercentiles latency; ///< time in the stage: queue, batching, service
-  double over_time_begin = 0; ///< s, the first bin's start (the warm-up's end)
-  double over_time_bin = 0;   ///< s, the bins' width
-  std::vector<double> queue_length_over_time;
-  std::vector<double> utilisation_over_time; ///< 0..1 per bin
-  std::optional<ServingLlm> llm;
-};
-
-/** report.json `serving`: a serving workload's end-to-end figures and its stages in pipeline order. */
-struct ServingSection {
-  QString arrivals;
-  std::uint64_t sent = 0;
-  std::uint64_t answered = 0;
-  std::uint64_t dropped = 0;
-  double drop_rate = 0;
-  double window = 0;          ///< s, measured window
-  double throughput = 0;      ///< items/s within the window
-  QString bottleneck;         ///< the stage of highest utilisation
-  LatencyPercentiles latency; ///< end to end
-  std::vector<ServingStage> stages;
-
-  /** Index in `stages` of the bottleneck stage, or -1. */
-  int bottleneck_index() const;
-};
+/** Index in `serving.stages` of the bottleneck stage (report.json `serving/bottleneck`), or -1. */
+int bottleneck_index(const ReportServing& serving);
 
 struct RunReport {
   QByteArray json_text; ///< the report exactly as partsim printed it (for export)
@@ -138,7 +83,7 @@ struct RunReport {
   std::vector<RankRow> ranks;
   QStringList warnings;                   ///< memory over the GPU's capacity, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)
-  std::optional<ServingSection> serving;  ///< a serving workload's run; absent otherwise
+  std::optional<ReportServing> serving;   ///< report.json `serving` (a serving workload's run); absent otherwise
 
   bool empty() const { return ranks.empty(); }
   bool has_overlap() const;

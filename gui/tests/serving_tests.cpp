@@ -15,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 using namespace partsim::gui;
+using partsim::enum_name;
+using partsim::ReportServing;
+using partsim::ReportServingStage;
 
 namespace {
 /** A latency object of report.json (count, mean and percentiles with their half-widths), in seconds. */
@@ -84,34 +87,34 @@ class ServingTests : public QObject {
     const auto r = parse_report(serving_report(), &error);
     QVERIFY2(r.has_value(), qPrintable(error));
     QVERIFY(r->serving.has_value());
-    const ServingSection& s = *r->serving;
-    QCOMPARE(s.arrivals, QStringLiteral("poisson at 100 requests/s"));
+    const ReportServing& s = *r->serving;
+    QCOMPARE(QString::fromStdString(s.arrivals), QStringLiteral("poisson at 100 requests/s"));
     QCOMPARE(s.sent, std::uint64_t(1200));
     QCOMPARE(s.dropped, std::uint64_t(100));
     QCOMPARE(s.throughput, 95.5);
-    QCOMPARE(s.bottleneck, QStringLiteral("llama"));
-    QCOMPARE(s.bottleneck_index(), 1);
+    QCOMPARE(QString::fromStdString(s.bottleneck), QStringLiteral("llama"));
+    QCOMPARE(bottleneck_index(s), 1);
     QCOMPARE(s.latency.p50, 1.6);
     QCOMPARE(s.latency.p99, 6.5);
     QCOMPARE(s.stages.size(), std::size_t(2));
 
-    const ServingStage& cpu = s.stages[0];
-    QCOMPARE(cpu.name, QStringLiteral("tokenise"));
-    QCOMPARE(cpu.device, QStringLiteral("cpu"));
-    QCOMPARE(cpu.replicas, 8);
+    const ReportServingStage& cpu = s.stages[0];
+    QCOMPARE(QString::fromStdString(cpu.name), QStringLiteral("tokenise"));
+    QCOMPARE(QString::fromStdString(std::string(enum_name(cpu.device))), QStringLiteral("cpu"));
+    QCOMPARE(cpu.replicas, std::int64_t(8));
     QCOMPARE(cpu.utilisation, 0.25);
-    QCOMPARE(cpu.mean_queue_length, 0.5);
+    QCOMPARE(cpu.mean_queue, 0.5);
     QCOMPARE(cpu.latency.p90, 0.003);
     QCOMPARE(cpu.latency.p95, 0.004);
-    QCOMPARE(cpu.over_time_begin, 2.0);
-    QCOMPARE(cpu.over_time_bin, 0.5);
-    QCOMPARE(cpu.queue_length_over_time, (std::vector<double>{0.0, 1.0, 0.5}));
-    QCOMPARE(cpu.utilisation_over_time, (std::vector<double>{0.2, 0.3, 0.25}));
+    QCOMPARE(cpu.over_time.begin, 2.0);
+    QCOMPARE(cpu.over_time.bin, 0.5);
+    QCOMPARE(cpu.over_time.queue_length, (std::vector<double>{0.0, 1.0, 0.5}));
+    QCOMPARE(cpu.over_time.utilisation, (std::vector<double>{0.2, 0.3, 0.25}));
     QVERIFY(!cpu.llm.has_value());
 
-    const ServingStage& llm = s.stages[1];
+    const ReportServingStage& llm = s.stages[1];
     QVERIFY(llm.llm.has_value());
-    QCOMPARE(llm.llm->model, QStringLiteral("llama3-8b"));
+    QCOMPARE(QString::fromStdString(llm.llm->model), QStringLiteral("llama3-8b"));
     QCOMPARE(llm.llm->ttft.p50, 0.04);
     QCOMPARE(llm.llm->ttft.p99, 0.12);
     QCOMPARE(llm.llm->tpot.p95, 0.016);

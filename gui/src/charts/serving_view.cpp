@@ -29,13 +29,13 @@ namespace {
 /** The percentiles drawn, lightest (median) to darkest (the tail). */
 struct Percentile {
   const char* name;
-  double LatencyPercentiles::*field;
+  double LatencySummary::*field;
   QRgb color;
 };
-constexpr Percentile kPercentiles[] = {{"p50", &LatencyPercentiles::p50, 0x9ecae1},
-                                       {"p90", &LatencyPercentiles::p90, 0x4292c6},
-                                       {"p95", &LatencyPercentiles::p95, 0xfd8d3c},
-                                       {"p99", &LatencyPercentiles::p99, 0xd62728}};
+constexpr Percentile kPercentiles[] = {{"p50", &LatencySummary::p50, 0x9ecae1},
+                                       {"p90", &LatencySummary::p90, 0x4292c6},
+                                       {"p95", &LatencySummary::p95, 0xfd8d3c},
+                                       {"p99", &LatencySummary::p99, 0xd62728}};
 
 /** A colour per stage, in pipeline order (matplotlib's tab10). */
 QColor stage_color(std::size_t stage) {
@@ -45,9 +45,9 @@ QColor stage_color(std::size_t stage) {
 }
 
 /** Milliseconds unless the largest value is 10 s or more. */
-double unit_scale(const std::vector<const LatencyPercentiles*>& samples) {
+double unit_scale(const std::vector<const LatencySummary*>& samples) {
   double top = 0;
-  for (const LatencyPercentiles* l : samples) top = std::max(top, l->p99);
+  for (const LatencySummary* l : samples) top = std::max(top, l->p99);
   return top < 10.0 ? 1e3 : 1.0;
 }
 
@@ -57,13 +57,12 @@ QString unit_name(double scale) {
 
 /** Four bar sets (p50..p99), one bar per sample, in `scale` units, on a category axis and a value axis from 0. */
 QBarSeries* percentile_bars(QChart* chart, const QStringList& categories,
-                            const std::vector<const LatencyPercentiles*>& samples, double scale,
-                            const QString& y_title) {
+                            const std::vector<const LatencySummary*>& samples, double scale, const QString& y_title) {
   auto* series = new QBarSeries;
   double top = 0;
   for (const Percentile& p : kPercentiles) {
     auto* set = new QBarSet(QString::fromLatin1(p.name));
-    for (const LatencyPercentiles* l : samples) {
+    for (const LatencySummary* l : samples) {
       *set << l->*p.field * scale;
       top = std::max(top, l->*p.field * scale);
     }
@@ -154,32 +153,33 @@ void ServingView::rebuild() {
     caption_->clear();
     return;
   }
-  const ServingSection& s = *report_->serving;
+  const ReportServing& s = *report_->serving;
   build_latency(s);
   build_llm(s);
   build_over_time(s);
 
   QString text = tr("%1: %2 requests sent, %3 answered, %4 dropped (%5 of those measured). Throughput %6 items/s "
                     "over a %7 window; end to end p50 %8, p99 %9.")
-                     .arg(s.arrivals)
+                     .arg(QString::fromStdString(s.arrivals))
                      .arg(s.sent)
                      .arg(s.answered)
                      .arg(s.dropped)
                      .arg(percent(s.drop_rate))
                      .arg(s.throughput, 0, 'f', 1)
                      .arg(format_seconds(s.window), format_seconds(s.latency.p50), format_seconds(s.latency.p99));
-  if (const int b = s.bottleneck_index(); b >= 0) {
-    const ServingStage& st = s.stages[static_cast<std::size_t>(b)];
+  if (const int b = bottleneck_index(s); b >= 0) {
+    const ReportServingStage& st = s.stages[static_cast<std::size_t>(b)];
     text += tr(" Bottleneck: %1, %2 busy over %3 replicas, a mean queue of %4 (it sustains %5 items/s).")
-                .arg(st.name, percent(st.utilisation))
+                .arg(QString::fromStdString(st.name), percent(st.utilisation))
                 .arg(st.replicas)
-                .arg(st.mean_queue_length, 0, 'g', 3)
+                .arg(st.mean_queue, 0, 'g', 3)
                 .arg(st.capacity, 0, 'f', 1);
   }
-  for (const ServingStage& st : s.stages) {
+  for (const ReportServingStage& st : s.stages) {
     if (!st.llm) continue;
-    const ServingLlm& l = *st.llm;
-    text += tr(" LLM stage %1 (%2): TTFT p99 %3").arg(st.name, l.model, format_seconds(l.ttft.p99));
+    const ReportServingLlm& l = *st.llm;
+    text += tr(" LLM stage %1 (%2): TTFT p99 %3")
+                .arg(QString::fromStdString(st.name), QString::fromStdString(l.model), format_seconds(l.ttft.p99));
     if (l.ttft_target) text += tr(" (target %1)").arg(format_seconds(*l.ttft_target));
     text += tr(", TPOT p99 %1").arg(format_seconds(l.tpot.p99));
     if (l.tpot_target) text += tr(" (target %1)").arg(format_seconds(*l.tpot_target));
@@ -190,11 +190,11 @@ void ServingView::rebuild() {
   caption_->setText(text);
 }
 
-void ServingView::build_latency(const ServingSection& s) {
+void ServingView::build_latency(const ReportServing& s) {
   QStringList categories;
-  std::vector<const LatencyPercentiles*> samples;
-  for (const ServingStage& st : s.stages) {
-    categories << st.name;
+  std::vector<const LatencySummary*> samples;
+  for (const ReportServingStage& st : s.stages) {
+    categories << QString::fromStdString(st.name);
     samples.push_back(&st.latency);
   }
   categories << tr("end to end");
@@ -205,15 +205,15 @@ void ServingView::build_latency(const ServingSection& s) {
   latency_chart_->setTitle(tr("Latency per stage and end to end"));
 }
 
-void ServingView::build_llm(const ServingSection& s) {
+void ServingView::build_llm(const ReportServing& s) {
   QStringList categories;
-  std::vector<const LatencyPercentiles*> samples;
-  const bool several =
-      std::count_if(s.stages.begin(), s.stages.end(), [](const ServingStage& st) { return st.llm.has_value(); }) > 1;
-  for (const ServingStage& st : s.stages) {
+  std::vector<const LatencySummary*> samples;
+  const bool several = std::count_if(s.stages.begin(), s.stages.end(),
+                                     [](const ReportServingStage& st) { return st.llm.has_value(); }) > 1;
+  for (const ReportServingStage& st : s.stages) {
     if (!st.llm) continue;
-    categories << (several ? tr("TTFT %1").arg(st.name) : tr("TTFT"))
-               << (several ? tr("TPOT %1").arg(st.name) : tr("TPOT"));
+    const QString name = QString::fromStdString(st.name);
+    categories << (several ? tr("TTFT %1").arg(name) : tr("TTFT")) << (several ? tr("TPOT %1").arg(name) : tr("TPOT"));
     samples.push_back(&st.llm->ttft);
     samples.push_back(&st.llm->tpot);
   }
@@ -225,34 +225,35 @@ void ServingView::build_llm(const ServingSection& s) {
   llm_chart_->legend()->hide(); // the latency chart's legend names the same colours
 }
 
-void ServingView::build_over_time(const ServingSection& s) {
+void ServingView::build_over_time(const ReportServing& s) {
   auto* x = new QValueAxis;
   auto* queue_axis = new QValueAxis;
   auto* util_axis = new QValueAxis;
   over_time_chart_->addAxis(x, Qt::AlignBottom);
   over_time_chart_->addAxis(queue_axis, Qt::AlignLeft);
   over_time_chart_->addAxis(util_axis, Qt::AlignRight);
-  const int bottleneck = s.bottleneck_index();
+  const int bottleneck = bottleneck_index(s);
   double span = 0;
   double top_queue = 0;
   for (std::size_t i = 0; i < s.stages.size(); ++i) {
-    const ServingStage& st = s.stages[i];
+    const ReportServingStage& st = s.stages[i];
     const bool hot = static_cast<int>(i) == bottleneck;
     const QColor color = stage_color(i);
     auto* queue = new QLineSeries;
-    queue->setName(st.name);
+    const QString name = QString::fromStdString(st.name);
+    queue->setName(name);
     auto* util = new QLineSeries;
-    util->setName(tr("%1 utilisation").arg(st.name));
+    util->setName(tr("%1 utilisation").arg(name));
     // Each bin's mean at the bin's middle.
-    for (std::size_t b = 0; b < st.queue_length_over_time.size(); ++b) {
-      const double t = (static_cast<double>(b) + 0.5) * st.over_time_bin;
-      queue->append(t, st.queue_length_over_time[b]);
-      top_queue = std::max(top_queue, st.queue_length_over_time[b]);
+    for (std::size_t b = 0; b < st.over_time.queue_length.size(); ++b) {
+      const double t = (static_cast<double>(b) + 0.5) * st.over_time.bin;
+      queue->append(t, st.over_time.queue_length[b]);
+      top_queue = std::max(top_queue, st.over_time.queue_length[b]);
     }
-    for (std::size_t b = 0; b < st.utilisation_over_time.size(); ++b)
-      util->append((static_cast<double>(b) + 0.5) * st.over_time_bin, st.utilisation_over_time[b] * 100.0);
-    span = std::max(span, st.over_time_bin * static_cast<double>(std::max(st.queue_length_over_time.size(),
-                                                                          st.utilisation_over_time.size())));
+    for (std::size_t b = 0; b < st.over_time.utilisation.size(); ++b)
+      util->append((static_cast<double>(b) + 0.5) * st.over_time.bin, st.over_time.utilisation[b] * 100.0);
+    span = std::max(span, st.over_time.bin * static_cast<double>(std::max(st.over_time.queue_length.size(),
+                                                                          st.over_time.utilisation.size())));
     QPen queue_pen(color, hot ? 3.0 : 2.0);
     queue->setPen(queue_pen);
     QPen util_pen(color, hot ? 2.5 : 1.5, Qt::DashLine);
@@ -276,7 +277,7 @@ void ServingView::build_over_time(const ServingSection& s) {
   x->setTickInterval(nice_interval(span));
   x->setLabelFormat(QStringLiteral("%.4g"));
   x->setTitleText(tr("time since the warm-up's end (s), bins of %1")
-                      .arg(format_seconds(s.stages.empty() ? 0.0 : s.stages.front().over_time_bin)));
+                      .arg(format_seconds(s.stages.empty() ? 0.0 : s.stages.front().over_time.bin)));
   queue_axis->setRange(0, std::max(1.0, top_queue * 1.05));
   queue_axis->applyNiceNumbers();
   queue_axis->setLabelFormat(QStringLiteral("%.3g"));
@@ -285,9 +286,9 @@ void ServingView::build_over_time(const ServingSection& s) {
   util_axis->setLabelFormat(QStringLiteral("%.0f"));
   util_axis->setTitleText(tr("utilisation, % (dashed)"));
   if (bottleneck >= 0) {
-    const ServingStage& st = s.stages[static_cast<std::size_t>(bottleneck)];
+    const ReportServingStage& st = s.stages[static_cast<std::size_t>(bottleneck)];
     over_time_chart_->setTitle(tr("Queue length and utilisation over time: the bottleneck is %1 (%2 busy)")
-                                   .arg(st.name, percent(st.utilisation)));
+                                   .arg(QString::fromStdString(st.name), percent(st.utilisation)));
   } else {
     over_time_chart_->setTitle(tr("Queue length and utilisation over time"));
   }

@@ -43,9 +43,9 @@ class ServingView : public QWidget {
 
  private:
   void rebuild();
-  void build_latency(const ServingSection& s);
-  void build_llm(const ServingSection& s);
-  void build_over_time(const ServingSection& s);
+  void build_latency(const ReportServing& s);
+  void build_llm(const ReportServing& s);
+  void build_over_time(const ReportServing& s);
 
   std::optional<RunReport> report_;
   QLabel* caption_ = nullptr;
