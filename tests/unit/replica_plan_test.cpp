@@ -196,6 +196,20 @@ std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path
   return rows;
 }
 
+/** Runs plan-replicas on dir/pipeline.json (two_stage_pipeline's stages) for 600 items/s with a p99 of 80 ms into
+ * dir/plan; checks that it succeeds with tokenise on 1 node and infer on 4, and returns plan.json. */
+json plan_for_600(const std::filesystem::path& dir, CliResult& r) {
+  r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99", "80ms", "--out",
+               (dir / "plan").string(), "--jobs", "2"},
+              dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  if (r.exit_code != 0) return json::object();
+  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
+  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1) << r.out;
+  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4) << r.out;
+  return plan;
+}
+
 TEST(ReplicaPlanCli, FindsTheFewestNodesThatMeetTheTargets) {
   // 600 items/s: tokenise (4 x 500/s per node) needs one node; infer (2 x 100/s per node) needs at least 4 nodes for
   // a utilisation below 1 (3 would be 100% busy). With 8 servers at 75%, M/M/8: Erlang C gives P(wait) 0.357, waits
@@ -206,13 +220,9 @@ TEST(ReplicaPlanCli, FindsTheFewestNodesThatMeetTheTargets) {
     std::ofstream out(dir / "pipeline.json");
     out << two_stage_pipeline().dump(2);
   }
-  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
-                               "80ms", "--out", (dir / "plan").string(), "--jobs", "2"},
-                              dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
-  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1) << r.out;
-  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4) << r.out;
+  CliResult r;
+  const json plan = plan_for_600(dir, r);
+  ASSERT_EQ(r.exit_code, 0);
   EXPECT_EQ(plan["cluster"]["nodes"], 5);
   EXPECT_EQ(plan["workload"]["arrivals"]["rate"], 600.0);
   // Every trial is in trials.csv; the growth reached 1/4 through the infer stage only, and 1/3 missed.
@@ -246,13 +256,9 @@ TEST(ReplicaPlanCli, ATracePlanReplaysTheTraceAtTheTargetRate) {
     for (int i = 0; i < 20000; ++i) csv << i * 0.01 << "\n";
     std::ofstream(dir / "pipeline.json") << trace_pipeline("arrivals.csv").dump(2);
   }
-  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
-                               "80ms", "--out", (dir / "plan").string(), "--jobs", "2"},
-                              dir);
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
-  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1) << r.out;
-  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4) << r.out;
+  CliResult r;
+  const json plan = plan_for_600(dir, r);
+  ASSERT_EQ(r.exit_code, 0);
   EXPECT_NEAR(plan["workload"]["arrivals"]["trace"]["speed"].get<double>(), 6.0, 1e-9);
   EXPECT_FALSE(plan["workload"]["arrivals"].contains("rate"));
   // The trace's path, relative to the scenario's folder, is rewritten to hold from plan.json's.

@@ -211,6 +211,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/strategy/schedule"},
        {"/strategy/virtual_stages", 8, 2},
        {"/strategy/sequence_parallel"},
+       {"/strategy/tp_comm_overlap"},
        {"/strategy/zero"},
        {"/strategy/placement"},
        {"/strategy/stage_layers", 0, nlohmann::json::array()},
