@@ -44,6 +44,7 @@ const std::map<std::string, double>& published_parameters() {
       {"mixtral-8x7b", 46.7e9},   // Mistral AI, Mixtral of experts (total; 12.9B active: moe_test.cpp)
       {"qwen3-30b-a3b", 30.5e9},  // Qwen3-30B-A3B model card
       {"gpt-oss-120b", 116.83e9}, // gpt-oss model card, Table 1
+      {"deepseek-v3", 671e9},     // DeepSeek-V3 technical report (the main model; 37B active: mla_test.cpp)
   };
   return sizes;
 }
@@ -77,8 +78,8 @@ TEST(WorkloadLibrary, HeadlineSizesRoundToTheModelNames) {
 TEST(WorkloadLibrary, TrainingFlopsPerTokenAreSixTimesParametersPlusAttention) {
   // Per token, without recomputation: 6 flop per parameter that takes part in a matrix product (lookup tables do
   // not: the untied input embedding V·h, a learned position table s·h; of a mixture of experts only the active
-  // parameters, the k routed experts a token goes to), plus 12·l·s·(a·d) for QK^T and attention over values
-  // (forward 4·s·a·d per layer, backward twice that).
+  // parameters, the k routed experts a token goes to), plus 6·l·s·a·(d + d_v) for QK^T and attention over values
+  // (forward 2·s·a·(d + d_v) per layer, backward twice that; d_v = d but for multi-head latent attention).
   for (const auto& [name, _] : published_parameters()) {
     const WorkloadSpec spec = load(name);
     if (!spec.is_transformer()) continue;
@@ -89,7 +90,8 @@ TEST(WorkloadLibrary, TrainingFlopsPerTokenAreSixTimesParametersPlusAttention) {
     double matmul_parameters = model.active_parameters();
     if (!c.tied_embeddings) matmul_parameters -= V * h;
     if (c.position == PositionEmbedding::Learned) matmul_parameters -= s * h;
-    const double expected = 6 * matmul_parameters + 12 * l * s * static_cast<double>(c.heads * c.head_dim);
+    const double expected =
+        6 * matmul_parameters + 6 * l * s * static_cast<double>(c.heads * (c.head_dim + model.value_dim()));
     const double per_token = model.training_flops(2, Recomputation::None).total() / (2 * s);
     EXPECT_NEAR(per_token, expected, 0.01 * expected);
   }

@@ -651,6 +651,9 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     if (config.experts.moe())
       throw InputError(reader.source(), at + "/context",
                        "context parallelism of a mixture of experts is not modelled; expected 1");
+    if (config.mla.enabled())
+      throw InputError(reader.source(), at + "/context",
+                       "context parallelism of multi-head latent attention is not modelled; expected 1");
     if (mp.context_comm == ContextComm::AllToAll &&
         ((config.heads / mp.tensor) % mp.context != 0 || (config.kv_heads / mp.tensor) % mp.context != 0))
       throw InputError(reader.source(), at + "/context_comm",
@@ -667,9 +670,10 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                        "the overlap splits the sequence-parallel all-gathers and reduce-scatters (Megatron-Core "
                        "requires --sequence-parallel with --tp-comm-overlap); expected false, or "
                        "/strategy/sequence_parallel true");
-    if (config.experts.moe())
+    if (config.experts.moe() || config.mla.enabled())
       throw InputError(reader.source(), pointer,
-                       "the overlap of a mixture of experts' layers is not modelled; expected false");
+                       "the overlap of a mixture of experts' layers or of multi-head latent attention is not "
+                       "modelled; expected false");
     if (mp.context > 1)
       throw InputError(
           reader.source(), pointer,

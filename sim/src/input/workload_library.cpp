@@ -52,7 +52,17 @@ TransformerConfig parse_transformer(JsonReader& reader) {
     c.experts.top_k = experts->integer("top_k", 1, c.experts.count);
     c.experts.shared = experts->integer_or("shared", 0, 0, kMaxWidth);
     c.experts.shared_ffn = experts->integer_or("shared_ffn_size", 0, 1, kMaxWidth);
+    c.experts.first_dense = experts->integer_or("first_dense_layers", 0, 0, c.layers - 1);
+    c.experts.dense_ffn = experts->integer_or("dense_ffn_size", 0, 1, kMaxWidth);
     experts->finish();
+  }
+  if (auto mla = reader.optional_child("mla")) {
+    // Multi-head latent attention: head_dim is then the query/key head dimension (non-rotary + rotary parts).
+    c.mla.q_lora_rank = mla->integer_or("q_lora_rank", 0, 0, kMaxWidth);
+    c.mla.kv_lora_rank = mla->integer("kv_lora_rank", 1, kMaxWidth);
+    c.mla.rope_dim = mla->integer("qk_rope_head_dim", 1, kMaxWidth);
+    c.mla.v_head_dim = mla->integer("v_head_dim", 1, kMaxWidth);
+    mla->finish();
   }
   return c;
 }

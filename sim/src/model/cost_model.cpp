@@ -175,12 +175,19 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
   const GemmShape scores{a.batch_heads, a.query_block(), a.sequence_length, a.head_dim};
-  const GemmShape values{a.batch_heads, a.query_block(), a.head_dim, a.sequence_length};
-  const double share = a.executed_forward_flops() / 2.0; // each product's flops as the kernel runs it
+  const GemmShape values{a.batch_heads, a.query_block(), a.values(), a.sequence_length};
+  // Each product's flops as the kernel runs it: in proportion to its head dimension (d for the scores, d_v for V).
+  const double d = static_cast<double>(a.head_dim);
+  const double dv = static_cast<double>(a.values());
+  const double on_scores = a.executed_forward_flops() * d / (d + dv);
+  const double on_values = a.executed_forward_flops() * dv / (d + dv);
   const double e_scores = gemm_efficiency(gpu, scores, data_type);
   const double e_values = gemm_efficiency(gpu, values, data_type);
-  const double compute =
-      backward ? share * (2.0 / e_scores + 3.0 / e_values) / peak : share * (1.0 / e_scores + 1.0 / e_values) / peak;
+  // Backward: five products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ,
+  // dK), each a fifth of kAttentionBackwardWork x the forward's flops.
+  const double all = a.executed_forward_flops();
+  const double compute = backward ? kAttentionBackwardWork * all * (0.4 / e_scores + 0.6 / e_values) / peak
+                                  : (on_scores / e_scores + on_values / e_values) / peak;
   return std::max(compute, bytes / gpu.achieved_memory_bandwidth()) + gpu.kernel_launch_overhead.value;
 }
 

@@ -27,6 +27,7 @@ LayerRouting route_layer(const ExpertRouting& routing, std::int64_t experts, int
       << ranks << " expert-parallel ranks for " << experts << " experts";
   const auto count = static_cast<std::size_t>(experts);
   LayerRouting out;
+  out.layer = layer;
   out.shares.assign(count, 1.0 / static_cast<double>(experts));
   if (routing.distribution == ExpertDistribution::Zipf) {
     // Popularity ranks over a seeded Fisher-Yates permutation, one stream per layer.

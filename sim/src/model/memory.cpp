@@ -28,10 +28,10 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
   if (training.model.is_transformer()) {
     const TransformerModel model = training.transformer();
     parameters = model.parameters();
-    const double layers = static_cast<double>(model.config().layers);
-    m.activations = layers * model.layer_activation_bytes(b, training.recomputation, element) +
+    m.activations = model.layers_activation_bytes(0, model.config().layers, b, training.recomputation, element) +
                     model.outer_activation_bytes(b, element);
-    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass.
+    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass (the
+    // largest layer's: a MoE layer's when the model has them).
     if (training.recomputation == Recomputation::Full)
       m.activations += model.layer_activation_bytes(b, Recomputation::None, element);
   } else {

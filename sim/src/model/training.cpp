@@ -77,11 +77,17 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
     const std::vector<ComputeOp> outer = model.outer_ops(b);
     cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
     cost.units.front().parameters = model.embedding_parameters();
-    const std::vector<ComputeOp> layer = model.layer_ops(b);
-    TrainingUnit priced = price_ops("layer", layer, gpu, type, training.recomputation);
+    TrainingUnit priced = price_ops("layer", model.layer_ops(b), gpu, type, training.recomputation);
     priced.parameters = model.layer_parameters();
+    // A mixture of experts' first dense layers (first_dense_layers), priced as the dense model's layer.
+    TrainingUnit dense = priced;
+    if (model.config().experts.first_dense > 0) {
+      const TransformerModel d = model.dense_model();
+      dense = price_ops("layer", d.layer_ops(b), gpu, type, training.recomputation);
+      dense.parameters = d.layer_parameters();
+    }
     for (std::int64_t l = 0; l < model.config().layers; ++l) {
-      cost.units.push_back(priced);
+      cost.units.push_back(model.moe_layer(l) ? priced : dense);
       cost.units.back().name = "layer " + std::to_string(l);
     }
     cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));

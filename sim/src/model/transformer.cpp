@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace partsim {
@@ -83,6 +84,25 @@ std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
       return ConfigProblem{"experts", fmt::format("expected top_k from 1 to the {} experts, got {}", x.count, x.top_k)};
     if (x.shared < 0 || x.shared_ffn < 0)
       return ConfigProblem{"experts", "expected shared >= 0 experts and shared_ffn_size >= 1"};
+    if (x.first_dense < 0 || x.first_dense >= c.layers || x.dense_ffn < 0)
+      return ConfigProblem{"experts", fmt::format("expected first_dense_layers from 0 to {} (fewer than the layers) "
+                                                  "and dense_ffn_size >= 1, got {} and {}",
+                                                  c.layers - 1, x.first_dense, x.dense_ffn)};
+  }
+  const MlaConfig& mla = c.mla;
+  if (mla.enabled() || mla.q_lora_rank != 0 || mla.rope_dim != 0 || mla.v_head_dim != 0) {
+    if (mla.kv_lora_rank < 1 || mla.q_lora_rank < 0 || mla.rope_dim < 1 || mla.v_head_dim < 1)
+      return ConfigProblem{"mla", "expected kv_lora_rank >= 1, q_lora_rank >= 0 (0: no query latent), "
+                                  "qk_rope_head_dim >= 1 and v_head_dim >= 1"};
+    if (c.head_dim <= mla.rope_dim)
+      return ConfigProblem{"head_dim", fmt::format("with mla, head_dim is the query and key head dimension (the "
+                                                   "non-rotary part + qk_rope_head_dim {}); expected more than {}, "
+                                                   "got {}",
+                                                   mla.rope_dim, mla.rope_dim, c.head_dim)};
+    if (c.kv_heads != 0 && c.kv_heads != c.heads)
+      return ConfigProblem{"kv_heads", fmt::format("with mla every head has its own key and value (decompressed from "
+                                                   "the shared latent); expected kv_heads absent or {}, got {}",
+                                                   c.heads, c.kv_heads)};
   }
   const std::int64_t kv_heads = c.kv_heads == 0 ? c.heads : c.kv_heads;
   if (c.heads % kv_heads != 0)
@@ -109,7 +129,27 @@ double TransformerModel::tokens(std::int64_t micro_batch) const {
 // --- parameters ----------------------------------------------------------------------------------------------------
 
 double TransformerModel::parameters() const {
-  return as_double(config_.layers) * layer_parameters() + embedding_parameters() + output_parameters();
+  return layers_parameters(0, config_.layers) + embedding_parameters() + output_parameters();
+}
+
+std::int64_t TransformerModel::moe_layers(std::int64_t first, std::int64_t count) const {
+  if (!config_.experts.moe()) return 0;
+  const std::int64_t from = std::max(first, config_.experts.first_dense);
+  return std::max<std::int64_t>(0, first + count - from);
+}
+
+TransformerModel TransformerModel::dense_model() const {
+  if (!config_.experts.moe()) return *this;
+  TransformerConfig dense = config_;
+  if (config_.experts.dense_ffn > 0) dense.ffn = config_.experts.dense_ffn;
+  dense.experts = {};
+  return TransformerModel(dense, kernels_);
+}
+
+double TransformerModel::layers_parameters(std::int64_t first, std::int64_t count, int tensor) const {
+  const std::int64_t moe = moe_layers(first, count);
+  const double dense = count > moe ? as_double(count - moe) * dense_model().layer_parameters(tensor) : 0.0;
+  return dense + (moe > 0 ? as_double(moe) * layer_parameters(tensor) : 0.0);
 }
 
 std::int64_t TransformerModel::vocab_shard(int tensor) const {
@@ -134,7 +174,7 @@ double TransformerModel::expert_parameters(int expert) const {
 double TransformerModel::active_parameters() const {
   const ExpertConfig& x = config_.experts;
   const double idle = x.moe() ? expert_parameters() * (1.0 - as_double(x.top_k) / as_double(x.count)) : 0.0;
-  return parameters() - as_double(config_.layers) * idle;
+  return parameters() - as_double(moe_layers(0, config_.layers)) * idle;
 }
 
 double TransformerModel::embedding_parameters(int tensor) const {
@@ -166,7 +206,10 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   const double r = split.sequence_parallel ? 1.0 / as_double(n) : 1.0;
   const std::int64_t heads = c.heads / n; // this rank's query heads
   const std::int64_t q_width = heads * c.head_dim;
-  const std::int64_t kv_width = c.kv_heads / n * c.head_dim;
+  const std::int64_t kv_width = c.kv_heads / n * c.head_dim; // the keys
+  const std::int64_t v_width = c.kv_heads / n * value_dim(); // the values
+  const std::int64_t out_width = heads * value_dim();        // the core's output
+  const MlaConfig& mla = c.mla;
   const std::int64_t queries = c.sequence_length / cp; // per sequence on this rank, against all s keys
   const double scores = as_double(micro_batch) * as_double(heads) * as_double(queries) *
                         as_double(c.sequence_length); // b·a·s²/C elements
@@ -194,9 +237,28 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     list.push_back(pointwise_op(block + "_residual", OpKind::Elementwise, 1.0, 2.0 * elements, elements, 0.0));
   };
   ops.push_back(pointwise_op("attention_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
-  ops.push_back(linear_op("qkv_projection", t, c.hidden, q_width + 2 * kv_width, c.bias));
+  if (!mla.enabled()) {
+    ops.push_back(linear_op("qkv_projection", t, c.hidden, q_width + kv_width + v_width, c.bias));
+  } else {
+    // The down projections are whole on every tensor rank (weights not split), the up projections column-parallel.
+    auto latent_norm = [&](std::string name, std::int64_t width) {
+      const double w = as_double(width);
+      return pointwise_op(std::move(name), OpKind::Norm, norm_flop, t * w, t * w,
+                          c.norm == NormKind::LayerNorm ? 2.0 * w : w);
+    };
+    if (mla.q_lora_rank > 0) {
+      ops.push_back(linear_op("q_down", t, c.hidden, mla.q_lora_rank, c.bias));
+      ops.push_back(latent_norm("q_norm", mla.q_lora_rank));
+    }
+    ops.push_back(linear_op("q_up", t, mla.q_lora_rank > 0 ? mla.q_lora_rank : c.hidden, q_width, c.bias));
+    ops.push_back(linear_op("kv_down", t, c.hidden, mla.kv_lora_rank + mla.rope_dim, c.bias));
+    ops.push_back(latent_norm("kv_norm", mla.kv_lora_rank));
+    ops.push_back(linear_op("kv_up", t, mla.kv_lora_rank, heads * (c.head_dim - mla.rope_dim) + v_width, c.bias));
+  }
   if (c.position == PositionEmbedding::Rotary) {
-    const double rotated = t * as_double(q_width + kv_width);
+    // Every query's and key's rotary part: the whole head, or with mla the decoupled rope_dim (one shared key).
+    const double rotated =
+        mla.enabled() ? t * as_double(heads * mla.rope_dim + mla.rope_dim) : t * as_double(q_width + kv_width);
     ops.push_back(pointwise_op("rotary_embedding", OpKind::Elementwise, kRotaryFlop, rotated, rotated, 0.0));
   }
 
@@ -214,11 +276,11 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ComputeOp av;
   av.name = "attention_over_values";
   av.kind = OpKind::Gemm;
-  av.gemm = GemmShape{micro_batch * heads, queries, c.head_dim, c.sequence_length};
+  av.gemm = GemmShape{micro_batch * heads, queries, value_dim(), c.sequence_length};
   av.forward_flops = av.gemm->flops();
   av.backward_flops = 2.0 * av.forward_flops;
-  av.input_elements = scores + t * as_double(kv_width);
-  av.output_elements = t * as_double(q_width);
+  av.input_elements = scores + t * as_double(v_width);
+  av.output_elements = t * as_double(out_width);
   av.selectively_recomputed = true;
 
   const double softmax_flop = kSoftmaxFlop + dropout_flop;
@@ -229,12 +291,16 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     ComputeOp core;
     core.name = "attention_core";
     core.kind = OpKind::Attention;
-    core.attention = AttentionShape{micro_batch * heads, c.sequence_length, c.head_dim,
-                                    c.architecture == TransformerArchitecture::Decoder, cp};
+    core.attention = AttentionShape{micro_batch * heads,
+                                    c.sequence_length,
+                                    c.head_dim,
+                                    c.architecture == TransformerArchitecture::Decoder,
+                                    cp,
+                                    mla.enabled() ? value_dim() : 0};
     core.forward_flops = qk.forward_flops + av.forward_flops + softmax_flop * scores;
     core.backward_flops = qk.backward_flops + av.backward_flops + 2.0 * softmax_flop * scores;
-    core.input_elements = t * as_double(q_width + 2 * kv_width);
-    core.output_elements = t * as_double(q_width);
+    core.input_elements = t * as_double(q_width + kv_width + v_width);
+    core.output_elements = t * as_double(out_width);
     core.fixed_bytes = kSoftmaxStatisticsBytes * as_double(micro_batch * heads * queries);
     core.selectively_recomputed = true;
     ops.push_back(core);
@@ -261,7 +327,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   }
 
   // Row-parallel: K split, the bias whole (added once the partial products are reduced).
-  ops.push_back(linear_op("output_projection", t, q_width, c.hidden, c.bias));
+  ops.push_back(linear_op("output_projection", t, out_width, c.hidden, c.bias));
   push_residual(ops, "attention", r * t * h);
   ops.push_back(pointwise_op("mlp_norm", OpKind::Norm, norm_flop, r * t * h, r * t * h, norm_weights));
   const bool gated = c.mlp == MlpKind::Gated;
@@ -388,7 +454,15 @@ TrainingFlops TransformerModel::training_flops(std::int64_t batch, Recomputation
   const TrainingFlops layer = layer_flops(batch, recomputation);
   const TrainingFlops outer = outer_flops(batch);
   const double l = as_double(config_.layers);
-  return {l * layer.forward + outer.forward, l * layer.backward + outer.backward, l * layer.recompute};
+  TrainingFlops all{l * layer.forward + outer.forward, l * layer.backward + outer.backward, l * layer.recompute};
+  const std::int64_t dense = config_.layers - moe_layers(0, config_.layers);
+  if (config_.experts.moe() && dense > 0) { // the first dense layers in place of as many MoE layers
+    const TrainingFlops d = dense_model().layer_flops(batch, recomputation);
+    all.forward += as_double(dense) * (d.forward - layer.forward);
+    all.backward += as_double(dense) * (d.backward - layer.backward);
+    all.recompute += as_double(dense) * (d.recompute - layer.recompute);
+  }
+  return all;
 }
 
 // --- activation memory ---------------------------------------------------------------------------------------------
@@ -401,7 +475,13 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   const double h = as_double(c.hidden);
   const double f = as_double(c.ffn);
   const double q = as_double(c.heads * c.head_dim);
-  const double kv = as_double(c.kv_heads * c.head_dim);
+  const double k = as_double(c.kv_heads * c.head_dim);
+  const double v = as_double(c.kv_heads * value_dim()); // the values, and (x heads / kv_heads) the core's output
+  const double out = as_double(c.heads * value_dim());
+  // Multi-head latent attention also keeps its latents: the query latent's norm and up-projection inputs, the
+  // key/value latent's norm input and up-projection input, and the shared rotary key.
+  const MlaConfig& mla = c.mla;
+  const double latents = mla.enabled() ? as_double(2 * mla.q_lora_rank + 2 * mla.kv_lora_rank + mla.rope_dim) : 0.0;
   const double scores =
       as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length) * as_double(c.sequence_length);
   const double mask = c.dropout ? 1.0 : 0.0; // dropout masks: 1 byte per element
@@ -409,7 +489,7 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   if (recomputation == Recomputation::Full) return e * t * h; // the layer's input only
 
   // Attention block: the norm's input, the QKV input, Q, K and V, the output projection's input, its dropout mask.
-  double bytes = e * t * h + e * t * h + e * t * (q + 2.0 * kv) + e * t * q + mask * t * h;
+  double bytes = e * t * h + e * t * h + e * t * (q + k + v) + e * t * latents + e * t * out + mask * t * h;
   // MLP block: the norm's input, the first GEMM's input, the activation's inputs, the last GEMM's input, the mask.
   const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
   if (!c.experts.moe()) {
@@ -432,6 +512,16 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
     bytes += kSoftmaxStatisticsBytes * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length);
   else if (recomputation == Recomputation::None)
     bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
+  return bytes;
+}
+
+double TransformerModel::layers_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,
+                                                 Recomputation recomputation, double bytes_per_element) const {
+  const std::int64_t moe = moe_layers(first, count);
+  double bytes = moe > 0 ? as_double(moe) * layer_activation_bytes(micro_batch, recomputation, bytes_per_element) : 0.0;
+  if (count > moe)
+    bytes +=
+        as_double(count - moe) * dense_model().layer_activation_bytes(micro_batch, recomputation, bytes_per_element);
   return bytes;
 }
 

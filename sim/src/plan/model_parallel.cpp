@@ -394,6 +394,27 @@ class Planner {
       layer.forward = forward;
       layer.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
     }
+    // A mixture of experts' first dense layers (first_dense_layers): the attention block of every layer, then the
+    // dense model's MLP (dense_ffn_size) between the tensor collectives, as in a dense model's layer.
+    Unit dense_layer = layer;
+    if (moe() && c.experts.first_dense > 0) {
+      const TransformerModel dense = model_.dense_model();
+      std::vector<ComputeOp> dense_mlp;
+      bool past_norm = false;
+      for (const ComputeOp& op : dense.layer_ops(b, split)) {
+        past_norm = past_norm || op.name == "mlp_norm";
+        if (past_norm) dense_mlp.push_back(op);
+      }
+      const TrainingUnit dm = price_ops("mlp", dense_mlp, gpu, type, training_.recomputation);
+      const std::vector<Action> forward = join({attention_forward, reduce, {dm.forward_time}, reduce});
+      dense_layer = Unit{forward,
+                         join({full ? forward : std::vector<Action>{},
+                               {full ? dm.backward_time - dm.forward_time : dm.backward_time},
+                               reduce,
+                               attention_backward_actions,
+                               reduce}),
+                         dense.layer_parameters(t)};
+    }
     // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
     // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
     // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
@@ -462,7 +483,7 @@ class Planner {
       auto& units = units_[static_cast<std::size_t>(vs)];
       if (vs == 0) units.push_back(embedding_unit);
       for (int l = 0; l < layers[static_cast<std::size_t>(vs)]; ++l, ++index)
-        units.push_back(moe() ? moe_layer(index) : layer);
+        units.push_back(!moe() ? layer : model_.moe_layer(index) ? moe_layer(index) : dense_layer);
       if (vs == chunks_ - 1) units.push_back(head_unit);
     }
     if (moe()) price_experts(gpu, type);
@@ -572,6 +593,7 @@ class Planner {
     expert_times_.assign(static_cast<std::size_t>(c.layers), {});
     routing_.clear();
     for (std::int64_t l = 0; l < c.layers; ++l) {
+      if (!model_.moe_layer(l)) continue; // a first dense layer: no experts, no routing
       routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
       for (const double load : routing_.back().rank_load)
         expert_times_[static_cast<std::size_t>(l)].push_back(price(load));

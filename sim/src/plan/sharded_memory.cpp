@@ -14,12 +14,33 @@ namespace partsim {
 
 namespace {
 
-/** Parameters one tensor rank of pipeline stage `stage` holds (before ZeRO sharding), and the stage's layer count. */
-std::pair<double, int> stage_parameters(const TransformerModel& model, const ModelParallel& mp, int stage) {
+/** The layers of pipeline stage `stage`: (first layer, count) of each of its chunks. */
+std::vector<std::pair<int, int>> stage_chunks(const TransformerModel& model, const ModelParallel& mp, int stage) {
   const std::vector<int> layers = virtual_stage_layers(mp, model.config().layers);
-  int count = 0;
-  for (int c = 0; c < mp.virtual_stages; ++c) count += layers[static_cast<std::size_t>(c * mp.pipeline + stage)];
-  double parameters = count * model.layer_parameters(mp.tensor);
+  std::vector<std::pair<int, int>> chunks;
+  for (int c = 0; c < mp.virtual_stages; ++c) {
+    const auto chunk = static_cast<std::size_t>(c * mp.pipeline + stage);
+    const int first = std::accumulate(layers.begin(), layers.begin() + static_cast<std::ptrdiff_t>(chunk), 0);
+    chunks.emplace_back(first, layers[chunk]);
+  }
+  return chunks;
+}
+
+/** Parameters one tensor rank of pipeline stage `stage` holds (before ZeRO sharding), the stage's layer count and
+ * how many of them have the mixture of experts. */
+struct StageParameters {
+  double parameters = 0.0;
+  int layers = 0;
+  std::int64_t moe_layers = 0;
+};
+StageParameters stage_parameters(const TransformerModel& model, const ModelParallel& mp, int stage) {
+  StageParameters out;
+  for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+    out.layers += count;
+    out.moe_layers += model.moe_layers(first, count);
+    out.parameters += model.layers_parameters(first, count, mp.tensor);
+  }
+  double& parameters = out.parameters;
   if (stage == 0) parameters += model.embedding_parameters(mp.tensor);
   if (stage == mp.pipeline - 1) {
     parameters += model.output_parameters(mp.tensor);
@@ -28,7 +49,7 @@ std::pair<double, int> stage_parameters(const TransformerModel& model, const Mod
     if (mp.pipeline > 1 && c.tied_embeddings)
       parameters += static_cast<double>(model.vocab_shard(mp.tensor)) * static_cast<double>(c.hidden);
   }
-  return {parameters, count};
+  return out;
 }
 
 } // namespace
@@ -40,11 +61,14 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double e = bytes_per_element(training.data_type);
   const double t = static_cast<double>(mp.tensor);
   const double d = static_cast<double>(mp.data_ranks()); // ZeRO shards over data x context ranks
-  const auto [all, layers] = stage_parameters(model, mp, stage);
-  // The routed experts: a rank holds experts / expert of each layer's, sharded by ZeRO over the expert-data group
+  const StageParameters held = stage_parameters(model, mp, stage);
+  const double all = held.parameters;
+  const int layers = held.layers;
+  // The routed experts: a rank holds experts / expert of each MoE layer's, sharded by ZeRO over the expert-data group
   // (data / expert replicas of them) where the rest is sharded over all data replicas.
-  const double experts = layers * model.expert_parameters(mp.expert);
-  const double local = all - layers * model.expert_parameters();
+  const auto moe_layers = static_cast<double>(held.moe_layers);
+  const double experts = moe_layers * model.expert_parameters(mp.expert);
+  const double local = all - moe_layers * model.expert_parameters();
   const double de = d / static_cast<double>(mp.expert);
   MemoryBreakdown m;
   m.parameters = local * e / (mp.zero >= 3 ? d : 1.0) + experts * e / (mp.zero >= 3 ? de : 1.0);
@@ -60,8 +84,16 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const std::int64_t b = training.micro_batch;
   const double tokens = static_cast<double>(b) * static_cast<double>(c.sequence_length);
   const double h = static_cast<double>(c.hidden);
+  // The stage's mean layer (its dense and MoE layers in proportion; every layer of a model without first dense
+  // layers is the same).
+  auto mean_layer_bytes = [&](Recomputation recomputation) {
+    double sum = 0.0;
+    for (const auto& [first, count] : stage_chunks(model, mp, stage))
+      sum += model.layers_activation_bytes(first, count, b, recomputation, e);
+    return sum / static_cast<double>(layers);
+  };
   auto layer_bytes = [&](Recomputation recomputation) {
-    const double total = model.layer_activation_bytes(b, recomputation, e);
+    const double total = mean_layer_bytes(recomputation);
     const double whole =
         recomputation == Recomputation::Full ? total : 4.0 * e * tokens * h + (c.dropout ? 2.0 * tokens * h : 0.0);
     const double replicated = mp.sequence_parallel ? whole / t : whole;

@@ -255,7 +255,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
     ReportExpertRouting& routing = doc.expert_routing.emplace();
     for (std::size_t l = 0; l < r.expert_routing.size(); ++l) {
       const LayerRouting& lr = r.expert_routing[l];
-      routing.layers.push_back({static_cast<std::int64_t>(l), lr.max_load(), lr.mean_load(), lr.dropped, lr.rank_load});
+      routing.layers.push_back({lr.layer, lr.max_load(), lr.mean_load(), lr.dropped, lr.rank_load});
       routing.mean_max_load += lr.max_load() / static_cast<double>(r.expert_routing.size());
       routing.worst_max_load = std::max(routing.worst_max_load, lr.max_load());
       routing.dropped_fraction += lr.dropped / static_cast<double>(r.expert_routing.size());

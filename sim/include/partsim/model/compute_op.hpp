@@ -69,13 +69,16 @@ struct AttentionShape {
   std::int64_t head_dim = 0;
   bool causal = true;
   std::int64_t context = 1;
+  /** Dimension of a head's value (multi-head latent attention: 128 against queries and keys of 192); 0: head_dim. */
+  std::int64_t value_dim = 0;
 
-  /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 4·bh·s²·d, halved
-   * when causal (FlashAttention's own count), over C with context parallelism. */
+  std::int64_t values() const { return value_dim > 0 ? value_dim : head_dim; }
+  /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 2·bh·s²·(d + d_v)
+   * (4·bh·s²·d when d_v = d), halved when causal (FlashAttention's own count), over C with context parallelism. */
   double executed_forward_flops() const {
-    const double full = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) *
+    const double full = kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) *
                         static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
-                        static_cast<double>(head_dim);
+                        static_cast<double>(head_dim + values());
     return (causal ? full / 2.0 : full) / static_cast<double>(context);
   }
   /** Queries of one kernel call: s, or the rank's block of s/C under context parallelism. */

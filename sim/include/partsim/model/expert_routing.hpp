@@ -37,6 +37,7 @@ struct ExpertRouting {
 /** One layer's routing: each expert's share of the layer's token copies (summing to 1) and what an expert-parallel
  * group of `ranks` (experts in contiguous blocks of experts / ranks, as Megatron-Core places them) makes of it. */
 struct LayerRouting {
+  std::int64_t layer = 0;     ///< the layer in the model, from 0 (a MoE model's first dense layers have none)
   std::vector<double> shares; ///< per expert, before dropping
   /** Per rank of the expert-parallel group: the copies its experts process, relative to the uniform share (1 = every
    * rank the same; the busiest rank's value is the layer's slow-down of the expert compute). */

@@ -138,9 +138,26 @@ struct ExpertConfig {
   std::int64_t top_k = 0;      ///< "top_k": experts each token is sent to, k
   std::int64_t shared = 0;     ///< "shared": shared experts, which every token goes through
   std::int64_t shared_ffn = 0; ///< "shared_ffn_size": a shared expert's inner width; 0: ffn_size
+  /** "first_dense_layers": the first layers keep a dense MLP (DeepSeek-V3's first_k_dense_replace: 3), of
+   * "dense_ffn_size" (`dense_ffn`; 0: ffn_size). */
+  std::int64_t first_dense = 0;
+  std::int64_t dense_ffn = 0;
 
   bool moe() const { return count > 0; }
   std::int64_t shared_ffn_size(std::int64_t ffn) const { return shared_ffn > 0 ? shared_ffn : ffn; }
+};
+
+/** `mla` of a transformer config: multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1): the queries
+ * through a low-rank latent of q_lora_rank (0: one projection h -> a·d), the keys and values through a shared latent of
+ * kv_lora_rank plus one decoupled rotary key of rope_dim per token; each head's query and key have head_dim = the
+ * non-rotary part + rope_dim, its value v_head_dim. Absent (kv_lora_rank 0): ordinary attention. */
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;  ///< "q_lora_rank"
+  std::int64_t kv_lora_rank = 0; ///< "kv_lora_rank"
+  std::int64_t rope_dim = 0;     ///< "qk_rope_head_dim"
+  std::int64_t v_head_dim = 0;   ///< "v_head_dim"
+
+  bool enabled() const { return kv_lora_rank > 0; }
 };
 
 struct TransformerConfig {
@@ -161,6 +178,8 @@ struct TransformerConfig {
   bool dropout = false;        ///< "dropout": dropout after attention softmax and on residual branches
   /** "experts": a mixture of experts, `ffn_size` being then each expert's inner width. */
   ExpertConfig experts;
+  /** "mla": multi-head latent attention; `head_dim` is then the query and key head dimension (non-rotary + rotary). */
+  MlaConfig mla;
 };
 
 /** How a tensor-parallel group of `tensor` ranks splits a transformer (Megatron-LM, Shoeybi et al. 2019;
@@ -230,12 +249,24 @@ class TransformerModel {
   double embedding_parameters(int tensor = 1) const;
   /** The extra norm, plus the LM head matrix (vocab_shard·h on one of `tensor` ranks) when embeddings are untied. */
   double output_parameters(int tensor = 1) const;
-  /** Everything: layers·layer_parameters() + embedding_parameters() + output_parameters(). */
+  /** Everything: layers_parameters(0, layers) + embedding_parameters() + output_parameters(). */
   double parameters() const;
   /** The routed experts' weights of one layer on one of `expert` ranks (experts / expert of them); 0 when dense. */
   double expert_parameters(int expert = 1) const;
   /** The parameters a token goes through: all but the routed experts it is not sent to (E - k of E per layer). */
   double active_parameters() const;
+
+  /** A head's value dimension: mla's v_head_dim, else head_dim. */
+  std::int64_t value_dim() const { return config_.mla.enabled() ? config_.mla.v_head_dim : config_.head_dim; }
+  /** Whether layer `index` (0-based) has the mixture of experts: a MoE model past its first dense layers. */
+  bool moe_layer(std::int64_t index) const { return config_.experts.moe() && index >= config_.experts.first_dense; }
+  /** Layers with the mixture of experts among `count` layers from `first`. */
+  std::int64_t moe_layers(std::int64_t first, std::int64_t count) const;
+  /** The model of a MoE model's first dense layers: the same config without experts and with dense_ffn_size (the
+   * model itself when dense). Its layer_ops and layer_parameters are those of a dense layer. */
+  TransformerModel dense_model() const;
+  /** Parameters of `count` layers from `first` on one of `tensor` ranks, each priced as its kind (dense or MoE). */
+  double layers_parameters(std::int64_t first, std::int64_t count, int tensor = 1) const;
 
   /** Rows of the token table (and of an untied LM head) on one of `tensor` ranks: ceil(V / tensor). */
   std::int64_t vocab_shard(int tensor) const;
@@ -259,6 +290,13 @@ class TransformerModel {
    * weighted and summed), [shared_expert_*] (a dense MLP of shared x shared_ffn_size on the rank's tokens), then
    * mlp_residual as a dense layer.
    *
+   * Multi-head latent attention (config.mla) replaces qkv_projection with: [q_down (h -> q_lora_rank), q_norm],
+   * q_up (q_lora_rank, or h without a query latent, -> the rank's heads x head_dim), kv_down (h -> kv_lora_rank +
+   * rope_dim), kv_norm, kv_up (kv_lora_rank -> the rank's heads x (head_dim - rope_dim + v_head_dim)); the down
+   * projections whole on every tensor rank (Megatron-Core's MLA duplicates them), the up projections column-parallel;
+   * rotary on the queries' and the shared key's rotary parts; the attention core with values of v_head_dim; the
+   * output projection from heads x v_head_dim.
+   *
    * Context parallelism (split.context C): every op on the rank's b·s/C tokens; the attention core's queries are those
    * tokens against all s keys (b·a·s²/C scores, GEMM shapes s/C x s), 1/C of the whole layer's attention work. */
   std::vector<ComputeOp> layer_ops(std::int64_t micro_batch, const TensorSplit& split = {}) const;
@@ -272,7 +310,8 @@ class TransformerModel {
   TrainingFlops layer_flops(std::int64_t micro_batch, Recomputation recomputation) const;
   /** Flops of the embedding, final norm, logits and loss (never recomputed). */
   TrainingFlops outer_flops(std::int64_t micro_batch) const;
-  /** One training iteration over `batch` sequences: layers·layer_flops() + outer_flops(). */
+  /** One training iteration over `batch` sequences: each layer's layer_flops (of dense_model() for a MoE model's
+   * first dense layers) + outer_flops(). */
   TrainingFlops training_flops(std::int64_t batch, Recomputation recomputation) const;
 
   /** Bytes one layer keeps from its forward for its backward pass, with activations at `bytes_per_element` and
@@ -282,6 +321,9 @@ class TransformerModel {
    * tensor is kept under any recomputation, only the softmax statistics (4·b·a·s bytes). */
   double layer_activation_bytes(std::int64_t micro_batch, Recomputation recomputation,
                                 double bytes_per_element = 2.0) const;
+  /** layer_activation_bytes summed over `count` layers from `first`, each of its kind (dense or MoE). */
+  double layers_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,
+                                 Recomputation recomputation, double bytes_per_element = 2.0) const;
   /** Activation bytes outside the layers: the embedding dropout mask, the final norm's and the logits' inputs, and
    * the fp32 logits kept for the cross-entropy (4·s·b·V). */
   double outer_activation_bytes(std::int64_t micro_batch, double bytes_per_element = 2.0) const;
