@@ -477,6 +477,45 @@ TEST_P(SharedRanks, CollectivesOfDifferentGroupsOverlapWithoutMixingMessages) {
 INSTANTIATE_TEST_SUITE_P(Each, SharedRanks, ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
                          [](const auto& info) { return to_string(info.param); });
 
+// ---- Stream contention: a collective of the communication stream holds SMs the compute beside it lacks ----
+
+class StreamContention : public ::testing::TestWithParam<std::tuple<Fidelity, double>> {};
+
+TEST_P(StreamContention, ComputeBesideAnOverlappedCollectiveRunsAtTheSharedRate) {
+  // Two ranks: an all-reduce of 1 GB queued on the communication stream at t = 0, then 0.1 s of compute (1e13 flop at
+  // 100 TFLOP/s) beside it, then a wait for the stream. With share s the compute advances at s x its speed until the
+  // collective ends at T (its kernel holds its SMs from its launch), then at full speed: it ends at
+  // T + (0.1 - s T) = 0.1 + (1 - s) T. Share 1: at 0.1.
+  const auto [fidelity, share] = GetParam();
+  const Scenario scenario = parse(base_scenario(2, 1));
+  Plan plan = plan_for(2, {{0, 1}});
+  plan.stream_compute_share = share;
+  for (auto& rank : plan.ranks) {
+    CollectiveStep overlapped = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity);
+    overlapped.stream = 1;
+    rank.own_steps.emplace_back(overlapped);
+    rank.own_steps.emplace_back(ComputeStep{1e13, 0});
+    rank.own_steps.emplace_back(StreamSyncStep{});
+  }
+  const RunResult result = simulate(scenario, plan);
+  // The collective from t = 0 (both members arrive at once) to its end, on the stream's timeline.
+  const double collective_end =
+      result.streams[0].total(IntervalKind::Communication) + result.streams[0].total(IntervalKind::Wait);
+  ASSERT_GT(collective_end, 0.01);
+  ASSERT_LT(collective_end, 0.1);
+  for (const RankTimeline& rank : result.ranks)
+    EXPECT_NEAR(rank.total(IntervalKind::Compute), 0.1 + (1.0 - share) * collective_end, 1e-6);
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, StreamContention,
+                         ::testing::Combine(::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
+                                            ::testing::Values(1.0, 0.5)),
+                         [](const auto& info) {
+                           return to_string(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) < 1.0 ? "_half" : "_whole");
+                         });
+
 // ---- Wait versus communication ----
 
 TEST(Collectives, LateMemberMakesTheOthersWait) {

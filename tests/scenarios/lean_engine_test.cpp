@@ -55,7 +55,8 @@ TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
             expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
                                   {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
                                    "/strategy/gradient_sync/fidelity=" + fidelity,
-                                   "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false"});
+                                   "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false",
+                                   "/strategy/gradient_sync/comm_sms=0"});
         const nlohmann::json& lean = r.lean["engine"];
         const nlohmann::json& plain = r.plain["engine"];
         // Every execution is alone on its GPU: all are sleeps; every flow is driven.
@@ -73,13 +74,20 @@ TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
         }
       }
   expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json", {"/strategy/gradient_sync/fidelity=analytic"});
+  // With SM contention (the H200 profile's sm_count, the default comm_sms) the streams' ranks change speed while
+  // their collectives run: executions, not sleeps, and the same report both ways.
+  const Both contended =
+      expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json", {"/strategy/gradient_sync/fidelity=flows"});
+  EXPECT_EQ(contended.lean["engine"]["executions_as_sleeps"], 0);
+  EXPECT_NE(contended.lean["strategy"].get<std::string>().find("overlapped collectives hold 16 of the GPU's 132 SMs"),
+            std::string::npos);
 }
 
 TEST(LeanEngine, ASlowNodeStillHoldsEveryBucketBack) {
   // Members arrive at different times: the collective begins at the last arrival in both engines.
   const Both r =
       expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
-                            {"/strategy/gradient_sync/fidelity=flows",
+                            {"/strategy/gradient_sync/fidelity=flows", "/strategy/gradient_sync/comm_sms=0",
                              R"(/cluster/speed_changes=[{"node": 3, "points": [["0s", 1], ["0.1s", 0.7]]}])"});
   // The slow node's 8 GPUs change speed: their executions stay SimGrid executions, the others' are sleeps.
   const nlohmann::json& lean = r.lean["engine"];

@@ -26,7 +26,10 @@ nlohmann::json training_scenario(const std::string& model, int gpus, bool overla
       {"kind", "model_training"}, {"model", model}, {"global_batch", 8 * gpus}, {"micro_batch", 4}, {"iterations", 2}};
   doc["strategy"] = {
       {"kind", "data_parallel"},
-      {"gradient_sync", {{"algorithm", "ring"}, {"protocol", "simple"}, {"fidelity", "steps"}, {"overlap", overlap}}}};
+      // No SM contention (comm_sms 0): the closed forms below are the stream's alone (collectives_test.cpp's
+      // StreamContention checks the compute beside a collective).
+      {"gradient_sync",
+       {{"algorithm", "ring"}, {"protocol", "simple"}, {"fidelity", "steps"}, {"overlap", overlap}, {"comm_sms", 0}}}};
   return doc;
 }
 

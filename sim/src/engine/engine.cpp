@@ -99,9 +99,9 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // flat, so large runs go without guard pages.
   if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
 
-  const engine::Platform platform =
-      engine::build_platform(scenario.cluster, workload_data_type(scenario.workload),
-                             /*with_coordinator=*/!std::holds_alternative<ProgramRun>(plan.mode));
+  const engine::Platform platform = engine::build_platform(
+      scenario.cluster, workload_data_type(scenario.workload),
+      /*with_coordinator=*/!std::holds_alternative<ProgramRun>(plan.mode), plan.stream_compute_share);
 
   const std::size_t ranks = plan.ranks.size();
   result.ranks.resize(ranks);
@@ -123,13 +123,25 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   {
     std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
     for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));
+    // With stream contention a rank whose program queues on its communication stream changes speed while those
+    // collectives run: its executions must be SimGrid's.
+    std::vector<char> streams(ranks, 0);
+    if (plan.stream_compute_share < 1.0)
+      for (std::size_t r = 0; r < ranks; ++r) {
+        const auto& own = plan.ranks[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))].own_steps;
+        streams[r] = std::any_of(own.begin(), own.end(), [](const Step& step) {
+          const auto* c = std::get_if<CollectiveStep>(&step);
+          return c != nullptr && c->stream != 0;
+        });
+      }
     ctx.compute_alone.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
       const auto gpu = static_cast<std::size_t>(plan.ranks[r].gpu);
       ctx.compute_alone[r] =
-          scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 &&
+          scenario.run.lean_engine && ranks_on_gpu[gpu] == 1 && streams[r] == 0 &&
           platform.speed_change[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))] == nullptr;
     }
+    if (plan.stream_compute_share < 1.0) ctx.stream_kernels.assign(platform.gpus.size(), 0);
   }
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   if (plan.dynamic() != nullptr) { // the dispatcher's assignments

@@ -142,6 +142,7 @@ void arrive_passively(RunContext& ctx, int rank, const CollectiveStep& step) {
   Group& g = group_of(ctx, step);
   auto& p = g.passive;
   PARTSIM_CHECK(p.on) << "rank " << rank << " arrives passively at a collective on active group " << step.group;
+  stream_kernel(ctx, rank, true); // its kernel holds its SMs from its launch, waiting for the group included
   const int pos = ctx.position(step.group, rank);
   p.arrival[static_cast<std::size_t>(pos)] = sg4::Engine::get_clock();
   if (++p.arrived < ctx.simulated_members[static_cast<std::size_t>(step.group)]) return;

@@ -209,7 +209,8 @@ void attach(Endpoint& endpoint, const Uplinks& uplinks, const NetworkSpec& net, 
 
 } // namespace
 
-Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator) {
+Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator,
+                        double stream_compute_share) {
   const NetworkSpec& net = cluster.network;
   const double peak = cluster.gpu.peak(data_type);
   const int g = cluster.gpus_per_node;
@@ -245,7 +246,9 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
     const double speed = peak * cluster.node_speed_factor[static_cast<std::size_t>(node)];
     for (int local = 0; local < g; ++local) {
       const std::string name = "gpu-" + std::to_string(node * g + local);
-      auto* host = zone->create_host(name, speed);
+      auto* host = stream_compute_share < 1.0
+                       ? zone->create_host(name, std::vector<double>{speed, speed * stream_compute_share})
+                       : zone->create_host(name, speed);
       if (change != nullptr) // before seal(): SimGrid 3.32 ignores later profiles
         host->set_speed_profile(make_speed_profile("speed-" + name, *change));
       host->seal();

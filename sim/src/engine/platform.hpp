@@ -56,6 +56,9 @@ struct Platform {
 NetworkConfig configure_network(NetworkModel model);
 
 /** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */
-Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator);
+/** `stream_compute_share` < 1: each GPU host gets a second power state at that fraction of its speed, the one it runs
+ * at while a collective of its communication stream holds some of its SMs (Plan::stream_compute_share). */
+Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator,
+                        double stream_compute_share = 1.0);
 
 } // namespace partsim::engine

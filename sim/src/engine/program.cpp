@@ -2,6 +2,7 @@
 #include "program.hpp"
 
 #include "collectives.hpp"
+#include "platform.hpp"
 
 #include "partsim/common/error.hpp"
 
@@ -208,7 +209,9 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
                            if (stream.queue.empty()) break; // the close token
                            const CollectiveStep* next = stream.queue.front();
                            stream.queue.pop_front();
+                           stream_kernel(ctx, rank, true);
                            timed_collective(ctx, rank, overlapped, *next);
+                           stream_kernel(ctx, rank, false);
                            if (stream.finished_one()) stream.idle->release();
                          }
                          overlapped.finish = sg4::Engine::get_clock();
@@ -219,7 +222,18 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
   stream.work->release();
 }
 
+void stream_kernel(RunContext& ctx, int rank, bool running) {
+  if (ctx.stream_kernels.empty()) return;
+  const auto gpu = static_cast<std::size_t>(ctx.plan.ranks[static_cast<std::size_t>(rank)].gpu);
+  int& count = ctx.stream_kernels[gpu];
+  const int before = count;
+  count += running ? 1 : -1;
+  PARTSIM_CHECK(count >= 0) << "GPU " << gpu << " ends a stream collective it did not start";
+  if ((before == 0) != (count == 0)) ctx.platform.gpus[gpu]->set_pstate(count > 0 ? 1 : 0);
+}
+
 void passive_collective_done(RunContext& ctx, int rank) {
+  stream_kernel(ctx, rank, false);
   CommStream& stream = ctx.streams[static_cast<std::size_t>(rank)];
   const bool resume = stream.finished_one();
   if (!stream.queue.empty()) {

@@ -33,6 +33,10 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step);
  * its next queued one, or wakes its program if that waits for the stream. Runs in the kernel (maestro). */
 void passive_collective_done(RunContext& ctx, int rank);
 
+/** A collective of `rank`'s communication stream starts (`running`) or ends: with stream contention
+ * (RunContext::stream_kernels), its GPU runs at power state 1 while any does. From an actor or the kernel. */
+void stream_kernel(RunContext& ctx, int rank, bool running);
+
 /** Adds one collective instance of `duration` (last arrival to last completion) to the run's statistics, weighted by
  * the instances of the unfolded run it stands for. */
 void record_collective(RunContext& ctx, const CollectiveStep& step, double duration);

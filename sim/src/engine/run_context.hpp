@@ -91,6 +91,9 @@ struct RunContext {
    * execution takes amount / speed exactly as SimGrid's CPU model would compute it: a sleep of that time (one simcall
    * and no CPU action instead of two simcalls and an action; a third of a 4,096-GPU data-parallel run). */
   std::vector<char> compute_alone;
+  /** Per GPU, collectives of its ranks' communication streams running now (stream contention on: its host runs at
+   * power state 1 while any does); empty when the plan has no contention. */
+  std::vector<int> stream_kernels;
   /** `/cluster/stragglers` (nullptr without): rank r's compute steps in iteration i run amount / factor(its GPU, i). */
   const StragglerDraws* stragglers = nullptr;
   std::vector<double> straggle; ///< per rank, with stragglers: the factor of its current iteration

@@ -482,6 +482,7 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
   const std::string pointer = reader.pointer() + "/gradient_sync";
   const auto* training = std::get_if<ModelTraining>(&workload);
   dp.gradient_sync.one_bucket_after_first_stage = training && training->stack == TrainingStack::MegatronCore2024;
+  dp.gradient_sync.comm_sms = training != nullptr && cluster.gpu.sm_count ? kNcclStreamSms : 0;
   if (!reader.has("gradient_sync")) {
     dp.sync = has_gradients ? GradientSync::AllReduce : GradientSync::None;
     // A data job keeps the exact step-by-step ring it always had; a model picks its algorithm and fidelity.
@@ -517,6 +518,19 @@ void parse_gradient_sync(JsonReader& reader, const Workload& workload, const Clu
     dp.gradient_sync.overlap_param_gather = sync.boolean("overlap_param_gather");
     dp.gradient_sync.one_bucket_after_first_stage =
         sync.boolean_or("one_bucket_after_first_stage", dp.gradient_sync.one_bucket_after_first_stage);
+    if (sync.has("comm_sms")) {
+      if (job)
+        throw InputError(sync.source(), pointer + "/comm_sms",
+                         "the communication stream overlaps a model's backward pass; expected comm_sms only with "
+                         "/workload/kind \"model_training\"");
+      if (!cluster.gpu.sm_count)
+        throw InputError(sync.source(), pointer + "/comm_sms",
+                         fmt::format("GPU profile \"{}\" gives no sm_count to take them from; expected no comm_sms, "
+                                     "or a profile with sm_count",
+                                     cluster.gpu.name));
+      dp.gradient_sync.comm_sms =
+          static_cast<int>(sync.integer("comm_sms", 0, static_cast<std::int64_t>(cluster.gpu.sm_count->value) - 1));
+    }
     sync.finish();
   } else {
     throw sync.error("expected a string or an object, got " + sync.type_name());

@@ -1279,6 +1279,17 @@ void strategy_fields(std::vector<F>& f) {
                        "(megatron/core/optimizer/distrib_optimizer.py at f2e5db4, 2024-07: the first bucket's "
                        "all-gather is dispatched after the step, each later one when the forward pre-hook waits for "
                        "the one before, so they run back to back on the stream); `false`: they block after the step"));
+  f.push_back(F(s + "gradient_sync/comm_sms", T::Integer, "gradient_sync")
+                  .range(0, 1023)
+                  .def_doc("16 with a model and a GPU profile that gives `sm_count`, else 0 (an assumption: NCCL runs "
+                           "one thread block per channel, and its logs show 16 collective channels on an 8-GPU H800 "
+                           "node, NVIDIA/nccl issue 892, and up to 32 elsewhere)")
+                  .allowed("model training, with a GPU profile that gives `sm_count`")
+                  .doc("most SMs a collective of the communication stream (overlapped gradient reductions, parameter "
+                       "all-gathers) holds from its launch to its end, one per NCCL channel: all of them inside one "
+                       "node, across nodes 2 per ring it runs over its own NIC (NCCL duplicates the rings it finds, "
+                       "ncclTopoPostset: 2 for a group with one member per node). The GPU's executions beside it run "
+                       "at (sm_count - held) / sm_count of its rate (SimGrid host power states); 0: no contention"));
   f.push_back(F(s + "gradient_sync/one_bucket_after_first_stage", T::Boolean, "gradient_sync")
                   .def_doc("`true` with the `megatron-core-2024` stack, else `false`")
                   .allowed("model training only; takes effect with `pipeline` > 1")

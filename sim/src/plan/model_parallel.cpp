@@ -1157,6 +1157,7 @@ class Planner {
                                     *training_.expert_routing.capacity_factor, 100.0 * dropped / layers);
     }
     plan.summary += fmt::format("; stack {}: {}", to_string(training_.stack), describe(training_.kernels));
+    collectives_.set_stream_contention(plan, cluster_.gpu, mp_.gradient_sync);
   }
 
   std::string source_;     ///< the scenario's file, named in errors

@@ -1,6 +1,8 @@
 // Group shapes, `auto` algorithms and fidelity, and event counts of a plan's collectives.
 #include "partsim/plan/plan_collectives.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
 
@@ -26,6 +28,29 @@ void PlanCollectives::set_groups(const std::vector<std::vector<int>>& groups) {
     s.slowest = slowest_link(links_, s.per_node, s.nodes);
     shapes_.push_back(s);
   }
+}
+
+void PlanCollectives::set_stream_contention(Plan& plan, const GpuProfile& gpu, const GradientSyncSpec& sync) const {
+  if (sync.comm_sms <= 0 || !gpu.sm_count) return;
+  int held = 0;
+  for (const RankProgram& p : plan.ranks)
+    for (const Step& step : p.own_steps) {
+      const auto* c = std::get_if<CollectiveStep>(&step);
+      if (c == nullptr || c->stream == 0) continue;
+      const GroupShape& s = shape(c->group);
+      const int channels =
+          s.nodes == 1
+              ? sync.comm_sms
+              : std::min(sync.comm_sms, 2 * ring_channels(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring,
+                                                          s.per_node, s.nodes, s.ports, c->channels));
+      held = std::max(held, channels);
+    }
+  if (held == 0) return;
+  const double sms = gpu.sm_count->value;
+  plan.stream_compute_share = (sms - held) / sms;
+  plan.summary += fmt::format("; overlapped collectives hold {} of the GPU's {:g} SMs (assumed: one per NCCL channel, "
+                              "at most {}), the compute beside them at {:.1f}% of its rate",
+                              held, sms, sync.comm_sms, 100.0 * plan.stream_compute_share);
 }
 
 CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,

@@ -360,6 +360,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
         dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
   if (training.model.is_transformer())
     plan.summary += fmt::format("; stack {}: {}", to_string(training.stack), describe(training.kernels));
+  collectives.set_stream_contention(plan, cluster.gpu, dp.gradient_sync);
   return plan;
 }
 

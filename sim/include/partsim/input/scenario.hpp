@@ -37,6 +37,10 @@ inline constexpr std::int64_t kMaxGpus = 65536;
  * engines (use_ce) on 1 SM without a margin, in one step per tensor rank. */
 inline constexpr int kTpOverlapCommSms = 16;
 inline constexpr int kTpOverlapPipelineSplits = 4;
+/** SMs an overlapped NCCL collective holds by default (GradientSyncSpec::comm_sms): one thread block per channel, and
+ * NCCL's own logs show 16 collective channels on an 8-GPU NVSwitch node of H800s ("16 coll channels", NVIDIA/nccl
+ * issue 892) and up to its maximum of 32 elsewhere: an assumption, said so in the report. */
+inline constexpr int kNcclStreamSms = 16;
 
 /** A node's speed over time, as multipliers of its speed factor: (time, factor) points, optionally repeating.
  * The planner does not see these: they are what nominal speeds hide (throttling, interference). */
@@ -174,6 +178,10 @@ struct GradientSyncSpec {
    * chunk, as Megatron-Core does: their data-parallel traffic is off the critical path (the megatron-core-2024
    * stack's default). */
   bool one_bucket_after_first_stage = false;
+  /** SMs the collectives of the communication stream hold while they run (NCCL: one thread block, on one SM, per
+   * channel), so that a GPU of S SMs computes at (S - comm_sms) / S beside them; 0: no contention (also where the
+   * GPU profile gives no sm_count). */
+  int comm_sms = 0;
 };
 
 /** How work reaches the GPUs when it is handed out at run time by a dispatcher on a coordinator host. */

@@ -197,10 +197,13 @@ struct Plan {
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
   std::uint64_t samples_per_iteration = 0;
-  double sample_time = 0.0;                      ///< s per sample on one nominal GPU (roofline)
-  std::uint64_t planned_messages = 0;            ///< point-to-point messages the run will simulate
-  std::uint64_t planned_executions = 0;          ///< compute executions the run will simulate
-  std::string summary;                           ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+  double sample_time = 0.0;             ///< s per sample on one nominal GPU (roofline)
+  std::uint64_t planned_messages = 0;   ///< point-to-point messages the run will simulate
+  std::uint64_t planned_executions = 0; ///< compute executions the run will simulate
+  std::string summary;                  ///< one line: "data_parallel, 10 partitions (skewed 30%), no sync"
+  /** Fraction of its rate a GPU computes at while a collective of its communication stream runs (the SMs the
+   * collective's kernels hold: GradientSyncSpec::comm_sms); 1: no contention. */
+  double stream_compute_share = 1.0;
   RunMode mode;                                  ///< programs, dispatched at run time, or coordinated
   std::optional<ClassSplit> class_split;         ///< the class-aware split, when the strategy asked for one
   std::vector<SplitSummary> class_split_methods; ///< all three methods on the same labels

@@ -30,6 +30,13 @@ class PlanCollectives {
  public:
   explicit PlanCollectives(const ClusterSpec& cluster);
 
+  /** Sets the plan's stream_compute_share to (S - C) / S, S the GPU's sm_count, C the SMs its stream collectives hold,
+   * and says so in its summary (nothing without a stream collective, sm_count or `sync.comm_sms`). C: the most over
+   * the stream collectives of: inside one node `sync.comm_sms`; across nodes one SM per channel, NCCL running each
+   * ring it finds twice (ncclTopoPostset duplicates the channels: 2 x ring_channels, 2 for a group with one member
+   * per node on one NIC), at most `sync.comm_sms`. Call once the programs are made. */
+  void set_stream_contention(Plan& plan, const GpuProfile& gpu, const GradientSyncSpec& sync) const;
+
   /** Takes the shapes of the plan's groups; call once its groups are made. */
   void set_groups(const std::vector<std::vector<int>>& groups);
   const GroupShape& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
