@@ -142,6 +142,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
           platform.speed_change[static_cast<std::size_t>(platform.node_of(plan.ranks[r].gpu))] == nullptr;
     }
     if (plan.stream_compute_share < 1.0) ctx.stream_kernels.assign(platform.gpus.size(), 0);
+    ctx.beside.resize(ranks); // sized with compute_alone: run_step reads it for every blocking collective
   }
   ctx.events_planned = plan.planned_messages + plan.planned_executions;
   if (plan.dynamic() != nullptr) { // the dispatcher's assignments

@@ -31,7 +31,6 @@ namespace {
 /** Starts `amount` on the rank's GPU without waiting for it (ComputeStep::beside_next): an execution, or where the
  * rank computes alone the time it will end. */
 void start_beside(RunContext& ctx, int rank, double amount, std::uint32_t label) {
-  if (ctx.beside.empty()) ctx.beside.resize(ctx.plan.ranks.size());
   RunContext::BesideCompute& b = ctx.beside[static_cast<std::size_t>(rank)];
   PARTSIM_CHECK(!b.active) << "rank " << rank << " starts a compute beside another";
   b.active = true;
@@ -294,7 +293,7 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
   if (const auto* compute = std::get_if<ComputeStep>(&step)) {
     run_compute(ctx, rank, timeline, *compute);
   } else if (const auto* collective = std::get_if<CollectiveStep>(&step)) {
-    if (collective->stream == 0 && !ctx.beside.empty() && ctx.beside[static_cast<std::size_t>(rank)].active) {
+    if (collective->stream == 0 && ctx.beside[static_cast<std::size_t>(rank)].active) {
       run_beside(ctx, rank, timeline, *collective);
     } else if (collective->stream == 0) {
       const double begin = sg4::Engine::get_clock();

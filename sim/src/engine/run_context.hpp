@@ -105,7 +105,7 @@ struct RunContext {
     std::uint32_t label = 0;
     bool active = false;
   };
-  std::vector<BesideCompute> beside; ///< sized on first use
+  std::vector<BesideCompute> beside; ///< per rank, sized with compute_alone
 
   /** Rank `rank` starts iteration `iteration`: its factor for the iteration's compute (with stragglers). */
   void begin_iteration(int rank, std::int64_t iteration) {
