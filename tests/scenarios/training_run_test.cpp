@@ -2,6 +2,7 @@
 // all-reduces with the backward pass, invariants, the out-of-memory verdict, and nccl-tests' bandwidth figures.
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
 #include "partsim/model/training.hpp"
+#include "partsim/report/report_document.hpp"
 #include "test_support.hpp"
 
 #include "partsim/model/collective_cost.hpp"
@@ -90,6 +91,33 @@ TEST(TrainingRun, WithoutOverlapAnIterationIsComputePlusEveryBucketsAllReduce) {
   EXPECT_NEAR(o.report.makespan, 2.0 * (e.compute + e.allreduces), o.report.makespan * 1e-6);
   EXPECT_EQ(o.report.overlapped_communication, 0.0);
   expect_invariants(o);
+}
+
+TEST(TrainingRun, TheReportedLayerOpsAddUpToEachRanksCompute) {
+  // The report's layer_ops price each op of a layer and of the outer ops alone; without recomputation an iteration's
+  // compute on a rank is accumulation x (layers x the layer's ops + the outer ops, forward and backward) + the
+  // optimizer step, which is what the simulation ran (2 iterations).
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 4, false));
+  ASSERT_TRUE(o.report.layer_ops.has_value());
+  const auto& t = std::get<ModelTraining>(o.scenario.workload);
+  double layer = 0.0;
+  double outer = 0.0;
+  for (const PricedOp& op : o.report.layer_ops->layer) layer += op.forward_time + op.backward_time;
+  for (const PricedOp& op : o.report.layer_ops->outer) outer += op.forward_time + op.backward_time;
+  ASSERT_EQ(o.report.layer_ops->layer.front().name, "attention_norm");
+  const double accumulation = static_cast<double>(t.global_batch / (t.micro_batch * 4));
+  const double iteration =
+      accumulation * (12.0 * layer + outer) + training_cost(t, o.scenario.cluster.gpu).optimizer_time;
+  for (const RankMetrics& m : o.report.ranks) EXPECT_NEAR(m.compute, 2.0 * iteration, 1e-9 * m.compute);
+  // The document's section: each op's fraction of peak is its forward flops over its time.
+  const ReportDocument doc = make_report_document(o.report, o.scenario);
+  ASSERT_TRUE(doc.layer_ops.has_value());
+  const ReportOp& qkv = doc.layer_ops->layer[1];
+  EXPECT_EQ(qkv.name, "qkv_projection");
+  EXPECT_NEAR(qkv.forward_fraction_of_peak, qkv.forward_flops / qkv.forward_s / o.scenario.cluster.gpu.peak("bf16"),
+              1e-12);
+  EXPECT_GT(qkv.forward_fraction_of_peak, 0.3);
+  EXPECT_LT(qkv.forward_fraction_of_peak, 1.0);
 }
 
 TEST(TrainingRun, WithOverlapOnlyWhatTheStreamHasLeftIsExposed) {

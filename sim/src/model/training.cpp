@@ -56,6 +56,22 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
   return unit;
 }
 
+LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const TensorSplit& split, const GpuProfile& gpu) {
+  LayerOpsBreakdown out;
+  if (!training.model.is_transformer()) return out;
+  const TransformerModel model = training.transformer();
+  const std::string& type = training.data_type;
+  const double bytes = bytes_per_element(type);
+  auto price = [&](const std::vector<ComputeOp>& ops, std::vector<PricedOp>& into) {
+    for (const ComputeOp& op : ops)
+      into.push_back(
+          {op.name, op_time(op, gpu, type, bytes, false), op_time(op, gpu, type, bytes, true), op.forward_flops});
+  };
+  price(model.layer_ops(training.micro_batch, split), out.layer);
+  price(model.outer_ops(training.micro_batch, split), out.outer);
+  return out;
+}
+
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
                                           const std::string& gradient_type) {
   const double element = bytes_per_element(data_type); // weights

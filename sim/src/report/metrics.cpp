@@ -224,6 +224,17 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   r.expert_parallel = plan.expert_parallel;
   r.context_parallel = plan.context_parallel;
   r.expert_routing = plan.expert_routing;
+  if (const auto* training = std::get_if<ModelTraining>(&scenario.workload);
+      training != nullptr && training->model.is_transformer()) {
+    TensorSplit split;
+    if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
+      split.tensor = mp->tensor;
+      split.sequence_parallel = mp->sequence_parallel;
+      split.expert = mp->expert;
+      split.context = mp->context;
+    }
+    r.layer_ops = layer_ops_breakdown(*training, split, scenario.cluster.gpu);
+  }
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;

@@ -251,6 +251,23 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
   if (r.cost) doc.cost = cost_section(*r.cost);
   if (r.reliability) doc.reliability = reliability_section(*r.reliability, r.seed);
   doc.stragglers = r.stragglers;
+  if (r.layer_ops && !r.layer_ops->layer.empty()) {
+    const auto& training = std::get<ModelTraining>(scenario.workload);
+    const double peak = scenario.cluster.gpu.peak(training.data_type);
+    ReportLayerOps& ops = doc.layer_ops.emplace();
+    ops.micro_batch = training.micro_batch;
+    auto rows = [&](const std::vector<PricedOp>& from, std::vector<ReportOp>& into) {
+      for (const PricedOp& op : from)
+        into.push_back({op.name, op.forward_time, op.backward_time, op.forward_flops,
+                        op.forward_time > 0 ? op.forward_flops / op.forward_time / peak : 0.0});
+    };
+    rows(r.layer_ops->layer, ops.layer);
+    rows(r.layer_ops->outer, ops.outer);
+    for (const PricedOp& op : r.layer_ops->layer) {
+      ops.layer_forward_s += op.forward_time;
+      ops.layer_backward_s += op.backward_time;
+    }
+  }
   if (!r.expert_routing.empty()) {
     ReportExpertRouting& routing = doc.expert_routing.emplace();
     for (std::size_t l = 0; l < r.expert_routing.size(); ++l) {
@@ -408,6 +425,23 @@ std::string format_table(const Report& r) {
     line("Amdahl limit (infinite GPUs)",
          std::isfinite(r.amdahl_limit) ? fmt::format("{:.3f}x", r.amdahl_limit) : std::string("unbounded"));
     line("Karp-Flatt serial fraction", fmt::format("{:.4f}", r.karp_flatt));
+  }
+  if (r.layer_ops && !r.layer_ops->layer.empty()) {
+    // Where one layer's time goes: its total, and its three largest ops' shares of forward + backward.
+    std::vector<std::pair<double, std::string>> ops;
+    double forward = 0.0;
+    double backward = 0.0;
+    for (const PricedOp& op : r.layer_ops->layer) {
+      forward += op.forward_time;
+      backward += op.backward_time;
+      ops.emplace_back(op.forward_time + op.backward_time, op.name);
+    }
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string largest;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, ops.size()); ++i)
+      largest += fmt::format("{}{} {}", i > 0 ? ", " : "", ops[i].second, percent(ops[i].first / (forward + backward)));
+    line("one layer forward / backward", fmt::format("{} / {} per micro-batch on a rank ({})", human_seconds(forward),
+                                                     human_seconds(backward), largest));
   }
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
   if (r.folded) line("folded replicas", r.folding);

@@ -6,6 +6,7 @@
 #include "partsim/input/scenario.hpp"
 #include "partsim/model/compute_op.hpp"
 #include "partsim/model/memory.hpp"
+#include "partsim/model/transformer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -29,6 +30,23 @@ struct TrainingUnit {
  * cost model; the backward includes the forward of the ops `recomputation` runs again. Parameters are left at 0. */
 TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
                        const std::string& data_type, Recomputation recomputation);
+
+/** One op as the cost model prices it alone (op_time) for one micro-batch on one rank. */
+struct PricedOp {
+  std::string name;
+  double forward_time = 0.0;  ///< s
+  double backward_time = 0.0; ///< s, without recomputation
+  double forward_flops = 0.0;
+};
+
+/** The ops of one transformer layer (a mixture of experts' expert layer, its routing uniform) and the ops outside the
+ * layers, for one micro-batch on one rank of `split`, each priced alone: what the planner sums before recomputation
+ * and overlaps (tensor-parallel overlap splits some GEMMs into chunks priced at their own shapes). Empty for a CNN. */
+struct LayerOpsBreakdown {
+  std::vector<PricedOp> layer;
+  std::vector<PricedOp> outer;
+};
+LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const TensorSplit& split, const GpuProfile& gpu);
 
 /** Bytes one optimizer step moves per parameter, as the fused multi-tensor kernels of the training stacks run it
  * (Megatron-LM with apex FusedAdam and amp_C multi-tensor kernels; PyTorch's fused/foreach optimizers), weights at

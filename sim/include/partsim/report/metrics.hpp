@@ -3,6 +3,7 @@
 
 #include "partsim/engine/engine.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/training.hpp"
 #include "partsim/plan/plan.hpp"
 #include "partsim/report/energy_cost.hpp"
 #include "partsim/report/reliability.hpp"
@@ -95,8 +96,10 @@ struct Report {
   bool expert_parallel = false;             ///< the plan's experts exchange tokens (Plan::expert_parallel)
   bool context_parallel = false;            ///< the plan's context groups exchange keys and values
   std::vector<LayerRouting> expert_routing; ///< per layer (Plan::expert_routing)
-  double mfu = 0.0;                         ///< model flops per second / (gpus x peak of the data type)
-  double hfu = 0.0;                         ///< the same with recomputed work counted
+  /** A transformer's layer and outer ops, priced one by one on one rank (model training of a transformer). */
+  std::optional<LayerOpsBreakdown> layer_ops;
+  double mfu = 0.0; ///< model flops per second / (gpus x peak of the data type)
+  double hfu = 0.0; ///< the same with recomputed work counted
   double tokens_per_second = 0.0;
   double model_flops_per_iteration = 0.0;
   struct Collective {

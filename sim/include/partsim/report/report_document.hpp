@@ -380,6 +380,45 @@ struct ReportExpertRouting {
   }
 };
 
+/** One op of `layer_ops`. */
+struct ReportOp {
+  std::string name;
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+  double forward_flops = 0.0;
+  double forward_fraction_of_peak = 0.0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("name", s.name, "", "as TransformerModel names it (qkv_projection, attention_core, mlp_up, ...)");
+    f.field("forward_s", s.forward_s, "s", "one micro-batch on one rank, the launch overhead included");
+    f.field("backward_s", s.backward_s, "s", "input and weight gradients, without recomputation");
+    f.field("forward_flops", s.forward_flops, "flop", "model flops of the forward (attention at full s x s)");
+    f.field("forward_fraction_of_peak", s.forward_fraction_of_peak, "",
+            "forward flops over the forward time, over the data type's dense peak");
+  }
+};
+
+/** `layer_ops`: a transformer's ops priced one by one (model training of a transformer): where a layer's time goes. */
+struct ReportLayerOps {
+  std::int64_t micro_batch = 0;
+  double layer_forward_s = 0.0;
+  double layer_backward_s = 0.0;
+  std::vector<ReportOp> layer;
+  std::vector<ReportOp> outer;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("micro_batch", s.micro_batch, "", "sequences the ops are priced for");
+    f.field("layer_forward_s", s.layer_forward_s, "s", "the layer's ops summed");
+    f.field("layer_backward_s", s.layer_backward_s, "s", "the layer's ops summed, without recomputation");
+    f.field("layer", s.layer, "",
+            "one layer's ops on one rank of the tensor (and expert, context) split, in execution order (a mixture "
+            "of experts: an expert layer, routing uniform); priced alone, before recomputation and overlaps");
+    f.field("outer", s.outer, "", "the embedding, final norm, logits and loss");
+  }
+};
+
 /** One element of `pipeline_stages`: means over the stage's ranks (model parallelism). */
 struct ReportStage {
   std::int64_t stage = 0;
@@ -597,6 +636,7 @@ struct ReportDocument {
   std::optional<ReportReliability> reliability;
   std::optional<ReportStragglers> stragglers;
   std::optional<ReportExpertRouting> expert_routing;
+  std::optional<ReportLayerOps> layer_ops;
   std::vector<ReportRank> ranks;
 
   bool out_of_memory() const { return verdict == Verdict::OutOfMemory; }
@@ -628,6 +668,7 @@ struct ReportDocument {
             "strategy kind parameter_server only: stale gradients (docs/stale-gradients.md)");
     f.field("reliability", s.reliability, "", "scenarios with /reliability (model training)");
     f.field("stragglers", s.stragglers, "", "scenarios with /cluster/stragglers (docs/stragglers.md)");
+    f.field("layer_ops", s.layer_ops, "", "model training of a transformer: each op's price");
     f.field("expert_routing", s.expert_routing, "",
             "a mixture of experts with expert parallelism: each layer's load per expert-parallel rank");
     f.field("ranks", s.ranks, "", "one per rank; empty when out of memory");
