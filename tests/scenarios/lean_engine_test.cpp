@@ -51,12 +51,11 @@ TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
   for (const char* algorithm : {"ring", "tree", "hierarchical"})
     for (const std::string fidelity : {"flows", "analytic"})
       for (const std::string overlap : {"true", "false"}) {
-        const Both r =
-            expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
-                                  {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
-                                   "/strategy/gradient_sync/fidelity=" + fidelity,
-                                   "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false",
-                                   "/strategy/gradient_sync/comm_sms=0"});
+        const Both r = expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
+                                             {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
+                                              "/strategy/gradient_sync/fidelity=" + fidelity,
+                                              "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false",
+                                              "/strategy/gradient_sync/comm_sms=0"});
         const nlohmann::json& lean = r.lean["engine"];
         const nlohmann::json& plain = r.plain["engine"];
         // Every execution is alone on its GPU: all are sleeps; every flow is driven.

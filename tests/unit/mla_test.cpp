@@ -128,6 +128,14 @@ TEST(FirstDenseLayers, FlopsParametersAndActivationsCountEachLayerAsItsKind) {
   EXPECT_DOUBLE_EQ(model.layers_activation_bytes(0, 5, 1, Recomputation::None),
                    3.0 * dense.layer_activation_bytes(1, Recomputation::None) +
                        2.0 * model.layer_activation_bytes(1, Recomputation::None));
+  // Full recomputation rebuilds one layer at a time: the largest kind among the layers asked for.
+  const double dense_bytes = dense.layer_activation_bytes(1, Recomputation::None);
+  const double moe_bytes = model.layer_activation_bytes(1, Recomputation::None);
+  ASSERT_NE(dense_bytes, moe_bytes);
+  EXPECT_DOUBLE_EQ(model.largest_layer_activation_bytes(0, 3, 1, Recomputation::None), dense_bytes);
+  EXPECT_DOUBLE_EQ(model.largest_layer_activation_bytes(3, 58, 1, Recomputation::None), moe_bytes);
+  EXPECT_DOUBLE_EQ(model.largest_layer_activation_bytes(0, 61, 1, Recomputation::None),
+                   std::max(dense_bytes, moe_bytes));
 }
 
 /** DeepSeek-V3 on 2 x 8 H100s, strategy model_parallel `strategy`, 4,096-token sequences. */

@@ -128,11 +128,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     std::vector<char> streams(ranks, 0);
     if (plan.stream_compute_share < 1.0)
       for (std::size_t r = 0; r < ranks; ++r) {
-        const auto& own = plan.ranks[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))].own_steps;
-        streams[r] = std::any_of(own.begin(), own.end(), [](const Step& step) {
-          const auto* c = std::get_if<CollectiveStep>(&step);
-          return c != nullptr && c->stream != 0;
-        });
+        streams[r] = queues_on_stream(plan.ranks[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))].own_steps);
       }
     ctx.compute_alone.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {

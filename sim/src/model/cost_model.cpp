@@ -176,18 +176,15 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
   const GemmShape scores{a.batch_heads, a.query_block(), a.sequence_length, a.head_dim};
   const GemmShape values{a.batch_heads, a.query_block(), a.values(), a.sequence_length};
-  // Each product's flops as the kernel runs it: in proportion to its head dimension (d for the scores, d_v for V).
-  const double d = static_cast<double>(a.head_dim);
-  const double dv = static_cast<double>(a.values());
-  const double on_scores = a.executed_forward_flops() * d / (d + dv);
-  const double on_values = a.executed_forward_flops() * dv / (d + dv);
+  // Forward: each product's flops in proportion to its head dimension (d for the scores, d_v for V). Backward: five
+  // products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ, dK), each a fifth
+  // of kAttentionBackwardWork x the forward's flops.
+  const double all = a.executed_forward_flops();
+  const double scores_share = static_cast<double>(a.head_dim) / static_cast<double>(a.head_dim + a.values());
   const double e_scores = gemm_efficiency(gpu, scores, data_type);
   const double e_values = gemm_efficiency(gpu, values, data_type);
-  // Backward: five products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ,
-  // dK), each a fifth of kAttentionBackwardWork x the forward's flops.
-  const double all = a.executed_forward_flops();
   const double compute = backward ? kAttentionBackwardWork * all * (0.4 / e_scores + 0.6 / e_values) / peak
-                                  : (on_scores / e_scores + on_values / e_values) / peak;
+                                  : all * (scores_share / e_scores + (1.0 - scores_share) / e_values) / peak;
   return std::max(compute, bytes / gpu.achieved_memory_bandwidth()) + gpu.kernel_launch_overhead.value;
 }
 

@@ -30,10 +30,10 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
     parameters = model.parameters();
     m.activations = model.layers_activation_bytes(0, model.config().layers, b, training.recomputation, element) +
                     model.outer_activation_bytes(b, element);
-    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass (the
-    // largest layer's: a MoE layer's when the model has them).
+    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass: the
+    // largest layer's.
     if (training.recomputation == Recomputation::Full)
-      m.activations += model.layer_activation_bytes(b, Recomputation::None, element);
+      m.activations += model.largest_layer_activation_bytes(0, model.config().layers, b, Recomputation::None, element);
   } else {
     const CnnModel model = training.model.cnn();
     parameters = model.parameters();

@@ -525,6 +525,16 @@ double TransformerModel::layers_activation_bytes(std::int64_t first, std::int64_
   return bytes;
 }
 
+double TransformerModel::largest_layer_activation_bytes(std::int64_t first, std::int64_t count,
+                                                        std::int64_t micro_batch, Recomputation recomputation,
+                                                        double bytes_per_element) const {
+  const std::int64_t moe = moe_layers(first, count);
+  double bytes = moe > 0 ? layer_activation_bytes(micro_batch, recomputation, bytes_per_element) : 0.0;
+  if (count > moe)
+    bytes = std::max(bytes, dense_model().layer_activation_bytes(micro_batch, recomputation, bytes_per_element));
+  return bytes;
+}
+
 double TransformerModel::outer_activation_bytes(std::int64_t micro_batch, double bytes_per_element) const {
   const double t = tokens(micro_batch);
   const double h = as_double(config_.hidden);

@@ -354,7 +354,6 @@ class Planner {
     // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
     // CheckpointFunction.backward). Selective recomputation reruns only the attention core, which has no collective.
     const bool full = training_.recomputation == Recomputation::Full;
-    const double mlp_backward = full ? m.backward_time - m.forward_time : m.backward_time;
     const double attention_backward = full ? a.backward_time - a.forward_time : a.backward_time;
     // The attention block's actions: one compute, or with context parallelism the projections, the core around its
     // exchange of keys and values on the context group, and the output projection.
@@ -383,10 +382,17 @@ class Planner {
       attention_backward_actions =
           join({{backward_of(o)}, rerun_core, context_backward(k.backward_time), {backward_of(a)}});
     }
-    const std::vector<Action> rerun =
-        full ? join({attention_forward, reduce, {m.forward_time}, reduce}) : std::vector<Action>{};
-    Unit layer{join({attention_forward, reduce, {m.forward_time}, reduce}),
-               join({rerun, {mlp_backward}, reduce, attention_backward_actions, reduce}), model_.layer_parameters(t)};
+    // A dense layer with MLP `mlp`: the attention block, then the MLP between the tensor collectives; full
+    // recomputation reruns the whole forward before the backward.
+    auto dense_unit = [&](const TrainingUnit& mlp, double parameters) {
+      const std::vector<Action> forward = join({attention_forward, reduce, {mlp.forward_time}, reduce});
+      const double mlp_backward = full ? mlp.backward_time - mlp.forward_time : mlp.backward_time;
+      return Unit{
+          forward,
+          join({full ? forward : std::vector<Action>{}, {mlp_backward}, reduce, attention_backward_actions, reduce}),
+          parameters};
+    };
+    Unit layer = dense_unit(m, model_.layer_parameters(t));
     if (mp_.tp_comm_overlap) {
       const OverlapBlock attention_block = overlap_block(attention, "qkv_projection", "output_projection");
       const OverlapBlock mlp_block = overlap_block(mlp, "mlp_up", "mlp_down");
@@ -405,15 +411,8 @@ class Planner {
         past_norm = past_norm || op.name == "mlp_norm";
         if (past_norm) dense_mlp.push_back(op);
       }
-      const TrainingUnit dm = price_ops("mlp", dense_mlp, gpu, type, training_.recomputation);
-      const std::vector<Action> forward = join({attention_forward, reduce, {dm.forward_time}, reduce});
-      dense_layer = Unit{forward,
-                         join({full ? forward : std::vector<Action>{},
-                               {full ? dm.backward_time - dm.forward_time : dm.backward_time},
-                               reduce,
-                               attention_backward_actions,
-                               reduce}),
-                         dense.layer_parameters(t)};
+      dense_layer =
+          dense_unit(price_ops("mlp", dense_mlp, gpu, type, training_.recomputation), dense.layer_parameters(t));
     }
     // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
     // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their

@@ -84,16 +84,14 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const std::int64_t b = training.micro_batch;
   const double tokens = static_cast<double>(b) * static_cast<double>(c.sequence_length);
   const double h = static_cast<double>(c.hidden);
-  // The stage's mean layer (its dense and MoE layers in proportion; every layer of a model without first dense
-  // layers is the same).
-  auto mean_layer_bytes = [&](Recomputation recomputation) {
-    double sum = 0.0;
+  // A layer's bytes on a tensor rank: the stage's mean layer (its dense and MoE layers in proportion; every layer of
+  // a model without first dense layers is the same), or its largest one.
+  auto layer_bytes = [&](Recomputation recomputation, bool largest = false) {
+    double total = 0.0;
     for (const auto& [first, count] : stage_chunks(model, mp, stage))
-      sum += model.layers_activation_bytes(first, count, b, recomputation, e);
-    return sum / static_cast<double>(layers);
-  };
-  auto layer_bytes = [&](Recomputation recomputation) {
-    const double total = mean_layer_bytes(recomputation);
+      total = largest ? std::max(total, model.largest_layer_activation_bytes(first, count, b, recomputation, e))
+                      : total + model.layers_activation_bytes(first, count, b, recomputation, e);
+    if (!largest) total /= static_cast<double>(layers);
     const double whole =
         recomputation == Recomputation::Full ? total : 4.0 * e * tokens * h + (c.dropout ? 2.0 * tokens * h : 0.0);
     const double replicated = mp.sequence_parallel ? whole / t : whole;
@@ -104,7 +102,8 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
       peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
   // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
   m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
-  if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None);
+  // Under full recomputation one layer at a time rebuilds all its activations: the stage's largest.
+  if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None, true);
   if (stage == mp.pipeline - 1) {
     // The head's fp32 logits (4·s·b·V) are split by vocabulary shard; its input (and the embedding's dropout mask,
     // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.

@@ -324,6 +324,9 @@ class TransformerModel {
   /** layer_activation_bytes summed over `count` layers from `first`, each of its kind (dense or MoE). */
   double layers_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,
                                  Recomputation recomputation, double bytes_per_element = 2.0) const;
+  /** The most layer_activation_bytes of one layer among `count` layers from `first` (dense or MoE). */
+  double largest_layer_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,
+                                        Recomputation recomputation, double bytes_per_element = 2.0) const;
   /** Activation bytes outside the layers: the embedding dropout mask, the final norm's and the logits' inputs, and
    * the fp32 logits kept for the cross-entropy (4·s·b·V). */
   double outer_activation_bytes(std::int64_t micro_batch, double bytes_per_element = 2.0) const;

@@ -79,6 +79,14 @@ using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep, SendStep,
 /** One rank: the GPU it runs on and its program for one iteration, its own or another rank's relabeled. Ranks of a
  * class (the same position in every data-parallel replica of a 3D split) run one shared program: building every
  * rank's copy was most of a production run's time and memory (issue 17). Read a rank's steps with Plan::steps_of. */
+/** Whether `steps` queue a collective on the communication stream (CollectiveStep::stream 1). */
+inline bool queues_on_stream(const std::vector<Step>& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
+    const auto* c = std::get_if<CollectiveStep>(&step);
+    return c != nullptr && c->stream != 0;
+  });
+}
+
 struct RankProgram {
   int gpu = 0;                 ///< global GPU index: node * gpus_per_node + local index
   std::vector<Step> own_steps; ///< its program; empty when it runs rank `like`'s
