@@ -229,8 +229,8 @@ TEST(CollectiveModel, NvlsReducesInTheSwitch) {
   CollectiveStep step;
   step.algorithm = CollectiveAlgorithm::Nvls;
   EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 2u * 8 * 7);
-  step.fidelity = Fidelity::Flows;
-  EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 8u * 7);
+  step.fidelity = Fidelity::Flows; // one flow through the switch per member (nvls_switch_flow)
+  EXPECT_EQ(planned_messages(step, 8, 1, kNvlink), 8u);
 }
 
 TEST(CollectiveModel, NvlsTreeRunsTheSwitchAndTheRailTreesAtOnce) {
@@ -278,12 +278,13 @@ TEST(CollectiveModel, NvlsTreeRunsTheSwitchAndTheRailTreesAtOnce) {
   EXPECT_FALSE(nvls_tree_available(4, 4, h100)); // one member per node: nothing for the switch to reduce
   EXPECT_FALSE(is_supported(CollectiveOp::ReduceScatter, CollectiveAlgorithm::NvlsTree));
   EXPECT_FALSE(protocol_available(CollectiveAlgorithm::NvlsTree, CollectiveProtocol::LL128, h100));
-  // Messages: each node's NVLS pairs, and the 8 rail trees of 4 nodes (4 (m-1) per chunk).
+  // Messages: each node's NVLS traffic (steps: its pairs; flows: one flow per member), and the 8 rail trees of 4
+  // nodes (4 (m-1) per chunk).
   CollectiveStep step;
   step.algorithm = CollectiveAlgorithm::NvlsTree;
   step.bytes = 8'000'000'000;
   step.fidelity = Fidelity::Flows;
-  EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u * 7 + 8u * 4 * 3);
+  EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u + 8u * 4 * 3);
   step.fidelity = Fidelity::Steps;
   EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u * 7 + 8u * 4 * 3 * nvls_tree_chunks(4, 8, 8e9, ndr));
 }

@@ -60,6 +60,16 @@ std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
   return phases;
 }
 
+/** NVLS traffic of one member in one phase as a single flow of all it sends through the NVSwitch (`bytes`, the sum
+ * of nvls_steps' per-pair traffic) to a neighbour in its node. Every member sends one such flow and receives one, so
+ * each GPU's NVLink port carries the same load in each direction as the per-pair traffic of the steps level puts on
+ * it, with n - 1 times fewer flows (a 4096-GPU NVLS-tree all-reduce at `flows` starts 5 flows per member instead of
+ * 11). Under max-min sharing with other traffic on the same port the collective then counts as one flow, as NCCL's
+ * NVLS kernel is one stream of work per channel, not one per peer. */
+Flow nvls_switch_flow(const Group& g, std::uint64_t bytes, int to) {
+  return {to, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency};
+}
+
 /** The flows member `pos` starts in `phase`: one per edge of the algorithm leaving it, carrying what the algorithm
  * sends over that edge in the whole phase. */
 std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
@@ -98,20 +108,16 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
   case CollectiveAlgorithm::Direct:
     for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
     break;
-  case CollectiveAlgorithm::Nvls: // see nvls_steps (step_collectives.cpp)
-    for (int i = 1; i < n; ++i) {
-      const std::uint64_t bytes = nvls_peer_bytes(g, step.bytes, i);
-      flows.push_back({(pos + i) % n, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency});
-    }
+  case CollectiveAlgorithm::Nvls: // see nvls_steps (step_collectives.cpp); nvls_switch_flow for why one flow
+    if (n > 1)
+      flows.push_back(nvls_switch_flow(g, step.bytes + step.bytes / static_cast<std::uint64_t>(n), (pos + 1) % n));
     break;
   case CollectiveAlgorithm::NvlsTree: { // see nvls_tree_steps (step_collectives.cpp): both parts at once
     const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
     const int local = g.local[p];
-    for (int i = 1; i < g.per_node; ++i) {
-      const std::uint64_t bytes = nvls_node_peer_bytes(g, step.bytes, i);
-      flows.push_back({mine[static_cast<std::size_t>((local + i) % g.per_node)], bytes,
-                       static_cast<double>(bytes) / g.links.nvls_efficiency});
-    }
+    if (g.per_node > 1)
+      flows.push_back(nvls_switch_flow(g, step.bytes + step.bytes / static_cast<std::uint64_t>(g.per_node),
+                                       mine[static_cast<std::size_t>((local + 1) % g.per_node)]));
     if (g.rail_tree) {
       const auto node = static_cast<std::size_t>(g.node[p]);
       const std::uint64_t share = rail_share(g, step.bytes, pos);

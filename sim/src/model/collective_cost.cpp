@@ -303,17 +303,18 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
   }
   case CollectiveAlgorithm::Direct:
     return un * (un - 1);
-  case CollectiveAlgorithm::Nvls:
-    return (steps ? 2 : 1) * un * (un - 1);
+  case CollectiveAlgorithm::Nvls: // flows: one flow through the switch per member (nvls_switch_flow)
+    return steps ? 2 * un * (un - 1) : un;
   case CollectiveAlgorithm::NvlsTree: {
-    // Each node's NVLS traffic (g-1 per member, one round) and g rail trees of m nodes (the tree's 4(m-1)k).
+    // Each node's NVLS traffic (steps: g-1 per member, one round; flows: one per member) and g rail trees of m
+    // nodes (the tree's 4(m-1)k).
     const auto m = static_cast<std::uint64_t>(std::max(nodes, 1));
     const std::uint64_t g = un / m;
     const std::uint64_t rail_k = steps
                                      ? nvls_tree_chunks(static_cast<int>(m), static_cast<int>(g),
                                                         std::ceil(static_cast<double>(step.bytes) * wire_factor), link)
                                      : 1;
-    return un * (g - 1) + g * 4 * (m - 1) * rail_k;
+    return (steps ? un * (g - 1) : (g > 1 ? un : 0)) + g * 4 * (m - 1) * rail_k;
   }
   }
   return 0;
