@@ -47,8 +47,9 @@ Both expect_same_both_ways(const std::string& scenario, const std::vector<std::s
 
 TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
   // 64 H200s on a fat-tree: gradient buckets overlapping the backward pass (passive streams) or after it (the
-  // program's own actor, members driving), every algorithm, flows and analytic, folded or not.
-  for (const char* algorithm : {"ring", "tree", "hierarchical"})
+  // program's own actor, members driving), every algorithm (NVLS-tree: one switch flow per member beside the rail
+  // trees' edges), flows and analytic, folded or not.
+  for (const char* algorithm : {"ring", "tree", "hierarchical", "nvls_tree"})
     for (const std::string fidelity : {"flows", "analytic"})
       for (const std::string overlap : {"true", "false"}) {
         const Both r = expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",

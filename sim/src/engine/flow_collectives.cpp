@@ -198,9 +198,10 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
   case CollectiveAlgorithm::Hierarchical:
     return 1;
   case CollectiveAlgorithm::Direct:
-  case CollectiveAlgorithm::Nvls:
     return g.size - 1;
-  case CollectiveAlgorithm::NvlsTree: // the node's peers, and every rail-tree edge runs both ways
+  case CollectiveAlgorithm::Nvls: // one flow through the switch from a neighbour (nvls_switch_flow)
+    return g.size > 1 ? 1 : 0;
+  case CollectiveAlgorithm::NvlsTree: // the switch flow, and every rail-tree edge runs both ways
     return static_cast<int>(member_flows(g, step, phase, pos).size());
   }
   return 0;
@@ -364,11 +365,10 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
     return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
   case CollectiveAlgorithm::Direct:
     return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
-  case CollectiveAlgorithm::Nvls:
-    return nvls_peer_bytes(g, step.bytes, g.size - 1) >= 1; // the last peer's share is the smallest
-  case CollectiveAlgorithm::NvlsTree:                       // each tree carries half of a member's share
-    return step.bytes >= 2 * static_cast<std::uint64_t>(g.per_node) &&
-           (g.per_node < 2 || nvls_node_peer_bytes(g, step.bytes, g.per_node - 1) >= 1);
+  case CollectiveAlgorithm::Nvls:                            // the switch flow carries bytes (1 + 1/n)
+    return step.bytes >= 1;
+  case CollectiveAlgorithm::NvlsTree: // each tree carries half of a member's share
+    return step.bytes >= 2 * static_cast<std::uint64_t>(g.per_node);
   }
   return false;
 }
@@ -377,8 +377,8 @@ int members_per_driver(const Group& g, const CollectiveStep& step) {
   int flows = 1; // hierarchical, broadcast: one edge leaves each member
   if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
   if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
-  if (step.algorithm == CollectiveAlgorithm::Direct || step.algorithm == CollectiveAlgorithm::Nvls) flows = g.size - 1;
-  if (step.algorithm == CollectiveAlgorithm::NvlsTree) flows = g.per_node - 1 + 6;
+  if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
+  if (step.algorithm == CollectiveAlgorithm::NvlsTree) flows = 1 + 6; // the switch flow and the rail trees' edges
   return std::max(1, kFlowsPerDriver / flows);
 }
 
