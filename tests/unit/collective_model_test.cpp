@@ -42,6 +42,29 @@ TEST(CollectiveModel, RingBusBandwidthIsTheLinkBandwidthWithoutLatency) {
   }
 }
 
+TEST(CollectiveModel, SkewedAllToAllIsPacedByItsBusiestPortOrNode) {
+  const TwoLevelCost links{kNvlink, kNet, 1};
+  const double s = 1e9;
+  // Every weight 1: the uniform direct all-to-all's closed form, on one node and on 4 nodes of 8.
+  std::vector<int> one_node(8, 0);
+  EXPECT_DOUBLE_EQ(skewed_all_to_all_time(s, std::vector<double>(8, 1.0), one_node, links),
+                   collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, s, 8, 1, links));
+  std::vector<int> four_nodes;
+  for (int p = 0; p < 32; ++p) four_nodes.push_back(p / 8);
+  EXPECT_DOUBLE_EQ(skewed_all_to_all_time(s, std::vector<double>(32, 1.0), four_nodes, links),
+                   collective_time(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, s, 8, 4, links));
+  // One node of 4, loads 2, 1, 0.5, 0.5: the busiest member receives 3 chunks at twice the share (the dispatch) or
+  // sends them (the combine), more than any port's other direction (the others send W - w_p <= 3.5 chunks).
+  const std::vector<double> w{2.0, 1.0, 0.5, 0.5};
+  EXPECT_DOUBLE_EQ(skewed_all_to_all_time(s, w, {0, 0, 0, 0}, links),
+                   kNvlink.latency + 3 * 2.0 * (s / 4) / kNvlink.bandwidth);
+  // Two nodes of 2, the loaded pair on node 0 (W_0 = 3 of 4): its NIC takes (n - g) W_0 = 6 chunks in, and sends
+  // g (W - W_0) = 2; node 1's takes 2 in and sends 6.
+  EXPECT_DOUBLE_EQ(
+      skewed_all_to_all_time(s, w, {0, 0, 1, 1}, links),
+      std::max(kNvlink.latency + 2.0 * (s / 4) / kNvlink.bandwidth, kNet.latency + 6.0 * (s / 4) / kNet.bandwidth));
+}
+
 TEST(CollectiveModel, DoubleBinaryTreeMatchesNccl) {
   const DoubleBinaryTree t = double_binary_tree(8);
   // ncclGetBtree(8): 0 -> 4; 4 -> 2, 6; 2 -> 1, 3; 6 -> 5, 7.

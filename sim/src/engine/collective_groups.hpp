@@ -95,6 +95,8 @@ struct RunContext::CollectiveGroups {
     /** Analytic all-to-all: seconds per byte (of a member's buffer) on the busiest switch uplink, 0 when no uplink
      * is on the members' routes (collectives.cpp, all_to_all_uplink). */
     double all_to_all_uplink = 0.0;
+    /** The plan's skewed all-to-alls (Plan::all_to_all_skews), which a step names by CollectiveStep::root. */
+    const std::vector<AllToAllSkew>* skews = nullptr;
     TwoLevelCost links; ///< slowest intra-node and inter-node paths between members, network ports per node
     LinkCost slowest;   ///< the slower of the two (pipeline chunks, flow latencies)
   };
@@ -124,6 +126,23 @@ inline int ring_next(const CollectiveGroup& g, int c, int pos) {
 inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
   const auto un = static_cast<std::uint64_t>(n);
   return bytes / un + (static_cast<std::uint64_t>(i) < bytes % un ? 1 : 0);
+}
+
+/** The weights of a skewed all-to-all step (CollectiveStep::root), or none: every destination gets the same share. */
+inline const AllToAllSkew* a2a_skew(const CollectiveGroup& g, const CollectiveStep& step) {
+  if (step.op != CollectiveOp::AllToAll || step.root <= 0 || g.skews == nullptr) return nullptr;
+  return &g.skews->at(static_cast<std::size_t>(step.root - 1));
+}
+
+/** What member `from` sends member `to` in a direct all-to-all: its chunk for `to`, times the destination's weight
+ * (dispatch) or its own (combine) when the step is skewed. The steps, the flows and the accounting all use it, so the
+ * bytes sent are the bytes received. */
+inline std::uint64_t a2a_bytes(const CollectiveGroup& g, const CollectiveStep& step, int from, int to) {
+  const std::uint64_t c = chunk(step.bytes, g.size, to);
+  const AllToAllSkew* skew = a2a_skew(g, step);
+  if (skew == nullptr) return c;
+  const double w = skew->weight.at(static_cast<std::size_t>(skew->by_source ? from : to));
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(c) * w));
 }
 
 /** NVLS as per-pair traffic (nvls_steps): what a member sends to its i-th peer (i = 1 .. n-1) of its bytes

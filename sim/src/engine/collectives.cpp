@@ -258,6 +258,7 @@ void prepare_collectives(RunContext& ctx) {
       if (g.channels > 1) make_rings(g);
     }
     if (needs[gi].analytic_a2a) g.all_to_all_uplink = all_to_all_uplink(g, gpus, ctx.platform);
+    g.skews = &ctx.plan.all_to_all_skews;
     if (needs[gi].tree) g.tree = double_binary_tree(g.size);
     const auto steps_needed = [&](bool flag) { return flag && g.size > 1; };
     if (steps_needed(needs[gi].ring)) g.ring_in = mailboxes(gi, "ring", g.channels * g.size);

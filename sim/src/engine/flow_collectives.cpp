@@ -106,7 +106,7 @@ std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowP
     break;
   }
   case CollectiveAlgorithm::Direct:
-    for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, chunk(step.bytes, n, (pos + i) % n)});
+    for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, a2a_bytes(g, step, pos, (pos + i) % n)});
     break;
   case CollectiveAlgorithm::Nvls: // see nvls_steps (step_collectives.cpp); nvls_switch_flow for why one flow
     if (n > 1)
@@ -332,7 +332,12 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
       s.received = s.sent;
     break;
   case CollectiveAlgorithm::Direct:
-    s.received = static_cast<std::uint64_t>(g.size - 1) * chunk(step.bytes, g.size, pos);
+    if (a2a_skew(g, step) == nullptr) {
+      s.received = static_cast<std::uint64_t>(g.size - 1) * chunk(step.bytes, g.size, pos);
+    } else {
+      for (int from = 0; from < g.size; ++from)
+        if (from != pos) s.received += a2a_bytes(g, step, from, pos);
+    }
     break;
   default:
     s.received = s.sent; // every tree and hierarchical edge is matched by one of the same size coming back
@@ -347,9 +352,25 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
                                   protocol_latency(g, step)
                             : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes),
                                               g.size, g.per_node, static_cast<int>(g.members.size()), g.links);
-  if (step.algorithm != CollectiveAlgorithm::Direct || g.all_to_all_uplink <= 0.0) return closed;
+  if (step.algorithm != CollectiveAlgorithm::Direct) return closed;
+  const AllToAllSkew* skew = a2a_skew(g, step);
+  // A skewed all-to-all: its busiest port or node (skewed_all_to_all_time); a switch uplink then carries up to the
+  // busiest node's mean weight times what it carries uniformly (an upper bound: the uplink's nodes are not all the
+  // busiest).
+  double uplink_scale = 1.0;
+  double time = closed;
+  if (skew != nullptr) {
+    time = skewed_all_to_all_time(wire_bytes(g, step, static_cast<double>(step.bytes)), skew->weight, g.node, g.links) +
+           protocol_latency(g, step);
+    for (const auto& mine : g.members) {
+      double w = 0.0;
+      for (const int p : mine) w += skew->weight.at(static_cast<std::size_t>(p));
+      uplink_scale = std::max(uplink_scale, w / static_cast<double>(mine.size()));
+    }
+  }
+  if (g.all_to_all_uplink <= 0.0) return time;
   // An all-to-all also takes as long as its busiest switch uplink needs (all_to_all_uplink), after one crossing.
-  return std::max(closed, g.links.inter.latency + g.all_to_all_uplink * static_cast<double>(step.bytes));
+  return std::max(time, g.links.inter.latency + g.all_to_all_uplink * uplink_scale * static_cast<double>(step.bytes));
 }
 
 /** Whether every flow of a flows collective carries a byte at least: a two-host execution needs one (a message of
@@ -363,9 +384,14 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
   case CollectiveAlgorithm::Hierarchical:
     // the inter-node ring carries bytes / per_node; the intra-node one bytes - bytes / per_node
     return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
-  case CollectiveAlgorithm::Direct:
-    return step.bytes >= static_cast<std::uint64_t>(g.size); // every peer gets a chunk
-  case CollectiveAlgorithm::Nvls:                            // the switch flow carries bytes (1 + 1/n)
+  case CollectiveAlgorithm::Direct: { // every peer gets a chunk (of a skewed one: a byte at its weight)
+    if (step.bytes < static_cast<std::uint64_t>(g.size)) return false;
+    const AllToAllSkew* skew = a2a_skew(g, step);
+    if (skew == nullptr) return true;
+    const double least = *std::min_element(skew->weight.begin(), skew->weight.end());
+    return std::llround(static_cast<double>(step.bytes / static_cast<std::uint64_t>(g.size)) * least) >= 1;
+  }
+  case CollectiveAlgorithm::Nvls: // the switch flow carries bytes (1 + 1/n)
     return step.bytes >= 1;
   case CollectiveAlgorithm::NvlsTree: // each tree carries half of a member's share
     return step.bytes >= 2 * static_cast<std::uint64_t>(g.per_node);

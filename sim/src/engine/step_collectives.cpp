@@ -256,7 +256,7 @@ void all_to_all_steps(StepTransfers& x, Group& g, const CollectiveStep& step, in
   const std::size_t parity = g.a2a_begun[p]++ & 1;
   for (int i = 1; i < g.size; ++i) {
     const int q = (pos + i) % g.size; // staggered, so no rank is everyone's first target
-    x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], chunk(step.bytes, g.size, q));
+    x.send(g.a2a_in[parity][static_cast<std::size_t>(q)], a2a_bytes(g, step, pos, q));
     x.receive(g.a2a_in[parity][p]);
   }
   x.wait();

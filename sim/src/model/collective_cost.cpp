@@ -132,6 +132,43 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
 
 } // namespace
 
+double skewed_all_to_all_time(double bytes, const std::vector<double>& weight, const std::vector<int>& node_of,
+                              const TwoLevelCost& links) {
+  const std::size_t n = weight.size();
+  PARTSIM_CHECK(node_of.size() == n) << "skewed all-to-all: " << n << " weights for " << node_of.size() << " members";
+  if (n < 2) return 0.0;
+  const double c = bytes / static_cast<double>(n);
+  int nodes = 0;
+  for (const int k : node_of) nodes = std::max(nodes, k + 1);
+  std::vector<double> node_weight(static_cast<std::size_t>(nodes), 0.0);
+  std::vector<int> node_members(static_cast<std::size_t>(nodes), 0);
+  double total = 0.0;
+  for (std::size_t p = 0; p < n; ++p) {
+    node_weight[static_cast<std::size_t>(node_of[p])] += weight[p];
+    ++node_members[static_cast<std::size_t>(node_of[p])];
+    total += weight[p];
+  }
+  double t = 0.0;
+  double port = 0.0; // chunks on the busiest member's intra-node port
+  for (std::size_t p = 0; p < n; ++p) {
+    const auto k = static_cast<std::size_t>(node_of[p]);
+    if (node_members[k] > 1)
+      port = std::max(port, std::max((node_members[k] - 1) * weight[p], node_weight[k] - weight[p]));
+  }
+  if (port > 0.0) t = links.intra.latency + port * c / links.intra.bandwidth;
+  if (nodes > 1) {
+    double node_time = 0.0;
+    for (std::size_t k = 0; k < node_weight.size(); ++k) {
+      const double g = node_members[k];
+      const double chunks = std::max(g * (total - node_weight[k]), (static_cast<double>(n) - g) * node_weight[k]);
+      const double ports = std::clamp(links.ports_per_node, 1, node_members[k]);
+      node_time = std::max(node_time, chunks * c / (ports * links.inter.bandwidth));
+    }
+    t = std::max(t, links.inter.latency + node_time);
+  }
+  return t;
+}
+
 double nvls_time(double bytes, int n, const TwoLevelCost& links) {
   if (n < 2) return 0.0;
   const double nd = n;

@@ -31,6 +31,7 @@ struct TensorCollective {
   CollectiveOp op = CollectiveOp::AllReduce;
   std::uint64_t bytes = 0;
   CommKind kind = CommKind::Tensor;
+  std::int32_t skew = 0; ///< an all-to-all: 1 + its weights in Plan::all_to_all_skews, 0 when uniform
 };
 
 /** The routed experts' compute of a mixture-of-experts layer, forward or backward, which depends on the rank's share
@@ -428,9 +429,17 @@ class Planner {
     const double k = static_cast<double>(c.experts.top_k);
     const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
     const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
-    const std::vector<Action> all_to_all =
-        mp_.expert > 1 ? std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert}}
-                       : std::vector<Action>{};
+    // A layer's dispatch (each rank's copies to the experts' ranks, in proportion to their load) and combine (each
+    // expert rank returning what it received); backward, the combine's gradients go the dispatch's way and the
+    // dispatch's the combine's, so the first all-to-all of either pass is weighted by destination, the second by
+    // source. Uniform routing: one all-to-all for both.
+    if (moe()) price_experts(gpu, type);
+    auto all_to_all = [&](std::int32_t index, bool combine) {
+      if (mp_.expert <= 1) return std::vector<Action>{};
+      const auto skew = layer_skew_.find(index);
+      const std::int32_t id = skew == layer_skew_.end() ? 0 : skew->second + (combine ? 1 : 0);
+      return std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert, id}};
+    };
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
     const std::vector<Action> gather_next =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
@@ -438,18 +447,18 @@ class Planner {
       const std::vector<Action> forward = join({{a.forward_time},
                                                 scatter,
                                                 {before.forward_time},
-                                                all_to_all,
+                                                all_to_all(index, false),
                                                 {ExpertWork{index}},
-                                                all_to_all,
+                                                all_to_all(index, true),
                                                 {after.forward_time},
                                                 gather_next});
       const double before_backward = full ? before.backward_time - before.forward_time : before.backward_time;
       const double after_backward = full ? after.backward_time - after.forward_time : after.backward_time;
       const std::vector<Action> backward = join({full ? forward : std::vector<Action>{},
                                                  {after_backward},
-                                                 all_to_all,
+                                                 all_to_all(index, false),
                                                  {ExpertWork{index, false}},
-                                                 all_to_all,
+                                                 all_to_all(index, true),
                                                  {before_backward},
                                                  gather_next,
                                                  {attention_backward},
@@ -485,7 +494,6 @@ class Planner {
         units.push_back(!moe() ? layer : model_.moe_layer(index) ? moe_layer(index) : dense_layer);
       if (vs == chunks_ - 1) units.push_back(head_unit);
     }
-    if (moe()) price_experts(gpu, type);
   }
 
   bool moe() const { return model_.config().experts.moe(); }
@@ -591,11 +599,19 @@ class Planner {
     };
     expert_times_.assign(static_cast<std::size_t>(c.layers), {});
     routing_.clear();
+    skews_.clear();
+    layer_skew_.clear();
     for (std::int64_t l = 0; l < c.layers; ++l) {
       if (!model_.moe_layer(l)) continue; // a first dense layer: no experts, no routing
       routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
-      for (const double load : routing_.back().rank_load)
-        expert_times_[static_cast<std::size_t>(l)].push_back(price(load));
+      const std::vector<double>& load = routing_.back().rank_load;
+      for (const double x : load) expert_times_[static_cast<std::size_t>(l)].push_back(price(x));
+      // A layer whose ranks' loads differ sends them its tokens in that proportion: its dispatch and combine.
+      if (mp_.expert > 1 && std::any_of(load.begin(), load.end(), [](double x) { return std::abs(x - 1.0) > 1e-12; })) {
+        layer_skew_[static_cast<std::int32_t>(l)] = static_cast<std::int32_t>(skews_.size()) + 1;
+        skews_.push_back(AllToAllSkew{load, false});
+        skews_.push_back(AllToAllSkew{load, true});
+      }
     }
   }
 
@@ -765,6 +781,7 @@ class Planner {
       choice.protocol.reset();
     }
     steps.emplace_back(collective(c.op, c.bytes, group, choice, c.kind, 0));
+    if (c.op == CollectiveOp::AllToAll) std::get<CollectiveStep>(steps.back()).root = c.skew;
   }
 
   /** Gradient synchronisation of `bytes` on the data group: all-reduce, or reduce-scatter under ZeRO. */
@@ -1103,7 +1120,10 @@ class Planner {
     plan.pipeline_stages = mp_.pipeline;
     plan.expert_parallel = moe() && mp_.expert > 1;
     plan.context_parallel = mp_.context > 1;
-    if (plan.expert_parallel) plan.expert_routing = routing_;
+    if (plan.expert_parallel) {
+      plan.expert_routing = routing_;
+      plan.all_to_all_skews = skews_;
+    }
     for (int s = 0; s < mp_.pipeline; ++s)
       plan.stage_memory.push_back(model_parallel_memory(training_, mp_, cluster_.gpu, s));
     plan.memory = model_parallel_peak_memory(training_, mp_, cluster_.gpu);
@@ -1184,6 +1204,8 @@ class Planner {
   std::map<std::tuple<int, int, int>, int> expert_group_;  ///< (tensor, pipeline, data / expert) -> group
   std::map<std::tuple<int, int, int>, int> expert_data_group_; ///< (tensor, pipeline, data % expert) -> group
   std::vector<LayerRouting> routing_;                          ///< per layer (mixture of experts)
+  std::vector<AllToAllSkew> skews_;                            ///< skewed layers' dispatch and combine
+  std::map<std::int32_t, std::int32_t> layer_skew_;            ///< skewed layer -> 1 + its dispatch's index in skews_
   /** Per layer, per position in the expert group: the routed experts' forward and backward time (s). */
   std::vector<std::vector<std::pair<double, double>>> expert_times_;
   std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its last expert gradient collectives

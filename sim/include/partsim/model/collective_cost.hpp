@@ -123,6 +123,17 @@ struct TwoLevelCost {
   double ll_max_intra = 0.0;
 };
 
+/** Time of a direct all-to-all of `bytes` per member over the members of `node_of` (each member's node index), in
+ * which member p sends member q (bytes / n) times weight[q] (`by_source` false: a mixture of experts' dispatch, the
+ * tokens going to each expert rank in proportion to its load) or times weight[p] (`by_source` true: the combine).
+ * Inside a node a member's port carries max((g_k - 1) w_p, W_k - w_p) chunks one way or the other (W_k: the node's
+ * weight, g_k its members); between nodes a node's NICs carry max(g_k (W - W_k), (n - g_k) W_k) chunks (W: the
+ * group's), over min(ports_per_node, g_k) ports. The busiest port or node sets the time, after one latency: with
+ * every weight 1 it is the uniform direct all-to-all's closed form. The form is the same both ways: the dispatch's
+ * busiest receiver is the combine's busiest sender. */
+double skewed_all_to_all_time(double bytes, const std::vector<double>& weight, const std::vector<int>& node_of,
+                              const TwoLevelCost& links);
+
 /** Time of an NVLS all-reduce of `bytes` over n members of one node: each member sends its whole buffer into the
  * switch, which reduces it, and gets back the reduced 1/n it owns (multimem load-reduce); it then writes that 1/n
  * once and the switch multicasts it to every member (multimem store). Pipelined, each GPU port carries

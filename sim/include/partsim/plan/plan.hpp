@@ -42,7 +42,9 @@ struct CollectiveStep {
   Fidelity fidelity = Fidelity::Steps;
   CommKind kind = CommKind::Data;
   std::uint64_t bytes = 0;
-  int root = 0;                                             ///< broadcast: the root's position in the group
+  /** Broadcast: the root's position in the group. All-to-all: 0 when every destination gets the same share, else
+   * 1 + the index of its per-member weights in Plan::all_to_all_skews (skewed expert routing). */
+  int root = 0;
   std::int8_t stream = 0;                                   ///< 0: blocking; 1: the communication stream
   CollectiveProtocol protocol = CollectiveProtocol::Simple; ///< NCCL's protocol (the choice's, or `auto`'s)
   /** Rings of a ring across nodes as the scenario asks (0: one per NIC, ring_channels); at most 64. */
@@ -198,6 +200,16 @@ struct SplitSummary {
   double preprocessing = 0.0; ///< s on the coordinator
 };
 
+/** The per-member weights of a skewed all-to-all (the dispatch and combine of a mixture of experts whose routing is
+ * not uniform): member p sends member q its chunk for q, (bytes / n), times weight[q] (`by_source` false: the
+ * dispatch, tokens sent to the experts' ranks in proportion to their load) or times weight[p] (`by_source` true: the
+ * combine, each expert rank returning what it received). Weights are relative to the uniform share (1: the
+ * uniform all-to-all; LayerRouting::rank_load). */
+struct AllToAllSkew {
+  std::vector<double> weight; ///< by position in the group
+  bool by_source = false;
+};
+
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
@@ -230,7 +242,8 @@ struct Plan {
   /** A mixture of experts with expert parallelism: each layer's routing over the expert-parallel group (its ranks'
    * loads, the dropped share), as the planner priced the experts' compute. */
   std::vector<LayerRouting> expert_routing;
-  std::vector<MemoryBreakdown> stage_memory; ///< per pipeline stage
+  std::vector<AllToAllSkew> all_to_all_skews; ///< skewed all-to-alls' weights (CollectiveStep::root)
+  std::vector<MemoryBreakdown> stage_memory;  ///< per pipeline stage
 
   /** The rank whose program `rank` runs (itself or RankProgram::like). */
   int owner(int rank) const {
