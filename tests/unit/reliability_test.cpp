@@ -8,6 +8,7 @@
 
 #include "test_support.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -267,6 +268,12 @@ TEST(ReliabilityScenario, BadInputNamesFileAndPointer) {
       {{{"checkpoint", {{"storage_bandwidth", 0}}}}, "/reliability/checkpoint/storage_bandwidth"},
       {{{"checkpoint", {{"mod", "async"}}}}, "/reliability/checkpoint/mod"},
       {{{"iteration", 5}}, "/reliability/iteration"},
+      {{{"inject", {{"at", "1ms"}}}}, "/reliability/inject"},
+      {{{"inject", {{"gpu", 1}, {"node", 0}, {"at", "1ms"}}}}, "/reliability/inject"},
+      {{{"inject", {{"gpu", 1000}, {"at", "1ms"}}}}, "/reliability/inject/gpu"},
+      {{{"inject", {{"node", 1000}, {"at", "1ms"}}}}, "/reliability/inject/node"},
+      {{{"inject", {{"gpu", 1}, {"at", 0}}}}, "/reliability/inject/at"},
+      {{{"inject", {{"gpu", 1}}}}, "/reliability/inject/at"},
   };
   for (const auto& [section, pointer] : cases) {
     json doc = training_scenario();
@@ -366,6 +373,85 @@ TEST(ReliabilityReport, ElasticOnTheSeedNineRunLosesLessThanRestart) {
   EXPECT_GT(elastic["reliability"]["degraded_s"].get<double>(), 0.0);
   EXPECT_FALSE(restart["reliability"].contains("degraded_s"));
   EXPECT_GT(elastic["reliability"]["goodput"].get<double>(), restart["reliability"]["goodput"].get<double>());
+}
+
+/** Llama-3 8B data-parallel on 64 H200s (8 nodes), one GPU or node failing `at` into the iteration. */
+json injected_run(const std::string& inject, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> sets{"/reliability={\"iterations\":10,\"inject\":" + inject + "}",
+                                "/strategy/gradient_sync/fidelity=\"flows\""};
+  sets.insert(sets.end(), more.begin(), more.end());
+  return test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json", sets);
+}
+
+TEST(InjectedFailure, TurnsTheGpuOffInSimGridAndTheJobStopsAtDetection) {
+  // GPU 5 fails while the gradient all-reduces run after the backward pass (overlap off: the ranks' own actors run
+  // them; the 34 buckets take the ~98 ms before the optimizer step, which ends the iteration). Its rank's actor ends
+  // with its host; the ranks whose flows ran to or from it see them fail (SimGrid's network failure), the others wait
+  // on a peer that will never come until the detection time stops the job. Every rank is one of failed, noticed,
+  // hung or finished; no deadlock is reported; the clean iteration's report is the run's without inject.
+  const std::vector<std::string> no_overlap{"/strategy/gradient_sync/overlap=false"};
+  const json plain = test::run_scenario_json(
+      "llama3-8b-dp-64xh200-fat-tree.json",
+      {"/reliability={\"iterations\":10}", "/strategy/gradient_sync/fidelity=\"flows\"", no_overlap[0]});
+  const double makespan = plain["summary"]["makespan_s"].get<double>();
+  const double at = makespan - 0.085; // inside the all-reduces
+  const std::vector<std::string> sets{"/reliability/recovery={\"detection_time\":30}", no_overlap[0]};
+  json run = injected_run(fmt::format(R"({{"gpu":5,"at":{}}})", at), sets);
+  ASSERT_TRUE(run["reliability"].contains("injected")) << run.dump().substr(0, 400);
+  const json x = run["reliability"]["injected"];
+  EXPECT_TRUE(x["fired"].get<bool>());
+  EXPECT_EQ(x["what"], "GPU 5");
+  EXPECT_DOUBLE_EQ(x["at_s"].get<double>(), at);
+  EXPECT_DOUBLE_EQ(x["stopped_at_s"].get<double>(), at + 30);
+  EXPECT_EQ(x["failed_ranks"], json::array({5}));
+  EXPECT_GE(x["noticed_ranks"].get<int>(), 1);
+  EXPECT_EQ(x["failed_ranks"].size() + x["noticed_ranks"].get<std::size_t>() + x["hung_ranks"].get<std::size_t>() +
+                x["finished_ranks"].get<std::size_t>(),
+            64u);
+  EXPECT_EQ(x["finished_ranks"], 0); // the gradient all-reduce joins every rank: none can finish without GPU 5
+  std::int64_t running = 0;
+  for (const json& a : x["running_at_failure"]) running += a["ranks"].get<std::int64_t>();
+  EXPECT_EQ(running, 64);
+  EXPECT_EQ(x["running_at_failure"][0]["activity"], "all_reduce (data, 64 ranks)");
+  EXPECT_EQ(x["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
+  for (const json& n : x["noticed"]) {
+    EXPECT_GE(n["at_s"].get<double>(), at);
+    EXPECT_LE(n["at_s"].get<double>(), at + 30);
+  }
+  EXPECT_DOUBLE_EQ(x["lost_gpu_seconds"].get<double>(), 64 * (at + 30));
+  const json& r = run["reliability"];
+  EXPECT_DOUBLE_EQ(x["training_again_at_s"].get<double>(), at + r["recovery_per_failure_s"].get<double>());
+  EXPECT_DOUBLE_EQ(x["iteration_done_at_s"].get<double>(),
+                   x["training_again_at_s"].get<double>() + r["iteration_time_s"].get<double>());
+  // The clean iteration is the plain run's, to the bit; and the same seed gives the same outcome.
+  EXPECT_EQ(run["summary"].dump(), plain["summary"].dump());
+  EXPECT_EQ(run["ranks"].dump(), plain["ranks"].dump());
+  EXPECT_EQ(injected_run(fmt::format(R"({{"gpu":5,"at":{}}})", at), sets).dump(), run.dump());
+}
+
+TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
+  const json late = injected_run(R"({"gpu":5,"at":1000})");
+  EXPECT_FALSE(late["reliability"]["injected"]["fired"].get<bool>());
+  EXPECT_EQ(late["reliability"]["injected"]["finished_ranks"], 64);
+  const json node = injected_run(R"({"node":1,"at":0.01})");
+  const json x = node["reliability"]["injected"];
+  EXPECT_TRUE(x["fired"].get<bool>());
+  EXPECT_EQ(x["what"], "node 1 (GPUs 8 to 15)");
+  EXPECT_EQ(x["failed_ranks"], json::array({8, 9, 10, 11, 12, 13, 14, 15}));
+  // Every message simulated (steps), during the all-reduces: a message to or from GPU 5 fails under its sender or
+  // receiver.
+  const json plain =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {"/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const double at = plain["summary"]["makespan_s"].get<double>() - 0.085;
+  const json steps =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{"gpu":5,"at":{}}}}})", at),
+                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const json s = steps["reliability"]["injected"];
+  EXPECT_TRUE(s["fired"].get<bool>());
+  EXPECT_GE(s["noticed_ranks"].get<int>(), 1);
+  EXPECT_EQ(s["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
 }
 
 } // namespace

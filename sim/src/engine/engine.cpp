@@ -4,6 +4,7 @@
 #include "collectives.hpp"
 #include "coordinator.hpp"
 #include "dispatch.hpp"
+#include "failure_injection.hpp"
 #include "folding.hpp"
 #include "partsim/common/error.hpp"
 #include "partsim/plan/strategy.hpp"
@@ -11,6 +12,7 @@
 #include "program.hpp"
 #include "run_context.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -41,14 +43,26 @@ void run_rank(RunContext& ctx, int rank) {
   RankTimeline& timeline = ctx.result.ranks[static_cast<std::size_t>(rank)];
   const std::vector<Step>& steps = ctx.steps(rank);
   engine::prepare_receiver(ctx, rank);
-  for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
-    ctx.begin_iteration(rank, it);
-    for (const Step& step : steps) {
-      engine::run_step(ctx, rank, timeline, step);
+  const auto r = static_cast<std::size_t>(rank);
+  const bool injecting = !ctx.running.empty();
+  try {
+    for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
+      ctx.begin_iteration(rank, it);
+      for (const Step& step : steps) {
+        if (injecting) ctx.running[r] = &step;
+        engine::run_step(ctx, rank, timeline, step);
+      }
+      ctx.end_iteration(it, sg4::Engine::get_clock());
     }
-    ctx.end_iteration(it, sg4::Engine::get_clock());
+    engine::close_stream(ctx, rank, timeline);
+  } catch (const simgrid::Exception&) {
+    // An injected failure turned a peer's GPU off under a transfer: the rank stops here (NCCL's watchdog would
+    // abort it); the job stops the rest at its detection time.
+    if (!injecting) throw;
+    engine::notice_failure(ctx, rank, ctx.running[r], false);
+    return;
   }
-  engine::close_stream(ctx, rank, timeline);
+  if (injecting) ctx.failure_state[r] = RunContext::kFinished;
   timeline.finish = sg4::Engine::get_clock();
 }
 
@@ -84,7 +98,19 @@ std::string simgrid_version() {
 }
 
 RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptions& options) {
-  xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
+  // An injected failure runs first, on an engine of its own in a child process; this one runs the clean iteration.
+  const FailureInjection* injection =
+      scenario.reliability && scenario.reliability->inject ? &*scenario.reliability->inject : nullptr;
+  std::optional<InjectedFailureOutcome> injected;
+  if (injection != nullptr && !std::holds_alternative<ProgramRun>(plan.mode))
+    throw InputError(scenario.source, "/reliability/inject",
+                     "an injected failure runs in a strategy of fixed programs; this one dispatches or coordinates "
+                     "work at run time");
+  if (injection != nullptr && !options.injecting)
+    injected = engine::simulate_injection_in_child(scenario, plan, options);
+  const bool injecting = injection != nullptr && options.injecting;
+  xbt_log_control_set(injecting ? "root.thresh:critical xbt_cfg.thresh:warning"
+                                : "root.thresh:warning xbt_cfg.thresh:warning");
   // Not destroyed here: that frees every host, link, mailbox and actor one by one (0.4 s of a 1.2 s run at 16,384
   // GPUs). SimGrid's exit handler does it at process exit, which the partsim CLI skips (_Exit once its output is
   // written). SimGrid 3.32 allows one engine per process anyway.
@@ -151,7 +177,8 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
       ctx.memberships.at(static_cast<std::size_t>(plan.groups[g][i]))
           .emplace_back(static_cast<int>(g), static_cast<int>(i));
   engine::prepare_collectives(ctx);
-  const engine::Folding folding = engine::fold_replicas(ctx, scenario.run.fold_replicas);
+  // Every rank simulated when a failure is injected: the failed GPU's peers differ from its replica's.
+  const engine::Folding folding = engine::fold_replicas(ctx, scenario.run.fold_replicas && !injecting);
   ctx.group_weight = folding.group_weight;
   ctx.simulated_members.assign(plan.groups.size(), 0);
   for (std::size_t g = 0; g < plan.groups.size(); ++g)
@@ -182,10 +209,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     }
   }
   const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
-  sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
-    if (baseline_total > 0) engine::execute(baseline_total);
-    result.baseline_time = sg4::Engine::get_clock();
-  });
+  if (injecting)
+    engine::start_failure_injection(ctx, *injection, scenario.reliability->detection_time, platform.baseline);
+  else
+    sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
+      if (baseline_total > 0) engine::execute(baseline_total);
+      result.baseline_time = sg4::Engine::get_clock();
+    });
 
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
@@ -214,8 +244,22 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
                                  speed_profile_events(scenario.cluster, profile_limit), profile_limit,
                                  scenario.run.max_events, plan.planned_messages + plan.planned_executions));
   }
+  if (injecting) {
+    // The failure's outcome is all the child reports; the run stopped midway, so ctx stays (see over_budget).
+    static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value)
+    InjectedFailureOutcome& out = *result.injected;
+    for (const char state : ctx.failure_state) {
+      out.finished += state == engine::RunContext::kFinished ? 1 : 0;
+      out.hung += state == engine::RunContext::kRunning && out.fired ? 1 : 0;
+    }
+    std::stable_sort(out.noticed.begin(), out.noticed.end(),
+                     [](const auto& a, const auto& b) { return a.at < b.at || (a.at == b.at && a.rank < b.rank); });
+    if (out.noticed.size() > 64) out.noticed.resize(64);
+    return result;
+  }
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
   engine::unfold_results(ctx, folding, result);
+  result.injected = std::move(injected);
 
   for (const RankTimeline& t : result.ranks) result.makespan = std::max(result.makespan, t.finish);
   if (result.coordinator) result.makespan = std::max(result.makespan, result.coordinator->timeline.finish);

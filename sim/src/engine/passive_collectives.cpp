@@ -3,10 +3,12 @@
 // See docs/engine.md ("Lean engine").
 #include "collective_groups.hpp"
 #include "collectives.hpp"
+#include "failure_injection.hpp"
 
 #include "partsim/common/error.hpp"
 #include "program.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -63,6 +65,27 @@ bool passive_capable(const Group& g, const CollectiveStep& step) {
   return g.size >= 2 && step.stream != 0 &&
          (step.fidelity == Fidelity::Analytic ||
           (step.fidelity == Fidelity::Flows && every_flow_carries_bytes(g, step)));
+}
+
+} // namespace
+
+namespace {
+
+/** An injected failure failed a flow of driver `d`: the members it drives (those still running) notice it on their
+ * communication streams. */
+void notice_driven_failure(RunContext& ctx, const Group& g, int d) {
+  const int first = d * g.passive.per_driver;
+  const int last = std::min(g.size, first + g.passive.per_driver);
+  for (int pos = first; pos < last; ++pos) {
+    const int rank = g.ranks[static_cast<std::size_t>(pos)];
+    if (ctx.failure_state[static_cast<std::size_t>(rank)] != RunContext::kRunning) continue;
+    if (g.passive.step == nullptr) {
+      notice_failure(ctx, rank, nullptr, true);
+    } else {
+      const Step step{*g.passive.step};
+      notice_failure(ctx, rank, &step, true);
+    }
+  }
 }
 
 } // namespace
@@ -133,7 +156,14 @@ void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated
     p.drivers = (g.size + p.per_driver - 1) / p.per_driver;
     for (int d = 0; d < p.drivers; ++d)
       sg4::Actor::create(fmt::format("flows-{}-{}", gi, d), g.hosts[static_cast<std::size_t>(d * p.per_driver)],
-                         [&ctx, &g, d] { drive_passive(ctx, g, d); })
+                         [&ctx, &g, d] {
+                           try {
+                             drive_passive(ctx, g, d);
+                           } catch (const simgrid::Exception&) { // an injected failure: its flows end here
+                             if (ctx.running.empty()) throw;
+                             notice_driven_failure(ctx, g, d);
+                           }
+                         })
           ->daemonize();
   }
 }

@@ -2,10 +2,12 @@
 #include "program.hpp"
 
 #include "collectives.hpp"
+#include "failure_injection.hpp"
 #include "platform.hpp"
 
 #include "partsim/common/error.hpp"
 
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -209,7 +211,14 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
                            const CollectiveStep* next = stream.queue.front();
                            stream.queue.pop_front();
                            stream_kernel(ctx, rank, true);
-                           timed_collective(ctx, rank, overlapped, *next);
+                           try {
+                             timed_collective(ctx, rank, overlapped, *next);
+                           } catch (const simgrid::Exception&) { // an injected failure (failure_injection.hpp)
+                             if (ctx.running.empty()) throw;
+                             const Step step{*next};
+                             notice_failure(ctx, rank, &step, true);
+                             return;
+                           }
                            stream_kernel(ctx, rank, false);
                            if (stream.finished_one()) stream.idle->release();
                          }

@@ -106,6 +106,10 @@ struct RunContext {
     bool active = false;
   };
   std::vector<BesideCompute> beside; ///< per rank, sized with compute_alone
+  /** An injected failure (failure_injection.hpp): per rank, the step it runs and where it stands; empty otherwise. */
+  std::vector<const Step*> running;
+  enum FailureState : char { kRunning, kFinished, kFailed, kNoticed };
+  std::vector<char> failure_state;
 
   /** Rank `rank` starts iteration `iteration`: its factor for the iteration's compute (with stragglers). */
   void begin_iteration(int rank, std::int64_t iteration) {

@@ -96,6 +96,34 @@ void parse_checkpoint(JsonReader reader, ReliabilitySpec& r) {
   reader.finish();
 }
 
+void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec& r) {
+  FailureInjection f;
+  // Each key's own range first (the schema's), then the choice between them.
+  const bool by_gpu = reader.has("gpu");
+  const std::int64_t gpu = by_gpu ? reader.integer("gpu") : -1;
+  const std::int64_t node = reader.has("node") ? reader.integer("node") : -1;
+  f.at = reader.quantity("at");
+  if (by_gpu == reader.has("node"))
+    throw InputError(reader.source(), reader.pointer(), "expected one of \"gpu\" or \"node\": what fails");
+  if (by_gpu) {
+    if (gpu >= cluster.gpu_count())
+      throw InputError(
+          reader.source(), reader.pointer() + "/gpu",
+          fmt::format("expected a GPU index below the cluster's {} GPUs, got {}", cluster.gpu_count(), gpu));
+    f.gpus.push_back(static_cast<int>(gpu));
+    f.what = fmt::format("GPU {}", gpu);
+  } else {
+    if (node >= cluster.nodes)
+      throw InputError(reader.source(), reader.pointer() + "/node",
+                       fmt::format("expected a node index below the cluster's {} nodes, got {}", cluster.nodes, node));
+    const auto g = static_cast<int>(cluster.gpus_per_node);
+    for (int i = 0; i < g; ++i) f.gpus.push_back(static_cast<int>(node) * g + i);
+    f.what = fmt::format("node {} (GPUs {} to {})", node, f.gpus.front(), f.gpus.back());
+  }
+  r.inject = f;
+  reader.finish();
+}
+
 } // namespace
 
 ReliabilitySpec parse_reliability(JsonReader reader, const ClusterSpec& cluster) {
@@ -105,6 +133,7 @@ ReliabilitySpec parse_reliability(JsonReader reader, const ClusterSpec& cluster)
   parse_failures(section(reader, "failures"), cluster, r);
   parse_recovery(section(reader, "recovery"), r);
   parse_checkpoint(section(reader, "checkpoint"), r);
+  if (reader.has("inject")) parse_inject(reader.child("inject"), cluster, r);
   if (!r.interval && !r.interval_iterations && r.components.empty() && !r.failure_times.empty())
     throw InputError(reader.source(), reader.pointer() + "/checkpoint/interval",
                      "an \"auto\" interval needs failure rates (an MTBF); with listed failure times only, give "

@@ -1727,6 +1727,26 @@ void reliability_fields(std::vector<F>& f) {
   f.push_back(F(r + "failures", T::Object, "reliability").def_doc("all defaults: nothing fails").doc("see below"));
   f.push_back(F(r + "recovery", T::Object, "reliability").def_doc("all defaults").doc("see below"));
   f.push_back(F(r + "checkpoint", T::Object, "reliability").def_doc("all defaults").doc("see below"));
+  f.push_back(F(r + "inject", T::Object, "reliability")
+                  .def_doc("none")
+                  .doc("one failure injected into the simulated iteration itself (see below): which GPUs SimGrid "
+                       "turns off and when, what each rank was doing and who notices; docs/failures.md"));
+  const std::string in = r + "inject/";
+  f.push_back(F(in + "gpu", T::Integer, "inject")
+                  .range(0, 1'000'000'000)
+                  .def_doc("none: give gpu or node")
+                  .label("Failing GPU")
+                  .doc("the GPU that fails (its index in the cluster, below the GPU count)"));
+  f.push_back(F(in + "node", T::Integer, "inject")
+                  .range(0, 1'000'000'000)
+                  .def_doc("none: give gpu or node")
+                  .label("Failing node")
+                  .doc("the node whose GPUs all fail at once (its index, below the node count)"));
+  f.push_back(F(in + "at", T::Quantity, "inject")
+                  .dim(Dimension::Time)
+                  .positive(1e7)
+                  .label("Failure time in the iteration")
+                  .doc("seconds into the simulated iteration(s) at which SimGrid turns the GPUs off"));
   const std::string fl = r + "failures/";
   f.push_back(F(fl + "distribution", T::Choice, "failures")
                   .choices(enum_names<FailureDistribution>())
@@ -1975,6 +1995,7 @@ const std::vector<SchemaSection>& scenario_schema_sections() {
       {"failures", "/reliability/failures"},
       {"recovery", "/reliability/recovery"},
       {"checkpoint", "/reliability/checkpoint"},
+      {"inject", "/reliability/inject"},
       {"published", "/published"},
   };
   return sections;

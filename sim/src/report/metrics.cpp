@@ -256,7 +256,10 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
       r.cost->assumed.emplace_back("/budget/tokens");
     }
   }
-  if (scenario.reliability && r.makespan > 0.0) r.reliability = reliability_figures(scenario, plan, r.makespan);
+  if (scenario.reliability && r.makespan > 0.0) {
+    r.reliability = reliability_figures(scenario, plan, r.makespan);
+    r.reliability->injected = result.injected;
+  }
   if (scenario.cluster.stragglers) r.stragglers = stragglers_section(scenario, plan, result);
   return r;
 }

@@ -187,6 +187,31 @@ ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t
   out.weibull_shape = f.spec.weibull_shape;
   out.policy = f.spec.policy;
   out.recovery_per_failure = f.recovery;
+  if (f.injected && f.spec.inject) {
+    const InjectedFailureOutcome& x = *f.injected;
+    ReportInjectedFailure in;
+    in.method = "the GPUs' hosts turned off in SimGrid at at_s of a run of the iteration on an engine of its own "
+                "(every rank simulated, no folding): their actors end, transfers to and from them fail; the ranks "
+                "whose activity fails stop, the others wait until the detection time stops the job";
+    in.what = f.spec.inject->what;
+    in.fired = x.fired;
+    in.at = x.fired ? x.at : f.spec.inject->at;
+    in.detection = f.spec.detection_time;
+    in.stopped = x.fired ? x.stopped : 0.0;
+    in.ranks = x.ranks;
+    in.failed_ranks.assign(x.failed_ranks.begin(), x.failed_ranks.end());
+    in.noticed_ranks = x.noticed_count;
+    in.hung_ranks = x.hung;
+    in.finished_ranks = x.finished;
+    for (const auto& [activity, ranks] : x.running_at_failure) in.running_at_failure.push_back({activity, ranks});
+    for (const InjectedFailureNotice& n : x.noticed) in.noticed.push_back({n.rank, n.at, n.step});
+    if (x.fired) {
+      in.lost_gpu_seconds = static_cast<double>(x.ranks) * x.stopped;
+      in.training_again_at = x.at + f.recovery;
+      in.iteration_done_at = in.training_again_at + f.iteration_time;
+    }
+    out.injected = std::move(in);
+  }
   out.checkpoint_mode = f.spec.mode;
   out.checkpoint_bytes = f.size.bytes;
   out.checkpoint_writers = f.size.writers;
@@ -229,6 +254,29 @@ std::vector<std::pair<std::string, std::string>> reliability_table_lines(const R
                        ? fmt::format("every {} iterations ({}); Young/Daly {}", f.interval_iterations,
                                      human_duration(f.interval), human_duration(*f.young_daly))
                        : fmt::format("every {} iterations ({})", f.interval_iterations, human_duration(f.interval)));
+  if (f.injected && f.spec.inject) {
+    const InjectedFailureOutcome& x = *f.injected;
+    if (!x.fired) {
+      out.emplace_back("injected failure", fmt::format("{} at {}: the iteration had ended (nothing failed)",
+                                                       f.spec.inject->what, human_duration(f.spec.inject->at)));
+    } else {
+      std::string running;
+      for (std::size_t i = 0; i < x.running_at_failure.size() && i < 3; ++i)
+        running +=
+            fmt::format("{}{} {}", i == 0 ? "" : ", ", x.running_at_failure[i].second, x.running_at_failure[i].first);
+      out.emplace_back("injected failure",
+                       fmt::format("{} at {} (ranks then: {}{})", f.spec.inject->what, human_duration(x.at), running,
+                                   x.running_at_failure.size() > 3 ? ", ..." : ""));
+      out.emplace_back("  failed / noticed / hung",
+                       fmt::format("{} / {}{} / {} ranks of {}, stopped at {} (detection), training again at {}",
+                                   x.failed_ranks.size(), x.noticed_count,
+                                   x.noticed.empty()
+                                       ? std::string()
+                                       : fmt::format(" (first rank {} at {}: {})", x.noticed.front().rank,
+                                                     human_duration(x.noticed.front().at), x.noticed.front().step),
+                                   x.hung, x.ranks, human_duration(x.stopped), human_duration(x.at + f.recovery)));
+    }
+  }
   return out;
 }
 

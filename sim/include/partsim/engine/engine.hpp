@@ -20,6 +20,9 @@ struct EngineOptions {
   /** Keep every communication and wait interval (for trace.json and tests); off, only compute intervals and the
    * per-kind totals are kept, so memory stays O(ranks) rather than O(messages). */
   bool record_all_intervals = true;
+  /** Run the scenario's injected failure (/reliability/inject) in this engine: set in the child process that
+   * simulate() starts for it; off, simulate() runs the clean iteration and takes the child's outcome. */
+  bool injecting = false;
 };
 
 /** Simulates a plan on the scenario's cluster. One call per process: SimGrid 3.32 allows one engine per process. */

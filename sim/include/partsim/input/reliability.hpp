@@ -63,6 +63,14 @@ struct ComponentFailures {
 };
 
 /** `/reliability`, resolved against the cluster. Times in s, sizes in bytes, bandwidths in bytes/s. */
+/** One failure injected into the simulated iteration itself (`/reliability/inject`): the GPUs turned off in
+ * SimGrid at `at` seconds into the iteration (one GPU, or every GPU of a node). */
+struct FailureInjection {
+  std::vector<int> gpus;
+  std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)"
+  double at = 0.0;
+};
+
 struct ReliabilitySpec {
   std::optional<std::int64_t> iterations; ///< to train; absent: the token budget's
   FailureDistribution distribution = FailureDistribution::Exponential;
@@ -84,6 +92,7 @@ struct ReliabilitySpec {
   double host_copy_bandwidth = 0.0;   ///< async: per GPU, device to host memory
   std::string bandwidth_source;       ///< where the storage figures come from
   std::vector<std::string> defaulted; ///< pointers of the fields that took their default
+  std::optional<FailureInjection> inject;
 };
 
 class JsonReader;

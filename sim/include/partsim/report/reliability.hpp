@@ -6,6 +6,7 @@
 #include "partsim/input/reliability.hpp"
 #include "partsim/model/reliability_replay.hpp"
 #include "partsim/report/report_reliability.hpp"
+#include "partsim/report/run_result.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -49,6 +50,7 @@ struct ReliabilityFigures {
   std::int64_t replicas = 0;                ///< elastic: data-parallel replicas
   ReplayResult replay;
   std::vector<std::string> assumed;
+  std::optional<InjectedFailureOutcome> injected; ///< the run's injected failure (/reliability/inject)
 };
 
 /** The figures of a run of `plan` whose simulated iterations took `makespan` s. */

@@ -12,6 +12,77 @@
 
 namespace partsim {
 
+/** `reliability/injected/running_at_failure`: an activity and the ranks running it when the GPUs failed. */
+struct ReportInjectedActivity {
+  std::string activity;
+  std::int64_t ranks = 0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("activity", s.activity, "", "compute, a collective (operation, kind, group size), send, receive, ...");
+    f.field("ranks", s.ranks, "", "ranks running it at the failure time");
+  }
+};
+
+/** `reliability/injected/noticed`: a rank whose running activity failed. */
+struct ReportInjectedNotice {
+  std::int64_t rank = 0;
+  double at = 0.0;
+  std::string step;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("rank", s.rank, "", "the rank");
+    f.field("at_s", s.at, "s", "when SimGrid failed its activity");
+    f.field("step", s.step, "", "what it was running (\"stream: ...\": an overlapped collective)");
+  }
+};
+
+/** `reliability/injected`: one failure injected into the simulated iteration (/reliability/inject). */
+struct ReportInjectedFailure {
+  std::string method;
+  std::string what;
+  bool fired = false;
+  double at = 0.0;
+  double detection = 0.0;
+  double stopped = 0.0;
+  std::int64_t ranks = 0;
+  std::vector<std::int64_t> failed_ranks;
+  std::int64_t noticed_ranks = 0;
+  std::int64_t hung_ranks = 0;
+  std::int64_t finished_ranks = 0;
+  std::vector<ReportInjectedActivity> running_at_failure;
+  std::vector<ReportInjectedNotice> noticed;
+  double lost_gpu_seconds = 0.0;
+  double training_again_at = 0.0;
+  double iteration_done_at = 0.0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("method", s.method, "", "how the failure was simulated");
+    f.field("what", s.what, "", "the GPUs that fail: one GPU, or a node's");
+    f.field("fired", s.fired, "", "false: every rank had finished its program before the failure time");
+    f.field("at_s", s.at, "s", "/reliability/inject/at: when SimGrid turned the GPUs off");
+    f.field("detection_s", s.detection, "s", "/reliability/recovery/detection_time");
+    f.field("stopped_at_s", s.stopped, "s", "at_s + detection_s: the job stops every rank still running");
+    f.field("ranks", s.ranks, "", "ranks of the run");
+    f.field("failed_ranks", s.failed_ranks, "", "ranks on the failed GPUs (their actors end with their hosts)");
+    f.field("noticed_ranks", s.noticed_ranks, "",
+            "ranks whose running transfer or collective failed (SimGrid's network failure)");
+    f.field("hung_ranks", s.hung_ranks, "",
+            "ranks neither failed nor noticing nor finished: blocked on a peer that will never come, until stopped");
+    f.field("finished_ranks", s.finished_ranks, "", "ranks that finished their program before the stop");
+    f.field("running_at_failure", s.running_at_failure, "", "what the ranks ran at at_s, most ranks first");
+    f.field("noticed", s.noticed, "", "the first 64 ranks that noticed, in order of time");
+    f.field("lost_gpu_seconds", s.lost_gpu_seconds, "GPU-s",
+            "ranks x stopped_at_s: the iteration's work until the stop, lost (the job rolls back)");
+    f.field("training_again_at_s", s.training_again_at, "s",
+            "at_s + recovery_per_failure_s: the policy's detection, repair or spare, restart and reload");
+    f.field("iteration_done_at_s", s.iteration_done_at, "s",
+            "training_again_at_s + iteration_time_s: the iteration rerun from a checkpoint taken at its start");
+  }
+};
+
 /** `reliability`: the training run replayed over failures and checkpoints (docs/failures.md). */
 struct ReportReliability {
   std::string method;
@@ -49,6 +120,7 @@ struct ReportReliability {
   std::optional<double> daly_expected_time;
   std::string storage_source;
   std::vector<std::string> assumed;
+  std::optional<ReportInjectedFailure> injected;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
@@ -95,6 +167,8 @@ struct ReportReliability {
             "Daly's closed form for exponential failures at interval_s (a check on the replay); with failure rates");
     f.field("storage_source", s.storage_source, "", "where the storage bandwidths come from (empty: not given)");
     f.field("assumed", s.assumed, "", "scenario fields that took their default (assumptions)");
+    f.field("injected", s.injected, "",
+            "with /reliability/inject: one failure injected into the simulated iteration and what it did");
   }
 };
 

@@ -59,6 +59,29 @@ struct CollectiveStats {
   double max_time = 0.0;   ///< s
 };
 
+/** A rank whose running activity failed when the injected failure turned its peer's GPU off. */
+struct InjectedFailureNotice {
+  int rank = 0;
+  double at = 0.0;  ///< simulated s
+  std::string step; ///< what it was running: "all_reduce (data, 64 ranks)", "recv", "stream: reduce_scatter ..."
+};
+
+/** What one failure injected into the simulated iteration did (`/reliability/inject`, docs/failures.md). Simulated
+ * on an engine of its own (a child process: one SimGrid engine per process). */
+struct InjectedFailureOutcome {
+  bool fired = false;   ///< false: every rank had finished before the failure time
+  double at = 0.0;      ///< when SimGrid turned the GPUs off, s into the run
+  double stopped = 0.0; ///< at + detection time: the job stops every rank still running
+  std::int64_t ranks = 0;
+  std::vector<int> failed_ranks;              ///< ranks on the failed GPUs: their actors ended with their hosts
+  std::vector<InjectedFailureNotice> noticed; ///< in order of time, the first 64
+  std::int64_t noticed_count = 0;             ///< every rank that saw an activity fail
+  std::int64_t finished = 0;                  ///< ranks that finished their program before the stop
+  std::int64_t hung = 0; ///< ranks neither failed, nor noticing, nor finished: blocked until the stop
+  /** What the ranks were running at the failure time: (activity, ranks), most ranks first. */
+  std::vector<std::pair<std::string, std::int64_t>> running_at_failure;
+};
+
 struct RunResult {
   std::vector<RankTimeline> ranks; ///< indexed by rank
   /** Per rank: its communication stream (collectives overlapping the program), empty for ranks without one. The
@@ -89,6 +112,7 @@ struct RunResult {
   std::uint64_t driven_flows = 0;         ///< of `messages`: flows started by driver actors (lean engine)
   /** With stragglers: per iteration, when the last rank finished its program's steps of it (s); empty otherwise. */
   std::vector<double> iteration_end;
+  std::optional<InjectedFailureOutcome> injected; ///< with /reliability/inject
 };
 
 } // namespace partsim

@@ -1,0 +1,179 @@
+// A failure injected into the simulated iteration (failure_injection.hpp).
+#include "failure_injection.hpp"
+
+#include "partsim/common/error.hpp"
+#include "platform.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace partsim::engine {
+
+namespace {
+
+constexpr std::size_t kNoticesKept = 64;
+
+nlohmann::json to_json(const InjectedFailureOutcome& o) {
+  nlohmann::json j;
+  j["fired"] = o.fired;
+  j["at"] = o.at;
+  j["stopped"] = o.stopped;
+  j["ranks"] = o.ranks;
+  j["failed_ranks"] = o.failed_ranks;
+  j["noticed_count"] = o.noticed_count;
+  j["finished"] = o.finished;
+  j["hung"] = o.hung;
+  j["noticed"] = nlohmann::json::array();
+  for (const InjectedFailureNotice& n : o.noticed) j["noticed"].push_back({n.rank, n.at, n.step});
+  j["running"] = nlohmann::json::array();
+  for (const auto& [what, count] : o.running_at_failure) j["running"].push_back({what, count});
+  return j;
+}
+
+InjectedFailureOutcome from_json(const nlohmann::json& j) {
+  InjectedFailureOutcome o;
+  o.fired = j.at("fired").get<bool>();
+  o.at = j.at("at").get<double>();
+  o.stopped = j.at("stopped").get<double>();
+  o.ranks = j.at("ranks").get<std::int64_t>();
+  o.failed_ranks = j.at("failed_ranks").get<std::vector<int>>();
+  o.noticed_count = j.at("noticed_count").get<std::int64_t>();
+  o.finished = j.at("finished").get<std::int64_t>();
+  o.hung = j.at("hung").get<std::int64_t>();
+  for (const nlohmann::json& n : j.at("noticed"))
+    o.noticed.push_back({n.at(0).get<int>(), n.at(1).get<double>(), n.at(2).get<std::string>()});
+  for (const nlohmann::json& r : j.at("running"))
+    o.running_at_failure.emplace_back(r.at(0).get<std::string>(), r.at(1).get<std::int64_t>());
+  return o;
+}
+
+/** Writes all of `text` to `fd`. */
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+} // namespace
+
+std::string describe_step(const Plan& plan, const Step& step) {
+  if (std::holds_alternative<ComputeStep>(step)) return "compute";
+  if (const auto* c = std::get_if<CollectiveStep>(&step))
+    return fmt::format("{} ({}, {} ranks)", to_string(c->op), to_string(c->kind),
+                       plan.groups.at(static_cast<std::size_t>(c->group)).size());
+  if (std::holds_alternative<StreamSyncStep>(step)) return "waiting for its communication stream";
+  if (const auto* s = std::get_if<SendStep>(&step)) return fmt::format("send to rank {}", s->peer);
+  const auto& r = std::get<RecvStep>(step);
+  return fmt::format("receive from rank {}", r.peer);
+}
+
+void notice_failure(RunContext& ctx, int rank, const Step* running, bool stream) {
+  InjectedFailureOutcome& out = *ctx.result.injected;
+  ++out.noticed_count;
+  ctx.failure_state[static_cast<std::size_t>(rank)] = RunContext::kNoticed;
+  const std::string what = running == nullptr ? "its program" : describe_step(ctx.plan, *running);
+  out.noticed.push_back({rank, sg4::Engine::get_clock(), stream ? "stream: " + what : what});
+}
+
+void start_failure_injection(RunContext& ctx, const FailureInjection& injection, double detection, sg4::Host* where) {
+  ctx.result.injected.emplace();
+  ctx.result.injected->ranks = static_cast<std::int64_t>(ctx.plan.ranks.size());
+  ctx.running.assign(ctx.plan.ranks.size(), nullptr);
+  ctx.failure_state.assign(ctx.plan.ranks.size(), RunContext::kRunning);
+  sg4::Actor::create("failure", where, [&ctx, injection, detection] {
+    sg4::this_actor::sleep_until(injection.at);
+    InjectedFailureOutcome& out = *ctx.result.injected;
+    const auto ranks = ctx.plan.ranks.size();
+    std::map<std::string, std::int64_t> running;
+    std::size_t finished = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      if (ctx.failure_state[r] == RunContext::kFinished) {
+        ++finished;
+        ++running["finished"];
+      } else {
+        ++running[ctx.running[r] == nullptr ? "not started" : describe_step(ctx.plan, *ctx.running[r])];
+      }
+    }
+    if (finished == ranks) return; // the iteration ended first: nothing to fail
+    out.fired = true;
+    out.at = sg4::Engine::get_clock();
+    out.stopped = out.at + detection;
+    for (const auto& entry : running) out.running_at_failure.emplace_back(entry);
+    std::stable_sort(out.running_at_failure.begin(), out.running_at_failure.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (std::size_t r = 0; r < ranks; ++r)
+      if (std::find(injection.gpus.begin(), injection.gpus.end(), ctx.plan.ranks[r].gpu) != injection.gpus.end()) {
+        out.failed_ranks.push_back(static_cast<int>(r));
+        ctx.failure_state[r] = RunContext::kFailed;
+      }
+    for (const int gpu : injection.gpus) ctx.platform.gpus.at(static_cast<std::size_t>(gpu))->turn_off();
+    sg4::this_actor::sleep_until(out.stopped);
+    sg4::Actor::kill_all();
+  });
+}
+
+InjectedFailureOutcome simulate_injection_in_child(const Scenario& scenario, const Plan& plan,
+                                                   const EngineOptions& options) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      EngineOptions child = options;
+      child.injecting = true;
+      child.progress = nullptr;
+      child.record_all_intervals = false;
+      const RunResult result = simulate(scenario, plan, child);
+      code = result.injected && write_all(fds[1], to_json(*result.injected).dump()) ? 0 : 3;
+    } catch (const std::exception& e) {
+      write_all(STDERR_FILENO, fmt::format("partsim: the failure-injection run: {}\n", e.what()));
+      code = 4;
+    }
+    ::close(fds[1]);
+    ::_exit(code); // no exit handlers: SimGrid's would tear the engine down one object at a time
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("the failure-injection run (a child process) ended with {} {}",
+                                         WIFEXITED(status) ? "exit status" : "signal",
+                                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status)));
+  return from_json(nlohmann::json::parse(text));
+}
+
+} // namespace partsim::engine
