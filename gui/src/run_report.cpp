@@ -116,6 +116,13 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     r.figures.push_back({"reliability/recovery_time_s", rel->recovery_time});
     r.figures.push_back({"reliability/interval_s", rel->interval});
     if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
+    if (const auto& in = rel->injected; in && in->fired) {
+      r.figures.push_back({"reliability/injected/at_s", in->at});
+      r.figures.push_back({"reliability/injected/noticed_ranks", static_cast<double>(in->noticed_ranks)});
+      r.figures.push_back({"reliability/injected/hung_ranks", static_cast<double>(in->hung_ranks)});
+      r.figures.push_back({"reliability/injected/stopped_at_s", in->stopped});
+      r.figures.push_back({"reliability/injected/training_again_at_s", in->training_again_at});
+    }
   }
   // Seed situation 5: a serving workload's latency, throughput and stages.
   if (doc.serving) {
@@ -219,6 +226,11 @@ constexpr KnownFigure kKnown[] = {
     {"reliability/recovery_time_s", "  time in recovery", "s"},
     {"reliability/interval_s", "Checkpoint interval", "s"},
     {"reliability/young_daly_interval_s", "  Young/Daly interval", "s"},
+    {"reliability/injected/at_s", "Injected failure at", "s"},
+    {"reliability/injected/noticed_ranks", "  ranks that noticed it", "n"},
+    {"reliability/injected/hung_ranks", "  ranks hung until detection", "n"},
+    {"reliability/injected/stopped_at_s", "  job stopped at", "s"},
+    {"reliability/injected/training_again_at_s", "  training again at", "s"},
     {"stragglers/mean_iteration_s", "Iteration with stragglers (mean)", "s"},
     {"stragglers/p99_iteration_s", "  p99", "s"},
     {"stragglers/nominal_iteration_s", "  without a straggler", "s"},

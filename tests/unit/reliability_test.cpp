@@ -454,5 +454,21 @@ TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
   EXPECT_EQ(s["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
 }
 
+TEST(InjectedFailure, APipelineStageFailsWithoutAbortingTheSimulation) {
+  // Llama-3 70B, tensor 8 x pipeline 4 x data 2: GPU 8 (the second replica's first stage) fails mid-iteration. The
+  // next stage receives its activations through a mailbox it receives permanently; the failure actor takes that
+  // mailbox from the dead rank first (SimGrid would otherwise start a transfer towards a host that is off and abort,
+  // as seed-9-failures-checkpointing.json did with a node failing). Every rank is accounted for.
+  const json run =
+      test::run_scenario_json("llama3-70b-3d-64xh100.json", {R"(/reliability={"inject":{"gpu":8,"at":2}})"});
+  const json x = run["reliability"]["injected"];
+  EXPECT_TRUE(x["fired"].get<bool>());
+  EXPECT_EQ(x["failed_ranks"].size(), 1u);
+  EXPECT_EQ(x["failed_ranks"].size() + x["noticed_ranks"].get<std::size_t>() + x["hung_ranks"].get<std::size_t>() +
+                x["finished_ranks"].get<std::size_t>(),
+            64u);
+  EXPECT_GT(x["hung_ranks"].get<int>(), 0);
+}
+
 } // namespace
 } // namespace partsim

@@ -248,6 +248,10 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
                          {"/reliability/checkpoint/mode"},
                          {"/reliability/checkpoint/storage_bandwidth"}},
                         libraries));
+  out.push_back(section(QStringLiteral("Injected failure (in the iteration)"), "/reliability/inject", true,
+                        nlohmann::json::parse(R"({"gpu": 0, "at": "100ms"})"),
+                        {{"/reliability/inject/gpu"}, {"/reliability/inject/node"}, {"/reliability/inject/at"}},
+                        libraries));
   out.push_back(section(QStringLiteral("Run-time balancing"), "/strategy/balancing", true,
                         nlohmann::json::parse(R"({"policy": "work_queue", "chunk_samples": 10000})"),
                         {{"/strategy/balancing/policy"},

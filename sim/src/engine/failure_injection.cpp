@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +128,12 @@ void start_failure_injection(RunContext& ctx, const FailureInjection& injection,
         out.failed_ranks.push_back(static_cast<int>(r));
         ctx.failure_state[r] = RunContext::kFailed;
       }
+    // A pipeline mailbox received by a failed rank stops being its (a permanent receiver's): SimGrid would start the
+    // next transfer to it at once, towards a host that is off (an assertion, not a failure). Its sends now wait in
+    // the mailbox, as a send to a dead peer's queue pair does until the job stops.
+    for (const auto& [key, mailbox] : ctx.p2p_mailboxes)
+      if (ctx.failure_state[static_cast<std::size_t>(std::get<1>(key))] == RunContext::kFailed)
+        mailbox->set_receiver(nullptr);
     for (const int gpu : injection.gpus) ctx.platform.gpus.at(static_cast<std::size_t>(gpu))->turn_off();
     sg4::this_actor::sleep_until(out.stopped);
     sg4::Actor::kill_all();
