@@ -274,6 +274,8 @@ TEST(ReliabilityScenario, BadInputNamesFileAndPointer) {
       {{{"inject", {{"node", 1000}, {"at", "1ms"}}}}, "/reliability/inject/node"},
       {{{"inject", {{"gpu", 1}, {"at", 0}}}}, "/reliability/inject/at"},
       {{{"inject", {{"gpu", 1}}}}, "/reliability/inject/at"},
+      {{{"inject", {{"nic", 1}, {"gpu", 1}, {"at", "1ms"}}}}, "/reliability/inject"},
+      {{{"inject", {{"nic", 100000}, {"at", "1ms"}}}}, "/reliability/inject/nic"},
   };
   for (const auto& [section, pointer] : cases) {
     json doc = training_scenario();
@@ -452,6 +454,19 @@ TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
   EXPECT_TRUE(s["fired"].get<bool>());
   EXPECT_GE(s["noticed_ranks"].get<int>(), 1);
   EXPECT_EQ(s["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
+  // A NIC (node 1's second: its link to the switch, both ways) instead: no rank dies, the transfers over it fail.
+  const json nic =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{"nic":9,"at":{}}}}})", at),
+                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const json n = nic["reliability"]["injected"];
+  EXPECT_EQ(n["what"], "NIC 1 of node 1");
+  EXPECT_TRUE(n["fired"].get<bool>());
+  EXPECT_TRUE(n["failed_ranks"].empty());
+  EXPECT_GE(n["noticed_ranks"].get<int>(), 1);
+  EXPECT_EQ(n["noticed_ranks"].get<std::size_t>() + n["hung_ranks"].get<std::size_t>() +
+                n["finished_ranks"].get<std::size_t>(),
+            64u);
 }
 
 TEST(InjectedFailure, APipelineStageFailsWithoutAbortingTheSimulation) {

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include <sys/wait.h>
@@ -135,6 +136,13 @@ void start_failure_injection(RunContext& ctx, const FailureInjection& injection,
       if (ctx.failure_state[static_cast<std::size_t>(std::get<1>(key))] == RunContext::kFailed)
         mailbox->set_receiver(nullptr);
     for (const int gpu : injection.gpus) ctx.platform.gpus.at(static_cast<std::size_t>(gpu))->turn_off();
+    if (injection.nic) // both directions of the NIC's link to its switch (platform.cpp: "nic-<node>-<k>")
+      for (const char* side : {"_UP", "_DOWN"}) {
+        const std::string name = fmt::format("nic-{}-{}{}", injection.nic->first, injection.nic->second, side);
+        sg4::Link* link = sg4::Link::by_name_or_null(name);
+        PARTSIM_CHECK(link != nullptr) << "no link " << name;
+        link->turn_off();
+      }
     sg4::this_actor::sleep_until(out.stopped);
     sg4::Actor::kill_all();
   });

@@ -102,9 +102,24 @@ void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec
   const bool by_gpu = reader.has("gpu");
   const std::int64_t gpu = by_gpu ? reader.integer("gpu") : -1;
   const std::int64_t node = reader.has("node") ? reader.integer("node") : -1;
+  const std::int64_t nic = reader.has("nic") ? reader.integer("nic") : -1;
   f.at = reader.quantity("at");
-  if (by_gpu == reader.has("node"))
-    throw InputError(reader.source(), reader.pointer(), "expected one of \"gpu\" or \"node\": what fails");
+  if (static_cast<int>(by_gpu) + static_cast<int>(reader.has("node")) + static_cast<int>(reader.has("nic")) != 1)
+    throw InputError(reader.source(), reader.pointer(), "expected one of \"gpu\", \"node\" or \"nic\": what fails");
+  if (nic >= 0) {
+    const std::int64_t nics = cluster.nodes > 1 ? cluster.nodes * cluster.network.nics_per_node : 0;
+    if (nic >= nics)
+      throw InputError(reader.source(), reader.pointer() + "/nic",
+                       fmt::format("expected a NIC index below the cluster's {} NICs (nodes x nics_per_node; none in "
+                                   "one node), got {}",
+                                   nics, nic));
+    const auto per_node = static_cast<std::int64_t>(cluster.network.nics_per_node);
+    f.nic = std::pair{static_cast<int>(nic / per_node), static_cast<int>(nic % per_node)};
+    f.what = fmt::format("NIC {} of node {}", f.nic->second, f.nic->first);
+    r.inject = f;
+    reader.finish();
+    return;
+  }
   if (by_gpu) {
     if (gpu >= cluster.gpu_count())
       throw InputError(

@@ -1734,14 +1734,20 @@ void reliability_fields(std::vector<F>& f) {
   const std::string in = r + "inject/";
   f.push_back(F(in + "gpu", T::Integer, "inject")
                   .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu or node")
+                  .def_doc("none: give gpu, node or nic")
                   .label("Failing GPU")
                   .doc("the GPU that fails (its index in the cluster, below the GPU count)"));
   f.push_back(F(in + "node", T::Integer, "inject")
                   .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu or node")
+                  .def_doc("none: give gpu, node or nic")
                   .label("Failing node")
                   .doc("the node whose GPUs all fail at once (its index, below the node count)"));
+  f.push_back(F(in + "nic", T::Integer, "inject")
+                  .range(0, 1'000'000'000)
+                  .def_doc("none: give gpu, node or nic")
+                  .label("Failing NIC")
+                  .doc("the NIC that fails (node x nics_per_node + its index in the node): its links are turned off, "
+                       "every GPU keeps running"));
   f.push_back(F(in + "at", T::Quantity, "inject")
                   .dim(Dimension::Time)
                   .positive(1e7)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace partsim {
@@ -67,7 +68,9 @@ struct ComponentFailures {
  * SimGrid at `at` seconds into the iteration (one GPU, or every GPU of a node). */
 struct FailureInjection {
   std::vector<int> gpus;
-  std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)"
+  /** A NIC instead (node, its index in the node): its links turned off, every GPU left running. */
+  std::optional<std::pair<int, int>> nic;
+  std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)", "NIC 3 of node 1"
   double at = 0.0;
 };
 
