@@ -44,7 +44,7 @@ void run_rank(RunContext& ctx, int rank) {
   const std::vector<Step>& steps = ctx.steps(rank);
   engine::prepare_receiver(ctx, rank);
   const auto r = static_cast<std::size_t>(rank);
-  const bool injecting = !ctx.running.empty();
+  const bool injecting = ctx.injecting();
   try {
     for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
       ctx.begin_iteration(rank, it);
@@ -247,14 +247,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   if (injecting) {
     // The failure's outcome is all the child reports; the run stopped midway, so ctx stays (see over_budget).
     static_cast<void>(ctx_owner.release()); // NOLINT(bugprone-unused-return-value)
-    InjectedFailureOutcome& out = *result.injected;
-    for (const char state : ctx.failure_state) {
-      out.finished += state == engine::RunContext::kFinished ? 1 : 0;
-      out.hung += state == engine::RunContext::kRunning && out.fired ? 1 : 0;
-    }
-    std::stable_sort(out.noticed.begin(), out.noticed.end(),
-                     [](const auto& a, const auto& b) { return a.at < b.at || (a.at == b.at && a.rank < b.rank); });
-    if (out.noticed.size() > 64) out.noticed.resize(64);
+    engine::finish_failure_injection(ctx);
     return result;
   }
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";

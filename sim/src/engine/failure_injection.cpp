@@ -148,6 +148,17 @@ void start_failure_injection(RunContext& ctx, const FailureInjection& injection,
   });
 }
 
+void finish_failure_injection(RunContext& ctx) {
+  InjectedFailureOutcome& out = *ctx.result.injected;
+  for (const char state : ctx.failure_state) {
+    out.finished += state == RunContext::kFinished ? 1 : 0;
+    out.hung += state == RunContext::kRunning && out.fired ? 1 : 0;
+  }
+  std::stable_sort(out.noticed.begin(), out.noticed.end(),
+                   [](const auto& a, const auto& b) { return a.at < b.at || (a.at == b.at && a.rank < b.rank); });
+  if (out.noticed.size() > kNoticesKept) out.noticed.resize(kNoticesKept);
+}
+
 InjectedFailureOutcome simulate_injection_in_child(const Scenario& scenario, const Plan& plan,
                                                    const EngineOptions& options) {
   int fds[2];

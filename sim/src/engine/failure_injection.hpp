@@ -25,6 +25,10 @@ InjectedFailureOutcome simulate_injection_in_child(const Scenario& scenario, con
 void start_failure_injection(RunContext& ctx, const FailureInjection& injection, double detection,
                              simgrid::s4u::Host* where);
 
+/** After the injecting engine's run: the ranks that finished and those left hanging, the notices in order of time
+ * (the first kNoticesKept). */
+void finish_failure_injection(RunContext& ctx);
+
 /** Rank `rank` saw its running activity fail (`stream`: an overlapped collective of its communication stream). */
 void notice_failure(RunContext& ctx, int rank, const Step* running, bool stream);
 

@@ -160,7 +160,7 @@ void prepare_passive_streams(RunContext& ctx, const std::vector<char>& simulated
                            try {
                              drive_passive(ctx, g, d);
                            } catch (const simgrid::Exception&) { // an injected failure: its flows end here
-                             if (ctx.running.empty()) throw;
+                             if (!ctx.injecting()) throw;
                              notice_driven_failure(ctx, g, d);
                            }
                          })

@@ -214,7 +214,7 @@ void enqueue_on_stream(RunContext& ctx, int rank, const CollectiveStep& step) {
                            try {
                              timed_collective(ctx, rank, overlapped, *next);
                            } catch (const simgrid::Exception&) { // an injected failure (failure_injection.hpp)
-                             if (ctx.running.empty()) throw;
+                             if (!ctx.injecting()) throw;
                              const Step step{*next};
                              notice_failure(ctx, rank, &step, true);
                              return;

@@ -110,6 +110,8 @@ struct RunContext {
   std::vector<const Step*> running;
   enum FailureState : char { kRunning, kFinished, kFailed, kNoticed };
   std::vector<char> failure_state;
+  /** This engine runs an injected failure: SimGrid's failures of activities are expected, caught and recorded. */
+  bool injecting() const { return !running.empty(); }
 
   /** Rank `rank` starts iteration `iteration`: its factor for the iteration's compute (with stragglers). */
   void begin_iteration(int rank, std::int64_t iteration) {

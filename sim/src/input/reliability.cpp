@@ -116,11 +116,7 @@ void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec
     const auto per_node = static_cast<std::int64_t>(cluster.network.nics_per_node);
     f.nic = std::pair{static_cast<int>(nic / per_node), static_cast<int>(nic % per_node)};
     f.what = fmt::format("NIC {} of node {}", f.nic->second, f.nic->first);
-    r.inject = f;
-    reader.finish();
-    return;
-  }
-  if (by_gpu) {
+  } else if (by_gpu) {
     if (gpu >= cluster.gpu_count())
       throw InputError(
           reader.source(), reader.pointer() + "/gpu",

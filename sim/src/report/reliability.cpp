@@ -190,7 +190,8 @@ ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t
   if (f.injected && f.spec.inject) {
     const InjectedFailureOutcome& x = *f.injected;
     ReportInjectedFailure in;
-    in.method = "the GPUs' hosts turned off in SimGrid at at_s of a run of the iteration on an engine of its own "
+    in.method = "the failing GPUs' hosts (or the NIC's links) turned off in SimGrid at at_s of a run of the iteration "
+                "on an engine of its own "
                 "(every rank simulated, no folding): their actors end, transfers to and from them fail; the ranks "
                 "whose activity fails stop, the others wait until the detection time stops the job";
     in.what = f.spec.inject->what;
