@@ -119,25 +119,6 @@ double all_to_all_uplink(const Group& g, const std::vector<int>& gpus, const Pla
   return worst;
 }
 
-/** The rings of the group's channels (collective_groups.hpp, `channels`). */
-void make_rings(Group& g) {
-  const auto channels = static_cast<std::size_t>(g.channels);
-  g.ring_at.assign(channels, {});
-  g.ring_index.assign(channels, std::vector<int>(static_cast<std::size_t>(g.size), 0));
-  for (std::size_t c = 0; c < channels; ++c) {
-    auto& at = g.ring_at[c];
-    for (std::size_t k = 0; k < g.members.size(); ++k) {
-      const auto& mine = g.members[k];
-      const auto size = static_cast<int>(mine.size());
-      const int entry = static_cast<int>(c) * size / g.channels;
-      // Even nodes from `entry` up (leaving at entry - 1), odd nodes from entry - 1 down (leaving at entry).
-      for (int j = 0; j < size; ++j)
-        at.push_back(mine[static_cast<std::size_t>(k % 2 == 0 ? mod(entry + j, size) : mod(entry - 1 - j, size))]);
-    }
-    for (std::size_t i = 0; i < at.size(); ++i) g.ring_index[c][static_cast<std::size_t>(at[i])] = static_cast<int>(i);
-  }
-}
-
 std::vector<sg4::Mailbox*> mailboxes(std::size_t group, const char* kind, int n) {
   std::vector<sg4::Mailbox*> boxes;
   boxes.reserve(static_cast<std::size_t>(n));
@@ -217,27 +198,16 @@ void prepare_collectives(RunContext& ctx) {
     if (!needs[gi].used) continue;
     Group& g = state->groups[gi];
     const auto& ranks = ctx.plan.groups[gi];
-    g.size = static_cast<int>(ranks.size());
     g.ranks = ranks;
-    std::vector<int> node_index(static_cast<std::size_t>(ctx.cluster.nodes), -1);
     std::vector<int> gpus;
-    for (int pos = 0; pos < g.size; ++pos) {
-      const int gpu = ctx.plan.ranks[static_cast<std::size_t>(ranks[static_cast<std::size_t>(pos)])].gpu;
+    std::vector<int> node_of;
+    for (const int rank : ranks) {
+      const int gpu = ctx.plan.ranks[static_cast<std::size_t>(rank)].gpu;
       gpus.push_back(gpu);
+      node_of.push_back(gpu / ctx.cluster.gpus_per_node);
       g.hosts.push_back(ctx.platform.gpus.at(static_cast<std::size_t>(gpu)));
-      int& index = node_index.at(static_cast<std::size_t>(gpu / ctx.cluster.gpus_per_node));
-      if (index < 0) {
-        index = static_cast<int>(g.members.size());
-        g.members.emplace_back();
-      }
-      g.node.push_back(index);
-      g.local.push_back(static_cast<int>(g.members[static_cast<std::size_t>(index)].size()));
-      g.members[static_cast<std::size_t>(index)].push_back(pos);
     }
-    for (const auto& mine : g.members) {
-      g.per_node = std::max(g.per_node, static_cast<int>(mine.size()));
-      g.even = g.even && mine.size() == g.members.front().size();
-    }
+    place_members(g, node_of);
     // The planners refuse a hierarchical all-reduce on groups that straddle nodes unevenly, naming the key.
     PARTSIM_CHECK(!needs[gi].hierarchical || g.even) << "hierarchical all-reduce on uneven group " << gi;
     measure_paths(g);

@@ -29,114 +29,9 @@ using Group = CollectiveGroup;
 
 // ---- Flows: one flow per edge of the algorithm; Analytic: the closed form ----
 
-/** One flow of a flows collective: from the member that starts it to `to` (positions). */
-struct Flow {
-  int to = 0;
-  std::uint64_t bytes = 0; ///< what it carries (the report's bytes)
-  double wire = -1.0;      ///< bytes it occupies the links for, when not `bytes` (NVLS: bytes / nvls_efficiency)
-  double on_wire() const { return wire < 0 ? static_cast<double>(bytes) : wire; }
-};
-
-/** Bytes a ring edge carries over a whole ring collective: 2(n-1)/n S for all-reduce, (n-1)/n S otherwise. */
-std::uint64_t ring_edge_bytes(CollectiveOp op, std::uint64_t bytes, int n) {
-  const std::uint64_t once = bytes - bytes / static_cast<std::uint64_t>(n);
-  return op == CollectiveOp::AllReduce ? 2 * once : once;
-}
-
-std::uint64_t tree_half(std::uint64_t bytes, std::size_t tree) {
-  return tree == 0 ? bytes / 2 : bytes - bytes / 2;
-}
-
-/** Phases of a flows collective, run one after the other: hierarchical has three (intra-node reduce-scatter,
- * inter-node all-reduce, intra-node all-gather; those of a level with one member left out), the others one. */
-enum class FlowPhase { Whole, IntraNode, InterNode };
-
-std::vector<FlowPhase> flow_phases(const Group& g, const CollectiveStep& step) {
-  if (step.algorithm != CollectiveAlgorithm::Hierarchical) return {FlowPhase::Whole};
-  std::vector<FlowPhase> phases;
-  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
-  if (g.members.size() > 1) phases.push_back(FlowPhase::InterNode);
-  if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
-  return phases;
-}
-
-/** NVLS traffic of one member in one phase as a single flow of all it sends through the NVSwitch (`bytes`, the sum
- * of nvls_steps' per-pair traffic) to a neighbour in its node. Every member sends one such flow and receives one, so
- * each GPU's NVLink port carries the same load in each direction as the per-pair traffic of the steps level puts on
- * it, with n - 1 times fewer flows (a 4096-GPU NVLS-tree all-reduce at `flows` starts 5 flows per member instead of
- * 11). Under max-min sharing with other traffic on the same port the collective then counts as one flow, as NCCL's
- * NVLS kernel is one stream of work per channel, not one per peer. */
-Flow nvls_switch_flow(const Group& g, std::uint64_t bytes, int to) {
-  return {to, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency};
-}
-
-/** The flows member `pos` starts in `phase`: one per edge of the algorithm leaving it, carrying what the algorithm
- * sends over that edge in the whole phase. */
-std::vector<Flow> member_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, int pos) {
-  const int n = g.size;
-  const auto p = static_cast<std::size_t>(pos);
-  std::vector<Flow> flows;
-  switch (step.algorithm) {
-  case CollectiveAlgorithm::Ring:
-    if (step.op != CollectiveOp::Broadcast)
-      for (int c = 0; c < g.channels; ++c)
-        flows.push_back({ring_next(g, c, pos), ring_edge_bytes(step.op, chunk(step.bytes, g.channels, c), n)});
-    else if (mod(pos - step.root, n) < n - 1)
-      flows.push_back({(pos + 1) % n, step.bytes});
-    break;
-  case CollectiveAlgorithm::Tree:
-    for (std::size_t t = 0; t < 2; ++t) {
-      if (g.tree->parent[t][p] >= 0) flows.push_back({g.tree->parent[t][p], tree_half(step.bytes, t)});
-      for (int c : g.tree->children[t][p])
-        if (c >= 0) flows.push_back({c, tree_half(step.bytes, t)});
-    }
-    break;
-  case CollectiveAlgorithm::Hierarchical: {
-    const auto node = static_cast<std::size_t>(g.node[p]);
-    const auto local = static_cast<std::size_t>(g.local[p]);
-    if (phase == FlowPhase::IntraNode) {
-      const auto& mine = g.members[node];
-      flows.push_back(
-          {mine[(local + 1) % mine.size()], ring_edge_bytes(CollectiveOp::ReduceScatter, step.bytes, g.per_node)});
-    } else {
-      const std::uint64_t part = step.bytes / static_cast<std::uint64_t>(g.per_node);
-      flows.push_back({g.members[(node + 1) % g.members.size()][local],
-                       ring_edge_bytes(CollectiveOp::AllReduce, part, static_cast<int>(g.members.size()))});
-    }
-    break;
-  }
-  case CollectiveAlgorithm::Direct:
-    for (int i = 1; i < n; ++i) flows.push_back({(pos + i) % n, a2a_bytes(g, step, pos, (pos + i) % n)});
-    break;
-  case CollectiveAlgorithm::Nvls: // see nvls_steps (step_collectives.cpp); nvls_switch_flow for why one flow
-    if (n > 1)
-      flows.push_back(nvls_switch_flow(g, step.bytes + step.bytes / static_cast<std::uint64_t>(n), (pos + 1) % n));
-    break;
-  case CollectiveAlgorithm::NvlsTree: { // see nvls_tree_steps (step_collectives.cpp): both parts at once
-    const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
-    const int local = g.local[p];
-    if (g.per_node > 1)
-      flows.push_back(nvls_switch_flow(g, step.bytes + step.bytes / static_cast<std::uint64_t>(g.per_node),
-                                       mine[static_cast<std::size_t>((local + 1) % g.per_node)]));
-    if (g.rail_tree) {
-      const auto node = static_cast<std::size_t>(g.node[p]);
-      const std::uint64_t share = rail_share(g, step.bytes, pos);
-      for (std::size_t t = 0; t < 2; ++t) {
-        if (g.rail_tree->parent[t][node] >= 0)
-          flows.push_back({rail_member(g, g.rail_tree->parent[t][node], pos), tree_half(share, t)});
-        for (int c : g.rail_tree->children[t][node])
-          if (c >= 0) flows.push_back({rail_member(g, c, pos), tree_half(share, t)});
-      }
-    }
-    break;
-  }
-  }
-  const double factor = wire_factor(g, step);
-  if (factor != 1.0)
-    for (Flow& f : flows)
-      if (f.wire < 0) f.wire = std::ceil(static_cast<double>(f.bytes) * factor);
-  return flows;
-}
+/** One flow of a flows collective: an edge of the algorithm's schedule over a phase (member_edges,
+ * collective_schedule.hpp), from the member that starts it. */
+using Flow = ScheduleEdge;
 
 /** Time a phase takes beyond its flows: the latencies of the algorithm's steps after the first (a flow pays one)
  * and the pipeline's fill and drain, from the closed form on the group's slowest paths. */
@@ -194,7 +89,7 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
     if (step.op != CollectiveOp::Broadcast) return g.channels;
     return mod(pos - step.root, g.size) > 0 ? 1 : 0;
   case CollectiveAlgorithm::Tree:
-    return static_cast<int>(member_flows(g, step, phase, pos).size()); // every tree edge runs both ways
+    return static_cast<int>(member_edges(g, step, phase, pos).size()); // every tree edge runs both ways
   case CollectiveAlgorithm::Hierarchical:
     return 1;
   case CollectiveAlgorithm::Direct:
@@ -202,7 +97,7 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
   case CollectiveAlgorithm::Nvls: // one flow through the switch from a neighbour (nvls_switch_flow)
     return g.size > 1 ? 1 : 0;
   case CollectiveAlgorithm::NvlsTree: // the switch flow, and every rail-tree edge runs both ways
-    return static_cast<int>(member_flows(g, step, phase, pos).size());
+    return static_cast<int>(member_edges(g, step, phase, pos).size());
   }
   return 0;
 }
@@ -240,7 +135,7 @@ void drive_flows(RunContext& ctx, const Group& g, const CollectiveStep& step, Fl
   };
   std::vector<Pending> pending;
   for (int pos = first; pos < last; ++pos)
-    for (const Flow& f : member_flows(g, step, phase, pos))
+    for (const Flow& f : member_edges(g, step, phase, pos))
       pending.push_back({sg4::Exec::init(), g.hosts[static_cast<std::size_t>(pos)],
                          g.hosts[static_cast<std::size_t>(f.to)], f.on_wire()});
   simgrid::kernel::actor::simcall_answered([&pending] {
@@ -299,7 +194,7 @@ void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::Collect
     std::vector<sg4::CommPtr> comms;
     std::deque<std::uint64_t*> received;
     // Not detached puts: SimGrid 3.32 finds a finished detached comm in one list of all of them (quadratic).
-    for (const Flow& f : member_flows(g, step, phase, pos))
+    for (const Flow& f : member_edges(g, step, phase, pos))
       comms.push_back(g.flow_in[static_cast<std::size_t>(f.to)]->put_async(
           std::make_unique<std::uint64_t>(f.bytes).release(), f.on_wire()));
     for (int i = incoming_flows(g, step, phase, pos); i > 0; --i) {
@@ -320,7 +215,7 @@ void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::Collect
 FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
   FlowShare s;
   for (FlowPhase phase : flow_phases(g, step))
-    for (const Flow& f : member_flows(g, step, phase, pos)) {
+    for (const Flow& f : member_edges(g, step, phase, pos)) {
       s.sent += f.bytes;
       ++s.flows;
     }

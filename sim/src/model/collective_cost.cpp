@@ -340,7 +340,7 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
   }
   case CollectiveAlgorithm::Direct:
     return un * (un - 1);
-  case CollectiveAlgorithm::Nvls: // flows: one flow through the switch per member (nvls_switch_flow)
+  case CollectiveAlgorithm::Nvls: // flows: one flow through the switch per member (member_edges)
     return steps ? 2 * un * (un - 1) : un;
   case CollectiveAlgorithm::NvlsTree: {
     // Each node's NVLS traffic (steps: g-1 per member, one round; flows: one per member) and g rail trees of m

@@ -1,0 +1,324 @@
+// One description per collective algorithm (collective_schedule.hpp), checked without SimGrid: every send has its
+// receive in the same round, the bytes add up to the operation's, the message count is planned_messages', the flows
+// level's edges are the schedule summed, and the schedule timed round by round is the closed form.
+#include "partsim/model/collective_schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace partsim {
+namespace {
+
+constexpr LinkCost kNvlink{1e-6, 300e9};
+constexpr LinkCost kNet{5e-6, 25e9};
+
+TwoLevelCost two_level(int ports) {
+  TwoLevelCost links{kNvlink, kNet, ports};
+  links.nvls_efficiency = 0.8;
+  links.nvls_latency = 12e-6;
+  links.intra_nvlink = true;
+  return links;
+}
+
+/** A group of `per_node` members on each of `nodes` nodes, with `ports` NICs per node and the rings, trees and rail
+ * trees the algorithms need. */
+GroupShape shape(int per_node, int nodes, int ports, int requested_channels = 0) {
+  GroupShape g;
+  std::vector<int> node_key;
+  for (int pos = 0; pos < per_node * nodes; ++pos) node_key.push_back(pos / per_node);
+  place_members(g, node_key);
+  g.links = two_level(ports);
+  g.links.channels = requested_channels;
+  g.slowest = slowest_link(g.links, per_node, nodes);
+  g.channels =
+      ring_channels(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, per_node, nodes, ports, requested_channels);
+  make_rings(g);
+  g.tree = double_binary_tree(g.size);
+  g.rail_tree = double_binary_tree(nodes);
+  return g;
+}
+
+CollectiveStep step_of(CollectiveOp op, CollectiveAlgorithm algorithm, std::uint64_t bytes) {
+  CollectiveStep s;
+  s.op = op;
+  s.algorithm = algorithm;
+  s.bytes = bytes;
+  return s;
+}
+
+/** Every post of every member, by round (background posts in round -1). */
+class Recorder final : public ScheduleSink {
+ public:
+  struct Entry {
+    int round = 0;
+    int member = 0;
+    Post post;
+  };
+  void start(int member) {
+    member_ = member;
+    round_ = 0;
+  }
+  void post(const Post& p) override { entries.push_back({p.background ? -1 : round_, member_, p}); }
+  void end_round() override { ++round_; }
+  void wait_background() override { ++background_waits; }
+  void hold(double seconds) override { held = std::max(held, seconds); }
+
+  std::vector<Entry> entries;
+  int background_waits = 0;
+  double held = 0.0;
+
+ private:
+  int member_ = 0;
+  int round_ = 0;
+};
+
+Recorder record(const GroupShape& g, const CollectiveStep& step) {
+  Recorder r;
+  for (int pos = 0; pos < g.size; ++pos) {
+    r.start(pos);
+    member_schedule(g, step, pos, r);
+  }
+  return r;
+}
+
+struct Case {
+  std::string name;
+  GroupShape group;
+  CollectiveStep step;
+};
+
+/** Every algorithm on the shapes it runs on: inside one node, across nodes with one NIC and with a NIC per member. */
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  const std::uint64_t bytes = 3 * 1024 * 1024 + 7; // not a multiple of anything: the chunks' rounding shows
+  for (auto [per_node, nodes, ports] : {std::tuple{8, 1, 1}, {4, 2, 1}, {4, 4, 4}, {8, 2, 8}, {1, 6, 1}}) {
+    const GroupShape g = shape(per_node, nodes, ports);
+    const std::string where = std::to_string(per_node) + "x" + std::to_string(nodes) + "/" + std::to_string(ports);
+    for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather})
+      all.push_back({"ring " + to_string(op) + " " + where, g, step_of(op, CollectiveAlgorithm::Ring, bytes)});
+    CollectiveStep broadcast = step_of(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, bytes);
+    broadcast.root = g.size / 2;
+    all.push_back({"broadcast " + where, g, broadcast});
+    all.push_back({"tree " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, bytes)});
+    all.push_back({"all_to_all " + where, g, step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, bytes)});
+    if (per_node > 1 && nodes > 1) {
+      all.push_back(
+          {"hierarchical " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, bytes)});
+      all.push_back({"nvls_tree " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, bytes)});
+    }
+    if (nodes == 1)
+      all.push_back({"nvls " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, bytes)});
+  }
+  return all;
+}
+
+TEST(CollectiveSchedule, EverySendHasItsReceiveInTheSameRound) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Recorder r = record(c.group, c.step);
+    std::multiset<std::tuple<int, int, int, int, int>> sends; // round, lane, index, from, to
+    std::multiset<std::tuple<int, int, int, int, int>> receives;
+    for (const auto& e : r.entries) {
+      const auto lane = static_cast<int>(e.post.lane);
+      if (e.post.send)
+        sends.insert({e.round, lane, e.post.index, e.member, e.post.peer});
+      else
+        receives.insert({e.round, lane, e.post.index, e.post.peer, e.member});
+      EXPECT_NE(e.post.peer, e.member);
+    }
+    EXPECT_FALSE(sends.empty());
+    EXPECT_EQ(sends, receives);
+  }
+}
+
+TEST(CollectiveSchedule, TheBytesAreTheOperations) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Recorder r = record(c.group, c.step);
+    std::uint64_t total = 0;
+    for (const auto& e : r.entries) total += e.post.send ? e.post.bytes : 0;
+    const auto n = static_cast<std::uint64_t>(c.group.size);
+    const auto g = static_cast<std::uint64_t>(c.group.per_node);
+    const auto m = static_cast<std::uint64_t>(c.group.members.size());
+    const std::uint64_t s = c.step.bytes;
+    switch (c.step.algorithm) {
+    case CollectiveAlgorithm::Ring:
+      // Every round moves each channel's whole share once; a broadcast chain moves the buffer n-1 times.
+      if (c.step.op == CollectiveOp::Broadcast)
+        EXPECT_EQ(total, (n - 1) * s);
+      else
+        EXPECT_EQ(total, (c.step.op == CollectiveOp::AllReduce ? 2 : 1) * (n - 1) * s);
+      break;
+    case CollectiveAlgorithm::Tree: // each half, up and down every edge of its tree
+      EXPECT_EQ(total, 2 * (n - 1) * s);
+      break;
+    case CollectiveAlgorithm::Direct: // every chunk but the member's own
+      EXPECT_EQ(total, (n - 1) * s);
+      break;
+    case CollectiveAlgorithm::Hierarchical: { // two intra rings on s per node, the rails' rings on the owned parts
+      const std::uint64_t intra = g > 1 ? 2 * (g - 1) * s * m : 0;
+      EXPECT_EQ(total, intra + 2 * (m - 1) * s);
+      break;
+    }
+    case CollectiveAlgorithm::Nvls: // s (1 + 1/n) through each member's port
+      EXPECT_EQ(total, n * (s + s / n));
+      break;
+    case CollectiveAlgorithm::NvlsTree: // each node's switch traffic, and each rail's tree on its share
+      EXPECT_EQ(total, n * (s + s / g) + 2 * (m - 1) * s);
+      break;
+    }
+  }
+}
+
+TEST(CollectiveSchedule, ItsMessagesAreThePlannedMessages) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const GroupShape& g = c.group;
+    const auto channels =
+        c.step.algorithm == CollectiveAlgorithm::Ring && c.step.op != CollectiveOp::Broadcast ? g.channels : 1;
+    EXPECT_EQ(schedule_messages(g, c.step), planned_messages(c.step, g.size, static_cast<int>(g.members.size()),
+                                                             g.slowest, channels, wire_factor(g, c.step)));
+  }
+}
+
+/** The flows level's edges are the schedule summed per connection and peer (a member's switch traffic as one edge),
+ * to the chunks' rounding: a member skips a different chunk than its peer, one byte per round at most. */
+TEST(CollectiveSchedule, TheEdgesAreTheScheduleSummed) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const GroupShape& g = c.group;
+    const Recorder r = record(g, c.step);
+    const std::vector<FlowPhase> phases = flow_phases(g, c.step);
+    for (int pos = 0; pos < g.size; ++pos) {
+      // The schedule's sends of `pos` by phase: hierarchical's phases are its lanes in turn.
+      std::vector<std::map<std::tuple<int, int, int>, std::uint64_t>> summed(phases.size());
+      std::vector<int> rounds(phases.size(), 0);
+      std::size_t phase = 0;
+      Lane last = Lane::Ring;
+      bool any = false;
+      int last_round = -2;
+      for (const auto& e : r.entries) {
+        if (e.member != pos || !e.post.send) continue;
+        if (any && c.step.algorithm == CollectiveAlgorithm::Hierarchical &&
+            (e.post.lane != last || (e.post.lane == Lane::Intra && e.round > last_round + 1)))
+          ++phase;
+        any = true;
+        last = e.post.lane;
+        if (e.round != last_round) ++rounds[phase];
+        last_round = e.round;
+        // The switch traffic is one edge, to the next member of the node.
+        int to = e.post.peer;
+        if (e.post.lane == Lane::Switch) {
+          const auto& mine = g.members[static_cast<std::size_t>(g.node[static_cast<std::size_t>(pos)])];
+          to = mine[static_cast<std::size_t>((g.local[static_cast<std::size_t>(pos)] + 1) % mine.size())];
+        }
+        summed.at(phase)[{static_cast<int>(e.post.lane), e.post.index, to}] += e.post.bytes;
+      }
+      for (std::size_t ph = 0; ph < phases.size(); ++ph) {
+        std::multiset<std::pair<int, std::uint64_t>> from_schedule;
+        for (const auto& [key, bytes] : summed[ph]) from_schedule.insert({std::get<2>(key), bytes});
+        const auto edges = member_edges(g, c.step, phases[ph], pos);
+        ASSERT_EQ(edges.size(), from_schedule.size()) << "member " << pos << " phase " << ph;
+        auto it = from_schedule.begin();
+        std::multiset<std::pair<int, std::uint64_t>> from_edges;
+        for (const auto& e : edges) from_edges.insert({e.to, e.bytes});
+        for (const auto& [to, bytes] : from_edges) {
+          EXPECT_EQ(it->first, to) << "member " << pos << " phase " << ph;
+          EXPECT_NEAR(static_cast<double>(it->second), static_cast<double>(bytes), 2.0 * rounds[ph] + 1)
+              << "member " << pos << " to " << to << " phase " << ph;
+          ++it;
+        }
+      }
+    }
+  }
+}
+
+double closed_form(const GroupShape& g, const CollectiveStep& step) {
+  return collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes), g.size, g.per_node,
+                         static_cast<int>(g.members.size()), g.links);
+}
+
+/** The schedule timed round by round on the links is the algorithm's closed form (collective_cost.hpp), for the
+ * algorithms whose closed form is exact: the rings (with their channels over the NICs), the broadcast chain,
+ * hierarchical, the direct all-to-all and NVLS. Sizes divisible by every chunk count, so no rounding. */
+TEST(CollectiveSchedule, TimedRoundByRoundItIsTheClosedForm) {
+  const std::uint64_t bytes = 256ULL * 1024 * 1024 * 9 * 5 * 7;
+  struct Where {
+    int per_node, nodes, ports;
+  };
+  for (Where w : {Where{8, 1, 1}, Where{4, 2, 1}, Where{8, 2, 8}, Where{4, 4, 4}, Where{8, 4, 2}, Where{1, 6, 1}}) {
+    const GroupShape g = shape(w.per_node, w.nodes, w.ports);
+    SCOPED_TRACE(std::to_string(w.per_node) + "x" + std::to_string(w.nodes) + "/" + std::to_string(w.ports));
+    for (CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+      const CollectiveStep s = step_of(op, CollectiveAlgorithm::Ring, bytes);
+      EXPECT_NEAR(schedule_time(g, s), closed_form(g, s), 1e-9 * closed_form(g, s)) << to_string(op);
+    }
+    const CollectiveStep a2a = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, bytes);
+    EXPECT_NEAR(schedule_time(g, a2a), closed_form(g, a2a), 1e-9 * closed_form(g, a2a));
+    if (w.per_node > 1 && w.nodes > 1) {
+      const CollectiveStep h = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, bytes);
+      EXPECT_NEAR(schedule_time(g, h), closed_form(g, h), 1e-9 * closed_form(g, h));
+    }
+    if (w.nodes == 1) {
+      const CollectiveStep nvls = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, bytes);
+      EXPECT_NEAR(schedule_time(g, nvls), closed_form(g, nvls), 1e-6 * closed_form(g, nvls));
+    }
+  }
+  // The broadcast chain on one level (its chunks divide the size: k is a power of two at most 128).
+  const GroupShape one = shape(1, 8, 1);
+  CollectiveStep b = step_of(CollectiveOp::Broadcast, CollectiveAlgorithm::Ring, bytes);
+  b.root = 3;
+  EXPECT_NEAR(schedule_time(one, b), closed_form(one, b), 1e-6 * closed_form(one, b));
+}
+
+/** The tree's closed form assumes every round carries the busiest member's degree of chunks; the schedule's fill and
+ * drain rounds carry fewer, so it is at most the closed form and tends to it as the chunks grow. */
+TEST(CollectiveSchedule, TheTreeIsWithinItsClosedForm) {
+  const GroupShape g = shape(1, 16, 1);
+  const CollectiveStep s = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 1ULL << 30);
+  const double closed = closed_form(g, s);
+  EXPECT_LE(schedule_time(g, s), closed * (1 + 1e-9));
+  EXPECT_GE(schedule_time(g, s), 0.9 * closed);
+}
+
+/** Channels: C rings, each with 1/C of the data, leaving each node through C different members (rail-aligned NICs),
+ * so a two-node ring over eight NICs is nearly 8x faster than over one when the network paces it. */
+TEST(CollectiveSchedule, ChannelsSplitTheDataOverDisjointNics) {
+  const GroupShape eight = shape(8, 2, 8);
+  ASSERT_EQ(eight.channels, 8);
+  const std::uint64_t bytes = 1ULL << 30;
+  const CollectiveStep s = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, bytes);
+  const Recorder r = record(eight, s);
+  // Per channel: its bytes; in each round, the node-crossing sends leave from distinct members of each node.
+  std::map<int, std::uint64_t> per_channel;
+  std::map<std::pair<int, int>, std::set<int>> leaving; // (round, node) -> members sending across
+  std::map<std::pair<int, int>, int> crossings;
+  for (const auto& e : r.entries) {
+    if (!e.post.send) continue;
+    per_channel[e.post.index] += e.post.bytes;
+    const auto from = static_cast<std::size_t>(e.member);
+    if (eight.node[from] != eight.node[static_cast<std::size_t>(e.post.peer)]) {
+      leaving[{e.round, eight.node[from]}].insert(e.member);
+      ++crossings[{e.round, eight.node[from]}];
+    }
+  }
+  ASSERT_EQ(per_channel.size(), 8U);
+  for (const auto& [channel, sent] : per_channel) EXPECT_EQ(sent, 2 * 15 * bytes / 8) << "channel " << channel;
+  for (const auto& [key, members] : leaving)
+    EXPECT_EQ(static_cast<int>(members.size()), crossings[key]) << "round " << key.first;
+  const GroupShape one = shape(8, 2, 1, 1);
+  ASSERT_EQ(one.channels, 1);
+  // 8x less network time per round; the rounds' latencies and the protocol's are the same.
+  const double ratio = schedule_time(one, s) / schedule_time(eight, s);
+  EXPECT_GT(ratio, 7.7);
+  EXPECT_LT(ratio, 8.0);
+}
+
+} // namespace
+} // namespace partsim
