@@ -272,6 +272,7 @@ void MainWindow::on_loaded() {
   show_report();
   speedup_->set_result(std::nullopt);
   timeline_->set_trace(nullptr);
+  timeline_->set_failure(std::nullopt);
   last_wall_s_ = -1;
   // The sweep's default node counts: powers of two up to twice the scenario's.
   const nlohmann::json* nodes = document_->value("/cluster/nodes");
@@ -376,6 +377,7 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
                          outcome.trace
                              ? QString()
                              : tr("no timeline: runs over %1 planned events record no trace").arg(kTraceEventLimit));
+    timeline_->set_failure(current_->failure);
     set_status(current_->verdict == QLatin1String("out_of_memory")
                    ? tr("not simulated: out of memory (%1)").arg(current_->warnings.value(0))
                    : tr("finished in %1 s of wall time: makespan %2")

@@ -122,6 +122,9 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
       r.figures.push_back({"reliability/injected/hung_ranks", static_cast<double>(in->hung_ranks)});
       r.figures.push_back({"reliability/injected/stopped_at_s", in->stopped});
       r.figures.push_back({"reliability/injected/training_again_at_s", in->training_again_at});
+      FailureMark mark{in->at, in->stopped, QString::fromStdString(in->what), {}};
+      for (const std::int64_t rank : in->failed_ranks) mark.failed_ranks.push_back(static_cast<int>(rank));
+      r.failure = std::move(mark);
     }
   }
   // Seed situation 5: a serving workload's latency, throughput and stages.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "partsim/serving/serving_report.hpp"
+#include "trace.hpp"
 
 #include <QByteArray>
 #include <QString>
@@ -84,6 +85,7 @@ struct RunReport {
   QStringList warnings;                   ///< memory over the GPU's capacity, starved partitions
   std::optional<double> coordinator_busy; ///< s the coordinator spent (serial part, coordination, set-up)
   std::optional<ReportServing> serving;   ///< report.json `serving` (a serving workload's run); absent otherwise
+  std::optional<FailureMark> failure;     ///< report.json `reliability/injected` when it fired
 
   bool empty() const { return ranks.empty(); }
   bool has_overlap() const;

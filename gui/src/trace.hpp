@@ -32,6 +32,14 @@ struct Trace {
   std::size_t interval_count() const;
 };
 
+/** A failure injected into the iteration (report.json's reliability/injected), to mark on the timeline. */
+struct FailureMark {
+  double at = 0;      ///< s: when it struck
+  double stopped = 0; ///< s: when the job stopped every rank still running
+  QString what;       ///< "GPU 5", "leaf switch 1 (nodes 4 to 7)"
+  std::vector<int> failed_ranks;
+};
+
 /** Parses trace.json text. @returns nullopt with `error` set when it is not a trace. */
 std::optional<Trace> parse_trace(const QByteArray& text, QString* error = nullptr);
 

@@ -36,6 +36,7 @@
 #include <QFile>
 #include <QGroupBox>
 #include <QHorizontalPercentBarSeries>
+#include <QLabel>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QSignalSpy>
@@ -595,6 +596,22 @@ class ModelTests : public QObject {
     canvas->grab();
     QVERIFY(canvas->last_painted_rectangles() > 0);
     QVERIFY2(canvas->last_painted_rectangles() < 5000, qPrintable(QString::number(canvas->last_painted_rectangles())));
+    // An injected failure: a red line at its time while it is in view, said in the caption.
+    QCOMPARE(canvas->last_painted_marks(), 0);
+    view.set_failure(FailureMark{1.5, 31.5, QStringLiteral("GPU 0"), {0}});
+    canvas->grab();
+    QCOMPARE(canvas->last_painted_marks(), 1);
+    bool said = false;
+    for (const QLabel* label : view.findChildren<QLabel*>())
+      said = said || label->text().contains(QStringLiteral("GPU 0 fails at"));
+    QVERIFY(said);
+    canvas->set_view(2.0, 3.0); // out of view: no line
+    canvas->grab();
+    QCOMPARE(canvas->last_painted_marks(), 0);
+    view.set_failure(std::nullopt);
+    canvas->reset_view();
+    canvas->grab();
+    QCOMPARE(canvas->last_painted_marks(), 0);
   }
 };
 

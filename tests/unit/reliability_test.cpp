@@ -276,6 +276,8 @@ TEST(ReliabilityScenario, BadInputNamesFileAndPointer) {
       {{{"inject", {{"gpu", 1}}}}, "/reliability/inject/at"},
       {{{"inject", {{"nic", 1}, {"gpu", 1}, {"at", "1ms"}}}}, "/reliability/inject"},
       {{{"inject", {{"nic", 100000}, {"at", "1ms"}}}}, "/reliability/inject/nic"},
+      {{{"inject", {{"switch", 2}, {"at", "1ms"}}}}, "/reliability/inject/switch"},
+      {{{"inject", {{"switch", 0}, {"nic", 1}, {"at", "1ms"}}}}, "/reliability/inject"},
   };
   for (const auto& [section, pointer] : cases) {
     json doc = training_scenario();
@@ -467,6 +469,40 @@ TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
   EXPECT_EQ(n["noticed_ranks"].get<std::size_t>() + n["hung_ranks"].get<std::size_t>() +
                 n["finished_ranks"].get<std::size_t>(),
             64u);
+}
+
+TEST(InjectedFailure, ALeafSwitchTakesItsNodesNicsAndUplink) {
+  // Leaf switch 1 of the fat tree (nodes 4 to 7, 4 per leaf): the links of its nodes' 32 NICs and its uplink are
+  // turned off during the all-reduces at steps; no GPU dies, the transfers through the switch fail.
+  const json plain =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {"/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const double at = plain["summary"]["makespan_s"].get<double>() - 0.085;
+  const json run =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{"switch":1,"at":{}}}}})", at),
+                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const json x = run["reliability"]["injected"];
+  EXPECT_EQ(x["what"], "leaf switch 1 (nodes 4 to 7)");
+  EXPECT_TRUE(x["fired"].get<bool>());
+  EXPECT_TRUE(x["failed_ranks"].empty());
+  EXPECT_GE(x["noticed_ranks"].get<int>(), 1);
+  EXPECT_EQ(x["noticed_ranks"].get<std::size_t>() + x["hung_ranks"].get<std::size_t>() +
+                x["finished_ranks"].get<std::size_t>(),
+            64u);
+  EXPECT_EQ(x["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
+}
+
+TEST(InjectedFailure, IsRefusedWhereWorkIsDispatchedAtRunTime) {
+  // Run-time balancing hands samples out as ranks ask for them: no fixed program to fail mid-way. Such workloads (data
+  // jobs) take no /reliability at all: exit 2, one line naming the file and the key.
+  const test::CliResult r =
+      test::run_cli({"run", (test::source_dir() / "scenarios/seed-2-dynamic-balancing.json").string(), "--no-files",
+                     "--no-progress", "--set", R"(/reliability={"iterations":10,"inject":{"gpu":1,"at":0.001}})"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("seed-2-dynamic-balancing.json: /reliability: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model training only"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(InjectedFailure, APipelineStageFailsWithoutAbortingTheSimulation) {

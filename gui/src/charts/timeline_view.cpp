@@ -33,6 +33,11 @@ void TimelineCanvas::set_trace(std::shared_ptr<const Trace> trace) {
   reset_view();
 }
 
+void TimelineCanvas::set_failure(std::optional<FailureMark> mark) {
+  failure_ = std::move(mark);
+  update();
+}
+
 void TimelineCanvas::reset_view() {
   set_view(0, trace_ && trace_->end > 0 ? trace_->end : 1);
 }
@@ -73,6 +78,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
   painted_ = 0;
+  painted_marks_ = 0;
   if (!trace_ || trace_->tracks.empty()) {
     p.drawText(rect(), Qt::AlignCenter, tr("No timeline: run a scenario"));
     return;
@@ -99,7 +105,9 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
     const int y = kHeaderHeight + 2 + static_cast<int>(row) * kRowHeight;
     if (y + kRowHeight < visible.top() || y > visible.bottom()) continue;
     const TraceTrack& track = trace_->tracks[row];
-    p.setPen(palette().text().color());
+    const bool failed = failure_ && std::find(failure_->failed_ranks.begin(), failure_->failed_ranks.end(),
+                                              static_cast<int>(row)) != failure_->failed_ranks.end();
+    p.setPen(failed ? QColor(Qt::red) : palette().text().color());
     p.drawText(QRect(4, y, kLabelWidth - 8, kRowHeight), Qt::AlignVCenter | Qt::AlignLeft, track.name);
     const auto& iv = track.intervals;
     // First interval ending after the view's start (intervals are sorted and do not overlap).
@@ -118,6 +126,15 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
         next = std::lower_bound(next, iv.end(), next_t, [](const TraceInterval& i, double t) { return i.end < t; });
       it = next;
     }
+  }
+  // The injected failure: a red line over every row at its time, and what failed in the header.
+  if (failure_ && failure_->at >= begin_ && failure_->at <= end_) {
+    const int x = static_cast<int>(x_at(failure_->at));
+    p.setPen(QPen(Qt::red, 2));
+    p.drawLine(x, kHeaderHeight, x, height());
+    p.drawText(QRect(x + 3, kHeaderHeight + 1, width() - x - 3, kRowHeight), Qt::AlignLeft | Qt::AlignTop,
+               tr("%1 fails").arg(failure_->what));
+    ++painted_marks_;
   }
 }
 
@@ -218,17 +235,26 @@ void TimelineView::set_trace(std::shared_ptr<const Trace> trace, const QString& 
   update_caption();
 }
 
+void TimelineView::set_failure(std::optional<FailureMark> mark) {
+  canvas_->set_failure(std::move(mark));
+  update_caption();
+}
+
 void TimelineView::update_caption() {
   const Trace* t = canvas_->trace();
   if (t == nullptr) {
     caption_->setText(why_none_);
     return;
   }
-  caption_->setText(
+  QString text =
       tr("%1 to %2 of %3; %4 intervals on %5 tracks")
           .arg(format_seconds(canvas_->view_begin()), format_seconds(canvas_->view_end()), format_seconds(t->end))
           .arg(t->interval_count())
-          .arg(t->tracks.size()));
+          .arg(t->tracks.size());
+  if (const auto& f = canvas_->failure())
+    text += tr("; injected: %1 fails at %2 (red line; the clean iteration is shown), the job stops at %3")
+                .arg(f->what, format_seconds(f->at), format_seconds(f->stopped));
+  caption_->setText(text);
 }
 
 } // namespace partsim::gui

@@ -6,6 +6,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 class QLabel;
 class QScrollArea;
@@ -26,6 +27,9 @@ class TimelineCanvas : public QWidget {
   explicit TimelineCanvas(QWidget* parent = nullptr);
   void set_trace(std::shared_ptr<const Trace> trace);
   const Trace* trace() const { return trace_.get(); }
+  /** Marks an injected failure: a red line at its time, its failed ranks' names in red (none: no mark). */
+  void set_failure(std::optional<FailureMark> mark);
+  const std::optional<FailureMark>& failure() const { return failure_; }
 
   double view_begin() const { return begin_; }
   double view_end() const { return end_; }
@@ -38,6 +42,8 @@ class TimelineCanvas : public QWidget {
   void reset_view();
   /** Rectangles painted by the last paint (for tests of the per-pixel culling). */
   int last_painted_rectangles() const { return painted_; }
+  /** Failure lines painted by the last paint (0 or 1). */
+  int last_painted_marks() const { return painted_marks_; }
 
  signals:
   void view_changed(double begin, double end);
@@ -60,6 +66,8 @@ class TimelineCanvas : public QWidget {
   int drag_x_ = -1;
   double drag_begin_ = 0;
   int painted_ = 0;
+  std::optional<FailureMark> failure_;
+  int painted_marks_ = 0;
 };
 
 /** The timeline tab: zoom buttons, a legend, and the canvas in a vertical scroll area. */
@@ -69,6 +77,8 @@ class TimelineView : public QWidget {
   explicit TimelineView(QWidget* parent = nullptr);
   /** Shows a trace, or a message saying why there is none. */
   void set_trace(std::shared_ptr<const Trace> trace, const QString& why_none = {});
+  /** Marks the run's injected failure on the canvas and says it in the caption (none: no mark). */
+  void set_failure(std::optional<FailureMark> mark);
   TimelineCanvas* canvas() const { return canvas_; }
 
  private:

@@ -136,11 +136,16 @@ void start_failure_injection(RunContext& ctx, const FailureInjection& injection,
       if (ctx.failure_state[static_cast<std::size_t>(std::get<1>(key))] == RunContext::kFailed)
         mailbox->set_receiver(nullptr);
     for (const int gpu : injection.gpus) ctx.platform.gpus.at(static_cast<std::size_t>(gpu))->turn_off();
-    if (injection.nic) // both directions of the NIC's link to its switch (platform.cpp: "nic-<node>-<k>")
+    // Both directions of each failed link, named as platform.cpp names them: a NIC's link to its first switch
+    // ("nic-<node>-<k>"), a failed leaf's or rail's uplink ("leaf-<i>-up", "rail-<i>-up").
+    std::vector<std::string> links;
+    for (const auto& [node, k] : injection.nics) links.push_back(fmt::format("nic-{}-{}", node, k));
+    if (injection.leaf >= 0) links.push_back(fmt::format("leaf-{}-up", injection.leaf));
+    if (injection.rail >= 0) links.push_back(fmt::format("rail-{}-up", injection.rail));
+    for (const std::string& base : links)
       for (const char* side : {"_UP", "_DOWN"}) {
-        const std::string name = fmt::format("nic-{}-{}{}", injection.nic->first, injection.nic->second, side);
-        sg4::Link* link = sg4::Link::by_name_or_null(name);
-        PARTSIM_CHECK(link != nullptr) << "no link " << name;
+        sg4::Link* link = sg4::Link::by_name_or_null(base + side);
+        PARTSIM_CHECK(link != nullptr) << "no link " << base << side;
         link->turn_off();
       }
     sg4::this_actor::sleep_until(out.stopped);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace partsim {
 
 namespace {
@@ -96,17 +98,61 @@ void parse_checkpoint(JsonReader reader, ReliabilitySpec& r) {
   reader.finish();
 }
 
+/** The switches an injected failure can name: star 1, fat_tree its leaves, rail one per NIC of a node; none in one
+ * node. */
+std::int64_t injectable_switches(const ClusterSpec& cluster) {
+  const NetworkSpec& net = cluster.network;
+  if (cluster.nodes <= 1) return 0;
+  if (net.topology == "fat_tree")
+    return (cluster.nodes + net.fat_tree.nodes_per_leaf - 1) / net.fat_tree.nodes_per_leaf;
+  if (net.topology == "rail") return net.nics_per_node;
+  return 1;
+}
+
+/** A switch's failure: the NIC links below it (and its uplink, turned off by the engine). */
+void fail_switch(const ClusterSpec& cluster, int index, FailureInjection& f) {
+  const NetworkSpec& net = cluster.network;
+  if (net.topology == "fat_tree") {
+    const int first = index * net.fat_tree.nodes_per_leaf;
+    const int last = std::min(cluster.nodes, first + net.fat_tree.nodes_per_leaf) - 1;
+    for (int node = first; node <= last; ++node)
+      for (int k = 0; k < net.nics_per_node; ++k) f.nics.emplace_back(node, k);
+    f.leaf = index;
+    f.what = fmt::format("leaf switch {} (nodes {} to {})", index, first, last);
+  } else if (net.topology == "rail") {
+    for (int node = 0; node < cluster.nodes; ++node) f.nics.emplace_back(node, index);
+    f.rail = index;
+    f.what = fmt::format("rail switch {} (NIC {} of every node)", index, index);
+  } else {
+    for (int node = 0; node < cluster.nodes; ++node)
+      for (int k = 0; k < net.nics_per_node; ++k) f.nics.emplace_back(node, k);
+    f.what = "the network switch (every NIC)";
+  }
+}
+
 void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec& r) {
   FailureInjection f;
   // Each key's own range first (the schema's), then the choice between them.
-  const bool by_gpu = reader.has("gpu");
-  const std::int64_t gpu = by_gpu ? reader.integer("gpu") : -1;
+  const std::int64_t gpu = reader.has("gpu") ? reader.integer("gpu") : -1;
   const std::int64_t node = reader.has("node") ? reader.integer("node") : -1;
   const std::int64_t nic = reader.has("nic") ? reader.integer("nic") : -1;
+  const std::int64_t sw = reader.has("switch") ? reader.integer("switch") : -1;
   f.at = reader.quantity("at");
-  if (static_cast<int>(by_gpu) + static_cast<int>(reader.has("node")) + static_cast<int>(reader.has("nic")) != 1)
-    throw InputError(reader.source(), reader.pointer(), "expected one of \"gpu\", \"node\" or \"nic\": what fails");
-  if (nic >= 0) {
+  int given = 0;
+  for (const char* key : {"gpu", "node", "nic", "switch"}) given += reader.has(key) ? 1 : 0;
+  if (given != 1)
+    throw InputError(reader.source(), reader.pointer(),
+                     "expected one of \"gpu\", \"node\", \"nic\" or \"switch\": what fails");
+  if (sw >= 0) {
+    const std::int64_t switches = injectable_switches(cluster);
+    if (sw >= switches)
+      throw InputError(reader.source(), reader.pointer() + "/switch",
+                       fmt::format("expected a switch index below the {} switches a failure can name on this cluster "
+                                   "(star: 1; fat_tree: its leaves; rail: one per NIC of a node; none in one node), "
+                                   "got {}",
+                                   switches, sw));
+    fail_switch(cluster, static_cast<int>(sw), f);
+  } else if (nic >= 0) {
     const std::int64_t nics = cluster.nodes > 1 ? cluster.nodes * cluster.network.nics_per_node : 0;
     if (nic >= nics)
       throw InputError(reader.source(), reader.pointer() + "/nic",
@@ -114,9 +160,9 @@ void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec
                                    "one node), got {}",
                                    nics, nic));
     const auto per_node = static_cast<std::int64_t>(cluster.network.nics_per_node);
-    f.nic = std::pair{static_cast<int>(nic / per_node), static_cast<int>(nic % per_node)};
-    f.what = fmt::format("NIC {} of node {}", f.nic->second, f.nic->first);
-  } else if (by_gpu) {
+    f.nics.emplace_back(static_cast<int>(nic / per_node), static_cast<int>(nic % per_node));
+    f.what = fmt::format("NIC {} of node {}", f.nics.front().second, f.nics.front().first);
+  } else if (gpu >= 0) {
     if (gpu >= cluster.gpu_count())
       throw InputError(
           reader.source(), reader.pointer() + "/gpu",

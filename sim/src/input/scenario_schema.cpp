@@ -1734,25 +1734,32 @@ void reliability_fields(std::vector<F>& f) {
   const std::string in = r + "inject/";
   f.push_back(F(in + "gpu", T::Integer, "inject")
                   .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node or nic")
+                  .def_doc("none: give gpu, node, nic or switch")
                   .label("Failing GPU")
                   .doc("the GPU that fails (its index in the cluster, below the GPU count)"));
   f.push_back(F(in + "node", T::Integer, "inject")
                   .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node or nic")
+                  .def_doc("none: give gpu, node, nic or switch")
                   .label("Failing node")
                   .doc("the node whose GPUs all fail at once (its index, below the node count)"));
   f.push_back(F(in + "nic", T::Integer, "inject")
                   .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node or nic")
+                  .def_doc("none: give gpu, node, nic or switch")
                   .label("Failing NIC")
                   .doc("the NIC that fails (node x nics_per_node + its index in the node): its links are turned off, "
                        "every GPU keeps running"));
+  f.push_back(F(in + "switch", T::Integer, "inject")
+                  .range(0, 1'000'000'000)
+                  .def_doc("none: give gpu, node, nic or switch")
+                  .label("Failing switch")
+                  .doc("the switch that fails, every GPU running: star 0 (the one switch: every NIC's link); fat_tree "
+                       "a leaf (the links of its nodes' NICs and its uplink); rail the switch of rail k (NIC k of "
+                       "every node and the rail's uplink to the spine)"));
   f.push_back(F(in + "at", T::Quantity, "inject")
                   .dim(Dimension::Time)
                   .positive(1e7)
                   .label("Failure time in the iteration")
-                  .doc("seconds into the simulated iteration(s) at which SimGrid turns the GPUs off"));
+                  .doc("seconds into the simulated iteration(s) at which SimGrid turns what fails off (hosts or links)"));
   const std::string fl = r + "failures/";
   f.push_back(F(fl + "distribution", T::Choice, "failures")
                   .choices(enum_names<FailureDistribution>())

@@ -68,9 +68,12 @@ struct ComponentFailures {
  * SimGrid at `at` seconds into the iteration (one GPU, or every GPU of a node). */
 struct FailureInjection {
   std::vector<int> gpus;
-  /** A NIC instead (node, its index in the node): its links turned off, every GPU left running. */
-  std::optional<std::pair<int, int>> nic;
-  std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)", "NIC 3 of node 1"
+  /** NICs instead (node, its index in the node): their links to the first switch turned off, every GPU left running
+   * (a NIC, or the NICs below a failed switch). */
+  std::vector<std::pair<int, int>> nics;
+  int leaf = -1;    ///< fat_tree: the failed leaf switch, its uplink turned off too
+  int rail = -1;    ///< rail: the failed rail switch, its uplink to the spine turned off too
+  std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)", "NIC 3 of node 1", "leaf switch 2 (nodes 8 to 11)"
   double at = 0.0;
 };
 

@@ -60,7 +60,9 @@ struct ReportInjectedFailure {
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
     f.field("method", s.method, "", "how the failure was simulated");
-    f.field("what", s.what, "", "what fails: one GPU, a node's GPUs, or one NIC (its link, both ways)");
+    f.field("what", s.what, "",
+            "what fails: one GPU, a node's GPUs, one NIC (its link, both ways), or a switch (its NICs' links and its "
+            "uplink)");
     f.field("fired", s.fired, "", "false: every rank had finished its program before the failure time");
     f.field("at_s", s.at, "s", "/reliability/inject/at: when SimGrid turned the GPUs off");
     f.field("detection_s", s.detection, "s", "/reliability/recovery/detection_time");
