@@ -1755,11 +1755,12 @@ void reliability_fields(std::vector<F>& f) {
                   .doc("the switch that fails, every GPU running: star 0 (the one switch: every NIC's link); fat_tree "
                        "a leaf (the links of its nodes' NICs and its uplink); rail the switch of rail k (NIC k of "
                        "every node and the rail's uplink to the spine)"));
-  f.push_back(F(in + "at", T::Quantity, "inject")
-                  .dim(Dimension::Time)
-                  .positive(1e7)
-                  .label("Failure time in the iteration")
-                  .doc("seconds into the simulated iteration(s) at which SimGrid turns what fails off (hosts or links)"));
+  f.push_back(
+      F(in + "at", T::Quantity, "inject")
+          .dim(Dimension::Time)
+          .positive(1e7)
+          .label("Failure time in the iteration")
+          .doc("seconds into the simulated iteration(s) at which SimGrid turns what fails off (hosts or links)"));
   const std::string fl = r + "failures/";
   f.push_back(F(fl + "distribution", T::Choice, "failures")
                   .choices(enum_names<FailureDistribution>())
