@@ -4,6 +4,7 @@
 #include "partsim/common/exit_codes.hpp"
 #include "partsim/input/scenario.hpp"
 #include "partsim/model/reliability_replay.hpp"
+#include "partsim/plan/strategy.hpp"
 #include "partsim/report/reliability.hpp"
 
 #include "test_support.hpp"
@@ -12,7 +13,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
 
 namespace partsim {
@@ -365,6 +368,63 @@ TEST(ReliabilityReport, CheckpointSizeIsTheShardedModelAndOptimizerState) {
   const double bytes = r["reliability"]["checkpoint_bytes"].get<double>();
   EXPECT_NEAR(bytes / (14.0 * 405e9), 1.0, 0.03) << bytes;
   EXPECT_EQ(r["reliability"]["checkpoint_writers"], 16 * 8 * 128);
+}
+
+TEST(ReliabilityReport, CheckpointWritersAreTheShardsOfTheSize) {
+  // Llama-3 70B, tensor 8 x pipeline 4 x data 2 with ZeRO-1: every GPU writes its optimizer shard, those of replica 0
+  // their parameters too; the parts add up to the checkpoint's size, one per GPU.
+  std::ifstream in(test::source_dir() / "scenarios/llama3-70b-3d-64xh100.json");
+  json doc = json::parse(in);
+  doc["reliability"] = {{"iterations", 10}};
+  const Scenario scenario = test::parse(doc);
+  const Plan plan = build_plan(scenario);
+  const CheckpointSize size = checkpoint_size(scenario, plan);
+  const std::vector<CheckpointWrite> writes = checkpoint_writes(scenario, plan, size.bytes);
+  EXPECT_EQ(static_cast<std::int64_t>(writes.size()), size.writers);
+  double sum = 0.0;
+  std::set<int> gpus;
+  double largest = 0.0;
+  for (const CheckpointWrite& w : writes) {
+    sum += w.bytes;
+    gpus.insert(w.gpu);
+    largest = std::max(largest, w.bytes);
+  }
+  EXPECT_NEAR(sum, size.bytes, 1e-9 * size.bytes);
+  EXPECT_EQ(gpus.size(), writes.size());
+  EXPECT_NEAR(largest, size.largest_writer_bytes, 1e-9 * largest);
+}
+
+TEST(ReliabilityReport, CheckpointWritesRunOnTheSimulatedNetwork) {
+  // Each writer sends its part at once to the storage pool on the top switch (SimGrid, a child engine). Plain DDP:
+  // rank 0 writes the whole state. A slow pool (1 GB/s) sets the time: the closed form and the path's latencies. A
+  // fast one leaves rank 0's NIC: NDR's 400 Gb/s at the profile's 0.97 (models/links/ib-ndr.json), 48.5 GB/s.
+  const auto write = [](const std::string& scenario, const std::string& bandwidth) {
+    const json r = test::run_scenario_json(
+        scenario, {R"(/reliability={"iterations":100,"checkpoint":{"storage_bandwidth":)" + bandwidth + "}}"});
+    return r["reliability"];
+  };
+  const json slow = write("llama3-8b-dp-64xh200-fat-tree.json", "1e9");
+  const double bytes = slow["checkpoint_bytes"].get<double>();
+  EXPECT_EQ(slow["checkpoint_writers"], 1);
+  EXPECT_DOUBLE_EQ(slow["checkpoint_write_closed_form_s"].get<double>(), bytes / 1e9);
+  EXPECT_GT(slow["checkpoint_write_s"].get<double>(), bytes / 1e9);
+  EXPECT_NEAR(slow["checkpoint_write_s"].get<double>(), bytes / 1e9, 1e-4);
+  EXPECT_DOUBLE_EQ(slow["checkpoint_block_s"].get<double>(), slow["checkpoint_write_s"].get<double>()); // sync
+  const json fast = write("llama3-8b-dp-64xh200-fat-tree.json", "1e15");
+  const double nic = 400e9 / 8 * 0.97;
+  EXPECT_NEAR(fast["checkpoint_write_s"].get<double>(), bytes / nic, 1e-4 * bytes / nic);
+  // The 3D split: 64 writers, one per NIC; the largest part sets the time.
+  const json split = write("llama3-70b-3d-64xh100.json", "1e15");
+  EXPECT_EQ(split["checkpoint_writers"], 64);
+  std::ifstream in(test::source_dir() / "scenarios/llama3-70b-3d-64xh100.json");
+  json doc = json::parse(in);
+  doc["reliability"] = {{"iterations", 10}};
+  const Scenario scenario = test::parse(doc);
+  const Plan plan = build_plan(scenario);
+  double largest = 0.0;
+  for (const CheckpointWrite& w : checkpoint_writes(scenario, plan, checkpoint_size(scenario, plan).bytes))
+    largest = std::max(largest, w.bytes);
+  EXPECT_NEAR(split["checkpoint_write_s"].get<double>(), largest / nic, 1e-4 * largest / nic);
 }
 
 TEST(ReliabilityReport, ElasticOnTheSeedNineRunLosesLessThanRestart) {

@@ -1,6 +1,7 @@
 // SimGrid S4U engine: one actor per rank executing its program; collectives as point-to-point messages.
 #include "partsim/engine/engine.hpp"
 
+#include "checkpoint_write.hpp"
 #include "collectives.hpp"
 #include "coordinator.hpp"
 #include "dispatch.hpp"
@@ -108,6 +109,14 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
                      "work at run time");
   if (injection != nullptr && !options.injecting)
     injected = engine::simulate_injection_in_child(scenario, plan, options);
+  // With /reliability, a checkpoint's writes on an engine of their own too (the injecting child needs none).
+  std::optional<double> checkpoint_write;
+  if (scenario.reliability && !options.injecting && std::holds_alternative<ProgramRun>(plan.mode)) {
+    const CheckpointSize size = checkpoint_size(scenario, plan);
+    const double bytes = scenario.reliability->checkpoint_bytes.value_or(size.bytes);
+    checkpoint_write = engine::simulate_checkpoint_write_in_child(scenario, checkpoint_writes(scenario, plan, bytes),
+                                                                  scenario.reliability->write_bandwidth);
+  }
   const bool injecting = injection != nullptr && options.injecting;
   xbt_log_control_set(injecting ? "root.thresh:critical xbt_cfg.thresh:warning"
                                 : "root.thresh:warning xbt_cfg.thresh:warning");
@@ -253,6 +262,7 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   PARTSIM_CHECK(!deadlock) << "the simulation deadlocked: actors wait for messages that never come";
   engine::unfold_results(ctx, folding, result);
   result.injected = std::move(injected);
+  result.checkpoint_write = checkpoint_write;
 
   for (const RankTimeline& t : result.ranks) result.makespan = std::max(result.makespan, t.finish);
   if (result.coordinator) result.makespan = std::max(result.makespan, result.coordinator->timeline.finish);

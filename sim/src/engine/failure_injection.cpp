@@ -1,6 +1,8 @@
 // A failure injected into the simulated iteration (failure_injection.hpp).
 #include "failure_injection.hpp"
 
+#include "child_process.hpp"
+
 #include "partsim/common/error.hpp"
 #include "platform.hpp"
 
@@ -12,14 +14,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,18 +59,6 @@ InjectedFailureOutcome from_json(const nlohmann::json& j) {
   for (const nlohmann::json& r : j.at("running"))
     o.running_at_failure.emplace_back(r.at(0).get<std::string>(), r.at(1).get<std::int64_t>());
   return o;
-}
-
-/** Writes all of `text` to `fd`. */
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 } // namespace
@@ -166,45 +150,14 @@ void finish_failure_injection(RunContext& ctx) {
 
 InjectedFailureOutcome simulate_injection_in_child(const Scenario& scenario, const Plan& plan,
                                                    const EngineOptions& options) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    ::close(fds[0]);
-    int code = 0;
-    try {
-      EngineOptions child = options;
-      child.injecting = true;
-      child.progress = nullptr;
-      child.record_all_intervals = false;
-      const RunResult result = simulate(scenario, plan, child);
-      code = result.injected && write_all(fds[1], to_json(*result.injected).dump()) ? 0 : 3;
-    } catch (const std::exception& e) {
-      write_all(STDERR_FILENO, fmt::format("partsim: the failure-injection run: {}\n", e.what()));
-      code = 4;
-    }
-    ::close(fds[1]);
-    ::_exit(code); // no exit handlers: SimGrid's would tear the engine down one object at a time
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buffer[4096];
-  while (true) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("the failure-injection run (a child process) ended with {} {}",
-                                         WIFEXITED(status) ? "exit status" : "signal",
-                                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status)));
-  return from_json(nlohmann::json::parse(text));
+  return from_json(nlohmann::json::parse(run_in_child("the failure-injection run", [&] {
+    EngineOptions child = options;
+    child.injecting = true;
+    child.progress = nullptr;
+    child.record_all_intervals = false;
+    const RunResult result = simulate(scenario, plan, child);
+    return result.injected ? to_json(*result.injected).dump() : std::string();
+  })));
 }
 
 } // namespace partsim::engine

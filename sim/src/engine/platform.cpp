@@ -210,7 +210,7 @@ void attach(Endpoint& endpoint, const Uplinks& uplinks, const NetworkSpec& net, 
 } // namespace
 
 Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator,
-                        double stream_compute_share) {
+                        double stream_compute_share, double storage_bandwidth) {
   const NetworkSpec& net = cluster.network;
   const double peak = cluster.gpu.peak(data_type);
   const int g = cluster.gpus_per_node;
@@ -228,8 +228,8 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
   loopback->seal();
   fabric->set_loopback(loopback);
 
-  // Nodes need NICs when there is more than one node, or a coordinator to talk to.
-  const bool nics = cluster.nodes > 1 || with_coordinator;
+  // Nodes need NICs when there is more than one node, or a coordinator or a storage pool to talk to.
+  const bool nics = cluster.nodes > 1 || with_coordinator || storage_bandwidth > 0.0;
   const Uplinks uplinks = nics ? make_uplinks(zone, cluster) : Uplinks{};
   for (std::size_t level = 0; level < static_cast<std::size_t>(uplinks.levels); ++level)
     if (uplinks.non_blocking[level])
@@ -279,6 +279,18 @@ Platform build_platform(const ClusterSpec& cluster, const std::string& data_type
     Endpoint endpoint;
     endpoint.nic = make_hop_link(zone, "nic-coordinator", net.nic);
     fabric->set_endpoint(platform.coordinator, endpoint);
+  }
+  if (storage_bandwidth > 0.0) {
+    // The storage pool (a parallel file system's servers, all writers sharing its bandwidth) on the top switch, like
+    // the coordinator: its link has the storage bandwidth each way and a NIC's latency.
+    platform.storage = zone->create_host("storage", peak);
+    platform.storage->seal();
+    Endpoint endpoint;
+    LinkSpec link;
+    link.bandwidth = storage_bandwidth;
+    link.latency = net.nic.latency;
+    endpoint.nic = make_hop_link(zone, "storage", link);
+    fabric->set_endpoint(platform.storage, endpoint);
   }
   platform.baseline = zone->create_host("baseline-gpu", peak);
   platform.baseline->seal();

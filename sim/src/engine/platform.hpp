@@ -33,6 +33,7 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;        ///< indexed by global GPU index (node * gpus_per_node + local)
   simgrid::s4u::Host* baseline = nullptr;       ///< isolated nominal GPU for the single-GPU reference run
   simgrid::s4u::Host* coordinator = nullptr;    ///< dispatcher host (run-time balancing only)
+  simgrid::s4u::Host* storage = nullptr;        ///< the checkpoints' storage pool (its own simulation only)
   int gpus_per_node = 1;
   int nics_per_node = 1;
   /** Links no traffic can saturate: a non-blocking uplink (leaf, pod or rail, each direction), whose bandwidth is at
@@ -58,7 +59,9 @@ NetworkConfig configure_network(NetworkModel model);
 /** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */
 /** `stream_compute_share` < 1: each GPU host gets a second power state at that fraction of its speed, the one it runs
  * at while a collective of its communication stream holds some of its SMs (Plan::stream_compute_share). */
+/** `storage_bandwidth` > 0: a storage pool host on the top switch whose one link (each direction) has that bandwidth,
+ * all writers sharing it (a checkpoint's writes, checkpoint_write.hpp). */
 Platform build_platform(const ClusterSpec& cluster, const std::string& data_type, bool with_coordinator,
-                        double stream_compute_share = 1.0);
+                        double stream_compute_share = 1.0, double storage_bandwidth = 0.0);
 
 } // namespace partsim::engine

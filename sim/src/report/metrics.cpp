@@ -257,7 +257,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     }
   }
   if (scenario.reliability && r.makespan > 0.0) {
-    r.reliability = reliability_figures(scenario, plan, r.makespan);
+    r.reliability = reliability_figures(scenario, plan, r.makespan, result.checkpoint_write);
     r.reliability->injected = result.injected;
   }
   if (scenario.cluster.stragglers) r.stragglers = stragglers_section(scenario, plan, result);

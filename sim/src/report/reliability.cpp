@@ -73,7 +73,29 @@ CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
   return out;
 }
 
-ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan) {
+std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan, double bytes) {
+  std::vector<CheckpointWrite> out;
+  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
+    for (std::size_t rank = 0; rank < plan.ranks.size(); ++rank) {
+      const ParallelCoordinates at = coordinates_of(*mp, static_cast<int>(rank));
+      if (at.context != 0) continue;
+      const MemoryBreakdown& m = static_cast<std::size_t>(at.pipeline) < plan.stage_memory.size()
+                                     ? plan.stage_memory[static_cast<std::size_t>(at.pipeline)]
+                                     : *plan.memory;
+      const double part = (mp->zero >= 3 || at.data == 0 ? m.parameters : 0.0) +
+                          (mp->zero >= 1 || at.data == 0 ? m.optimizer_states : 0.0);
+      if (part > 0.0) out.push_back({plan.ranks[rank].gpu, part});
+    }
+  }
+  if (out.empty()) out.push_back({0, bytes});
+  double sum = 0.0;
+  for (const CheckpointWrite& w : out) sum += w.bytes;
+  for (CheckpointWrite& w : out) w.bytes *= bytes / sum;
+  return out;
+}
+
+ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan,
+                                       std::optional<double> simulated_write) {
   PARTSIM_CHECK(scenario.reliability.has_value() && plan.iterations > 0 && makespan > 0.0) << makespan;
   ReliabilityFigures f;
   f.spec = *scenario.reliability;
@@ -96,7 +118,9 @@ ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& pla
     f.size.largest_writer_bytes *= scale;
     f.size.bytes = *spec.checkpoint_bytes;
   }
-  f.checkpoint_write = f.size.bytes / spec.write_bandwidth;
+  f.checkpoint_write_closed_form = f.size.bytes / spec.write_bandwidth;
+  f.checkpoint_write = simulated_write.value_or(f.checkpoint_write_closed_form);
+  f.write_simulated = simulated_write.has_value();
   f.reload = f.size.bytes / spec.read_bandwidth;
   f.checkpoint_block =
       spec.mode == CheckpointMode::Sync ? f.checkpoint_write : f.size.largest_writer_bytes / spec.host_copy_bandwidth;
@@ -165,8 +189,11 @@ ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& pla
 ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t seed) {
   const ReplayResult& r = f.replay;
   ReportReliability out;
-  out.method = "one iteration simulated on SimGrid; its time replayed over a seeded discrete-event process of "
-               "failures, checkpoints and recoveries (docs/failures.md)";
+  out.method = f.write_simulated
+                   ? "one iteration and one checkpoint's writes simulated on SimGrid; their times replayed over a "
+                     "seeded discrete-event process of failures, checkpoints and recoveries (docs/failures.md)"
+                   : "one iteration simulated on SimGrid; its time replayed over a seeded discrete-event process of "
+                     "failures, checkpoints and recoveries (docs/failures.md)";
   out.seed = seed;
   out.iterations = f.iterations;
   out.tokens = f.tokens;
@@ -190,7 +217,8 @@ ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t
   if (f.injected && f.spec.inject) {
     const InjectedFailureOutcome& x = *f.injected;
     ReportInjectedFailure in;
-    in.method = "the failing GPUs' hosts (or the NIC's links) turned off in SimGrid at at_s of a run of the iteration "
+    in.method = "the failing GPUs' hosts (or the NIC's or switch's links) turned off in SimGrid at at_s of a run of "
+                "the iteration "
                 "on an engine of its own "
                 "(every rank simulated, no folding): their actors end, transfers to and from them fail; the ranks "
                 "whose activity fails stop, the others wait until the detection time stops the job";
@@ -218,6 +246,7 @@ ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t
   out.checkpoint_writers = f.size.writers;
   out.checkpoint_block = f.checkpoint_block;
   out.checkpoint_write = f.checkpoint_write;
+  out.checkpoint_write_closed_form = f.checkpoint_write_closed_form;
   out.reload = f.reload;
   out.checkpoints = r.checkpoints;
   out.checkpoints_lost = r.checkpoints_lost;

@@ -31,6 +31,18 @@ struct CheckpointSize {
  * too). The per-GPU bytes are the memory model's. */
 CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan);
 
+/** One writer of a checkpoint: its GPU (= rank) and the bytes it writes. */
+struct CheckpointWrite {
+  int gpu = 0;
+  double bytes = 0.0;
+};
+
+/** Who writes what (checkpoint_size's parts): in a model-parallel split each GPU of context index 0 writes, of its
+ * stage's per-GPU memory figures, the parameters when its data index is 0 or ZeRO >= 3 shards them, and the optimizer
+ * states when its data index is 0 or ZeRO >= 1 shards them; otherwise GPU 0 writes everything. Scaled so that the
+ * parts add up to `bytes` (checkpoint_size's, or /reliability/checkpoint/size). */
+std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan, double bytes);
+
 /** `/reliability` of a run. */
 struct ReliabilityFigures {
   ReliabilitySpec spec;
@@ -39,9 +51,11 @@ struct ReliabilityFigures {
   std::optional<double> tokens; ///< iterations x tokens per iteration
   CheckpointSize size;
   double checkpoint_block = 0.0; ///< s per checkpoint
-  double checkpoint_write = 0.0; ///< s, the storage write
-  double reload = 0.0;           ///< s, the storage read after a failure
-  double recovery = 0.0;         ///< s per failure
+  double checkpoint_write = 0.0; ///< s, the storage write (simulated on SimGrid when the run did, else the closed form)
+  double checkpoint_write_closed_form = 0.0; ///< s, bytes / storage write bandwidth
+  bool write_simulated = false;              ///< checkpoint_write is the run's SimGrid simulation of the writes
+  double reload = 0.0;                       ///< s, the storage read after a failure
+  double recovery = 0.0;                     ///< s per failure
   std::int64_t interval_iterations = 0;
   double interval = 0.0;                    ///< s of training between checkpoints
   std::optional<double> mtbf;               ///< the job's, s (absent with listed failures only)
@@ -53,8 +67,10 @@ struct ReliabilityFigures {
   std::optional<InjectedFailureOutcome> injected; ///< the run's injected failure (/reliability/inject)
 };
 
-/** The figures of a run of `plan` whose simulated iterations took `makespan` s. */
-ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan);
+/** The figures of a run of `plan` whose simulated iterations took `makespan` s; `simulated_write`: the checkpoint's
+ * writes as the run simulated them on SimGrid (RunResult::checkpoint_write), else the closed form. */
+ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& plan, double makespan,
+                                       std::optional<double> simulated_write = std::nullopt);
 
 /** report.json's `reliability` of these figures; `seed` is the run's. */
 ReportReliability reliability_section(const ReliabilityFigures& figures, std::uint64_t seed);

@@ -112,6 +112,7 @@ struct ReportReliability {
   std::int64_t checkpoint_writers = 0;
   double checkpoint_block = 0.0;
   double checkpoint_write = 0.0;
+  double checkpoint_write_closed_form = 0.0;
   double reload = 0.0;
   std::int64_t checkpoints = 0;
   std::int64_t checkpoints_lost = 0;
@@ -156,7 +157,11 @@ struct ReportReliability {
     f.field("checkpoint_writers", s.checkpoint_writers, "", "GPUs that write a part");
     f.field("checkpoint_block_s", s.checkpoint_block, "s",
             "training stopped per checkpoint: sync, the write; async, the largest writer's copy to host memory");
-    f.field("checkpoint_write_s", s.checkpoint_write, "s", "checkpoint_bytes / storage write bandwidth");
+    f.field("checkpoint_write_s", s.checkpoint_write, "s",
+            "every writer's part sent at once over the simulated network (SimGrid) to a storage pool of the storage "
+            "write bandwidth on the top switch, until the last part is written");
+    f.field("checkpoint_write_closed_form_s", s.checkpoint_write_closed_form, "s",
+            "checkpoint_bytes / storage write bandwidth: the write without the network");
     f.field("reload_s", s.reload, "s", "checkpoint_bytes / storage read bandwidth");
     f.field("checkpoints", s.checkpoints, "", "checkpoints started");
     f.field("checkpoints_lost", s.checkpoints_lost, "", "checkpoints a failure interrupted before they were durable");

@@ -113,6 +113,8 @@ struct RunResult {
   /** With stragglers: per iteration, when the last rank finished its program's steps of it (s); empty otherwise. */
   std::vector<double> iteration_end;
   std::optional<InjectedFailureOutcome> injected; ///< with /reliability/inject
+  /** With /reliability: s to write a checkpoint, every writer's part sent at once to the storage pool on SimGrid. */
+  std::optional<double> checkpoint_write;
 };
 
 } // namespace partsim
