@@ -370,13 +370,18 @@ TEST(ReliabilityReport, CheckpointSizeIsTheShardedModelAndOptimizerState) {
   EXPECT_EQ(r["reliability"]["checkpoint_writers"], 16 * 8 * 128);
 }
 
-TEST(ReliabilityReport, CheckpointWritersAreTheShardsOfTheSize) {
-  // Llama-3 70B, tensor 8 x pipeline 4 x data 2 with ZeRO-1: every GPU writes its optimizer shard, those of replica 0
-  // their parameters too; the parts add up to the checkpoint's size, one per GPU.
+/** scenarios/llama3-70b-3d-64xh100.json (tensor 8 x pipeline 4 x data 2, ZeRO-1) with a /reliability section. */
+Scenario llama70b_with_reliability() {
   std::ifstream in(test::source_dir() / "scenarios/llama3-70b-3d-64xh100.json");
   json doc = json::parse(in);
   doc["reliability"] = {{"iterations", 10}};
-  const Scenario scenario = test::parse(doc);
+  return test::parse(doc);
+}
+
+TEST(ReliabilityReport, CheckpointWritersAreTheShardsOfTheSize) {
+  // Llama-3 70B, tensor 8 x pipeline 4 x data 2 with ZeRO-1: every GPU writes its optimizer shard, those of replica 0
+  // their parameters too; the parts add up to the checkpoint's size, one per GPU.
+  const Scenario scenario = llama70b_with_reliability();
   const Plan plan = build_plan(scenario);
   const CheckpointSize size = checkpoint_size(scenario, plan);
   const std::vector<CheckpointWrite> writes = checkpoint_writes(scenario, plan, size.bytes);
@@ -416,10 +421,7 @@ TEST(ReliabilityReport, CheckpointWritesRunOnTheSimulatedNetwork) {
   // The 3D split: 64 writers, one per NIC; the largest part sets the time.
   const json split = write("llama3-70b-3d-64xh100.json", "1e15");
   EXPECT_EQ(split["checkpoint_writers"], 64);
-  std::ifstream in(test::source_dir() / "scenarios/llama3-70b-3d-64xh100.json");
-  json doc = json::parse(in);
-  doc["reliability"] = {{"iterations", 10}};
-  const Scenario scenario = test::parse(doc);
+  const Scenario scenario = llama70b_with_reliability();
   const Plan plan = build_plan(scenario);
   double largest = 0.0;
   for (const CheckpointWrite& w : checkpoint_writes(scenario, plan, checkpoint_size(scenario, plan).bytes))
@@ -493,6 +495,24 @@ TEST(InjectedFailure, TurnsTheGpuOffInSimGridAndTheJobStopsAtDetection) {
   EXPECT_EQ(injected_run(fmt::format(R"({{"gpu":5,"at":{}}})", at), sets).dump(), run.dump());
 }
 
+/** The 8B DDP run at steps without overlap, `what` ("\"nic\":9") failing `at` into the iteration: no GPU dies, so no
+ * rank fails; the transfers over the failed links fail, which some ranks notice; every rank is noticed, hung or
+ * finished. Returns reliability/injected. */
+json network_failure_at_steps(const std::string& what, double at) {
+  const json run =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{{},"at":{}}}}})", what, at),
+                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const json x = run["reliability"]["injected"];
+  EXPECT_TRUE(x["fired"].get<bool>());
+  EXPECT_TRUE(x["failed_ranks"].empty());
+  EXPECT_GE(x["noticed_ranks"].get<int>(), 1);
+  EXPECT_EQ(x["noticed_ranks"].get<std::size_t>() + x["hung_ranks"].get<std::size_t>() +
+                x["finished_ranks"].get<std::size_t>(),
+            64u);
+  return x;
+}
+
 TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
   const json late = injected_run(R"({"gpu":5,"at":1000})");
   EXPECT_FALSE(late["reliability"]["injected"]["fired"].get<bool>());
@@ -517,18 +537,8 @@ TEST(InjectedFailure, AfterTheIterationNothingFailsAndANodeTakesItsEightGpus) {
   EXPECT_GE(s["noticed_ranks"].get<int>(), 1);
   EXPECT_EQ(s["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
   // A NIC (node 1's second: its link to the switch, both ways) instead: no rank dies, the transfers over it fail.
-  const json nic =
-      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
-                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{"nic":9,"at":{}}}}})", at),
-                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
-  const json n = nic["reliability"]["injected"];
+  const json n = network_failure_at_steps(R"("nic":9)", at);
   EXPECT_EQ(n["what"], "NIC 1 of node 1");
-  EXPECT_TRUE(n["fired"].get<bool>());
-  EXPECT_TRUE(n["failed_ranks"].empty());
-  EXPECT_GE(n["noticed_ranks"].get<int>(), 1);
-  EXPECT_EQ(n["noticed_ranks"].get<std::size_t>() + n["hung_ranks"].get<std::size_t>() +
-                n["finished_ranks"].get<std::size_t>(),
-            64u);
 }
 
 TEST(InjectedFailure, ALeafSwitchTakesItsNodesNicsAndUplink) {
@@ -537,19 +547,8 @@ TEST(InjectedFailure, ALeafSwitchTakesItsNodesNicsAndUplink) {
   const json plain =
       test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
                               {"/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
-  const double at = plain["summary"]["makespan_s"].get<double>() - 0.085;
-  const json run =
-      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
-                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{"switch":1,"at":{}}}}})", at),
-                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
-  const json x = run["reliability"]["injected"];
+  const json x = network_failure_at_steps(R"("switch":1)", plain["summary"]["makespan_s"].get<double>() - 0.085);
   EXPECT_EQ(x["what"], "leaf switch 1 (nodes 4 to 7)");
-  EXPECT_TRUE(x["fired"].get<bool>());
-  EXPECT_TRUE(x["failed_ranks"].empty());
-  EXPECT_GE(x["noticed_ranks"].get<int>(), 1);
-  EXPECT_EQ(x["noticed_ranks"].get<std::size_t>() + x["hung_ranks"].get<std::size_t>() +
-                x["finished_ranks"].get<std::size_t>(),
-            64u);
   EXPECT_EQ(x["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
 }
 
