@@ -116,6 +116,7 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     r.figures.push_back({"reliability/recovery_time_s", rel->recovery_time});
     r.figures.push_back({"reliability/interval_s", rel->interval});
     if (rel->young_daly_interval) r.figures.push_back({"reliability/young_daly_interval_s", *rel->young_daly_interval});
+    r.figures.push_back({"reliability/checkpoint_write_s", rel->checkpoint_write});
     if (const auto& in = rel->injected; in && in->fired) {
       r.figures.push_back({"reliability/injected/at_s", in->at});
       r.figures.push_back({"reliability/injected/noticed_ranks", static_cast<double>(in->noticed_ranks)});
@@ -229,6 +230,7 @@ constexpr KnownFigure kKnown[] = {
     {"reliability/recovery_time_s", "  time in recovery", "s"},
     {"reliability/interval_s", "Checkpoint interval", "s"},
     {"reliability/young_daly_interval_s", "  Young/Daly interval", "s"},
+    {"reliability/checkpoint_write_s", "  checkpoint write (simulated network)", "s"},
     {"reliability/injected/at_s", "Injected failure at", "s"},
     {"reliability/injected/noticed_ranks", "  ranks that noticed it", "n"},
     {"reliability/injected/hung_ranks", "  ranks hung until detection", "n"},
