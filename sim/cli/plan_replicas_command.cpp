@@ -123,7 +123,9 @@ int plan_replicas(const PlanReplicasOptions& options) {
   targets.max_drop_rate = options.max_drop_rate;
   targets.max_nodes_per_stage = options.max_nodes;
   // The scenario and every --set are checked here, once, before any child runs.
-  const ReplicaLayout layout = replica_layout(load_scenario(options.scenario, base, data_dir()));
+  ReplicaLayout layout = replica_layout(load_scenario(options.scenario, base, data_dir()));
+  layout.closed.target = targets.throughput;
+  check_closed_loop_target(layout, targets.throughput, targets.tolerance);
 
   write_stdout(fmt::format("partsim plan-replicas: {} stage{}, target {:g} items/s with p99 <= {}\n\n  {:>11} "
                            "{:>11} {:>11} {:>8}  {:<14} {:<13} {}\n",
@@ -154,9 +156,14 @@ int plan_replicas(const PlanReplicasOptions& options) {
       throw CommandFailed{kExitFailure,
                           {{options.scenario, "",
                             fmt::format("no plan of at most {} nodes per stage meets {:g} items/s with p99 <= {} "
-                                        "(the last: {:.6g} items/s, p99 {}); raise --max-nodes or relax the targets",
+                                        "(the last: {:.6g} items/s, p99 {}); raise --max-nodes or relax the targets{}",
                                         options.max_nodes, targets.throughput, human_seconds(targets.p99),
-                                        current.throughput, human_seconds(current.p99))}}};
+                                        current.throughput, human_seconds(current.p99),
+                                        layout.closed.clients > 0
+                                            ? fmt::format(" (a closed loop of {} clients answers at most {} / (R + "
+                                                          "Z): more nodes cannot take R below the stages' service)",
+                                                          layout.closed.clients, layout.closed.clients)
+                                            : std::string())}}};
     nodes = *next;
   }
   // Trim: one node fewer for a stage, least busy first, while the targets still hold (the candidates not simulated
@@ -232,7 +239,9 @@ Action add_plan_replicas_command(CLI::App& app) {
       "Size a serving pipeline: the fewest nodes per stage that meet a throughput and a p99 target, by simulation");
   command->add_option("SCENARIO", options->scenario, "Serving scenario JSON file (Poisson or gamma arrivals)")
       ->required();
-  command->add_option("--throughput", options->throughput, "Target: items/s answered, offered as the arrival rate")
+  command
+      ->add_option("--throughput", options->throughput,
+                   "Target: items/s answered, offered as the arrival rate (a closed loop: answered by its clients)")
       ->required();
   command->add_option("--p99", options->p99, "Target: end-to-end p99 latency (\"200ms\")")->required();
   command

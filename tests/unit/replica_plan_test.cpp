@@ -112,13 +112,29 @@ json two_stage_pipeline(const std::string& process = "poisson") {
   return doc;
 }
 
-TEST(ReplicaPlan, OnlyOpenLoopServingScenariosArePlanned) {
+TEST(ReplicaPlan, OnlyServingScenariosArePlanned) {
   EXPECT_EQ(input_error([] { replica_layout(parse(base_scenario())); }).pointer(), "/workload/kind");
-  EXPECT_EQ(input_error([] { replica_layout(parse(two_stage_pipeline("closed"))); }).pointer(),
-            "/workload/arrivals/process");
   const ReplicaLayout layout = replica_layout(parse(two_stage_pipeline()));
   EXPECT_EQ(layout.names, (std::vector<std::string>{"tokenise", "infer"}));
   EXPECT_EQ(layout.replicas_per_node, (std::vector<int>{4, 2}));
+  EXPECT_EQ(layout.closed.clients, 0);
+}
+
+TEST(ReplicaPlan, AClosedLoopKeepsItsClientsAndScalesThemOnTheCurve) {
+  // 4 clients: every step runs them; the curve's loads scale them (rounded, at least one); the target must stay
+  // below what they can ask, clients / mean think time.
+  ReplicaLayout layout = replica_layout(parse(two_stage_pipeline("closed")));
+  EXPECT_EQ(layout.closed.clients, 4);
+  EXPECT_EQ(layout.rate_pointer, "/workload/arrivals/clients");
+  layout.closed.target = 200.0;
+  EXPECT_EQ(replica_overrides(layout, {1, 2}, 200.0).back().value, 4);
+  EXPECT_EQ(replica_overrides(layout, {1, 2}, 100.0).back().value, 2);
+  EXPECT_EQ(replica_overrides(layout, {1, 2}, 10.0).back().value, 1);
+  EXPECT_EQ(replica_overrides(layout, {1, 2}, 250.0).back().value, 5);
+  check_closed_loop_target(layout, 1e6, 0.02); // no think time: no bound
+  layout.closed.think_mean = 0.1;              // 4 clients thinking 100 ms ask at most 40 items/s
+  check_closed_loop_target(layout, 40.0, 0.05);
+  EXPECT_EQ(input_error([&] { check_closed_loop_target(layout, 41.0, 0.02); }).source(), "--throughput");
 }
 
 /** two_stage_pipeline() replaying the arrivals of `csv` (a column arrival_s). */
@@ -267,6 +283,35 @@ TEST(ReplicaPlanCli, ATracePlanReplaysTheTraceAtTheTargetRate) {
   const auto curve = read_csv(dir / "plan" / "curve.csv");
   ASSERT_EQ(curve.size(), 8u);
   EXPECT_NEAR(std::stod(curve[1][4]), 150.0, 15.0);
+}
+
+TEST(ReplicaPlanCli, AClosedLoopIsPlannedWithItsClients) {
+  // 80 clients thinking 100 ms ask at most 800 items/s; 600 answered with a p99 of 80 ms needs the infer stage's 8
+  // servers at least 75% busy (4 nodes: the open-loop plan's M/M/8), and the clients, not a rate, are in plan.json.
+  const std::filesystem::path dir = temp_dir();
+  json doc = two_stage_pipeline("closed");
+  doc["workload"]["arrivals"] = {
+      {"process", "closed"}, {"clients", 80}, {"think_time", {{"distribution", "exponential"}, {"mean", "100ms"}}}};
+  std::ofstream(dir / "pipeline.json") << doc.dump(2);
+  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
+                               "80ms", "--out", (dir / "plan").string(), "--jobs", "2"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
+  EXPECT_EQ(plan["workload"]["arrivals"]["clients"], 80);
+  EXPECT_FALSE(plan["workload"]["arrivals"].contains("rate"));
+  EXPECT_GE(plan["workload"]["stages"][1]["pool"]["nodes"].get<int>(), 4) << r.out;
+  // The curve scales the clients: at 25% load 20 clients answer about a quarter as much.
+  const auto curve = read_csv(dir / "plan" / "curve.csv");
+  ASSERT_EQ(curve.size(), 8u);
+  EXPECT_LT(std::stod(curve[1][4]), 0.3 * std::stod(curve[5][4]));
+  // More than 80 clients thinking 100 ms can ask: refused before any simulation.
+  const CliResult bad = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "900", "--p99",
+                                 "80ms", "--out", (dir / "plan2").string()},
+                                dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.err.find("--throughput"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("below 800 items/s"), std::string::npos) << bad.err;
 }
 
 TEST(ReplicaPlanCli, UnreachableTargetsFailWithTheirReason) {

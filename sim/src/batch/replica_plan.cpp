@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <numeric>
 
 namespace partsim {
@@ -17,13 +19,12 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
     throw InputError(scenario.source, "/workload/kind",
                      "plan-replicas sizes the stages of a serving pipeline; expected \"serving\"");
   const ArrivalProcess process = serving->arrivals.process;
-  if (process != ArrivalProcess::Poisson && process != ArrivalProcess::Gamma && process != ArrivalProcess::Trace)
-    throw InputError(scenario.source, "/workload/arrivals/process",
-                     fmt::format("plan-replicas offers the target throughput as open-loop arrivals at that rate; "
-                                 "expected \"poisson\", \"gamma\" or \"trace\", got \"{}\"",
-                                 enum_name(process)));
   ReplicaLayout layout;
-  if (process == ArrivalProcess::Trace) {
+  if (process == ArrivalProcess::Closed) {
+    layout.rate_pointer = "/workload/arrivals/clients";
+    layout.closed.clients = serving->arrivals.clients;
+    layout.closed.think_mean = serving->arrivals.think_time.mean;
+  } else if (process == ArrivalProcess::Trace) {
     const ArrivalTrace& trace = *serving->arrivals.trace;
     std::size_t rows = trace.times.size();
     if (serving->requests) rows = std::min(rows, static_cast<std::size_t>(*serving->requests));
@@ -133,8 +134,25 @@ std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::
     total += nodes[i];
   }
   out.push_back({"/cluster/nodes", total});
-  out.push_back({layout.rate_pointer, rate * layout.rate_scale});
+  if (layout.closed.clients > 0) {
+    PARTSIM_CHECK(layout.closed.target > 0.0) << "a closed-loop layout without its target";
+    const double clients = static_cast<double>(layout.closed.clients) * rate / layout.closed.target;
+    out.push_back({layout.rate_pointer, std::max<std::int64_t>(1, std::llround(clients))});
+  } else {
+    out.push_back({layout.rate_pointer, rate * layout.rate_scale});
+  }
   return out;
+}
+
+void check_closed_loop_target(const ReplicaLayout& layout, double target, double tolerance) {
+  const ReplicaLayout::ClosedLoop& c = layout.closed;
+  if (c.clients <= 0 || c.think_mean <= 0.0) return;
+  const double most = static_cast<double>(c.clients) / c.think_mean;
+  if ((1.0 - tolerance) * target >= most)
+    throw InputError("--throughput", "",
+                     fmt::format("expected below {:g} items/s: {} closed-loop clients thinking {:g} s on average ask "
+                                 "at most clients / think time (X = N / (R + Z))",
+                                 most, c.clients, c.think_mean));
 }
 
 } // namespace partsim

@@ -39,14 +39,22 @@ struct ReplicaLayout {
    * faster or slower so that they arrive at the rate asked, bursts and lulls kept). */
   std::string rate_pointer = "/workload/arrivals/rate";
   double rate_scale = 1.0;
+  /** Closed loop instead (clients > 0): the throughput is the clients' (X = N / (R + Z)), not offered. Every step runs
+   * the scenario's `clients`; the curve's loads scale them (at least one, rounded), `rate` x clients / `target`. */
+  struct ClosedLoop {
+    int clients = 0;
+    double think_mean = 0.0; ///< s
+    double target = 0.0;     ///< items/s, the plan's (set by the planner)
+  } closed;
 
   std::string nodes_pointer(std::size_t i) const;
   std::string utilisation_pointer(std::size_t i) const;
 };
 
-/** The layout of a serving scenario. @throws InputError when the scenario is not a serving workload with open-loop
- * arrivals: Poisson or gamma (whose rate the plan sets to the target) or a trace (replayed at the speed that gives
- * the target rate: its own rate is the rows the run sends, less one, over the time from the first to the last). */
+/** The layout of a serving scenario: open-loop arrivals, Poisson or gamma (whose rate the plan sets to the target) or
+ * a trace (replayed at the speed that gives the target rate: its own rate is the rows the run sends, less one, over
+ * the time from the first to the last); or closed-loop clients (ReplicaLayout::closed). @throws InputError when the
+ * scenario is not a serving workload. */
 ReplicaLayout replica_layout(const Scenario& scenario);
 
 /** One simulated candidate: nodes per stage and what its report said. */
@@ -79,8 +87,14 @@ std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTar
 std::vector<std::vector<int>> trim_candidates(const ReplicaTrial& trial);
 
 /** The overrides that make a candidate: each pool's node count, `/cluster/nodes` to what the pools need, and the
- * offered rate (`rate_pointer` set to rate x rate_scale). */
+ * offered rate (`rate_pointer` set to rate x rate_scale), or in a closed loop the clients (clients x rate / target,
+ * rounded, at least 1). */
 std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes, double rate);
+
+/** Checks that a closed loop can answer `target` items/s within `tolerance`: N clients thinking Z s on average ask
+ * at most N / Z items/s (the response-time law X = N / (R + Z) with R > 0). @throws InputError naming --throughput
+ * otherwise. Nothing for open-loop arrivals. */
+void check_closed_loop_target(const ReplicaLayout& layout, double target, double tolerance);
 
 /** The load points of the latency curve, as fractions of the target throughput. */
 inline const std::vector<double>& curve_loads() {
