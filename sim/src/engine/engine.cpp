@@ -111,12 +111,9 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     injected = engine::simulate_injection_in_child(scenario, plan, options);
   // With /reliability, a checkpoint's writes on an engine of their own too (the injecting child needs none).
   std::optional<double> checkpoint_write;
-  if (scenario.reliability && !options.injecting && std::holds_alternative<ProgramRun>(plan.mode)) {
-    const CheckpointSize size = checkpoint_size(scenario, plan);
-    const double bytes = scenario.reliability->checkpoint_bytes.value_or(size.bytes);
-    checkpoint_write = engine::simulate_checkpoint_write_in_child(scenario, checkpoint_writes(scenario, plan, bytes),
+  if (scenario.reliability && !options.injecting && std::holds_alternative<ProgramRun>(plan.mode))
+    checkpoint_write = engine::simulate_checkpoint_write_in_child(scenario, checkpoint_writes(scenario, plan),
                                                                   scenario.reliability->write_bandwidth);
-  }
   const bool injecting = injection != nullptr && options.injecting;
   xbt_log_control_set(injecting ? "root.thresh:critical xbt_cfg.thresh:warning"
                                 : "root.thresh:warning xbt_cfg.thresh:warning");

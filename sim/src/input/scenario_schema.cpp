@@ -1732,29 +1732,24 @@ void reliability_fields(std::vector<F>& f) {
                   .doc("one failure injected into the simulated iteration itself (see below): which GPUs SimGrid "
                        "turns off and when, what each rank was doing and who notices; docs/failures.md"));
   const std::string in = r + "inject/";
-  f.push_back(F(in + "gpu", T::Integer, "inject")
-                  .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node, nic or switch")
-                  .label("Failing GPU")
-                  .doc("the GPU that fails (its index in the cluster, below the GPU count)"));
-  f.push_back(F(in + "node", T::Integer, "inject")
-                  .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node, nic or switch")
-                  .label("Failing node")
-                  .doc("the node whose GPUs all fail at once (its index, below the node count)"));
-  f.push_back(F(in + "nic", T::Integer, "inject")
-                  .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node, nic or switch")
-                  .label("Failing NIC")
-                  .doc("the NIC that fails (node x nics_per_node + its index in the node): its links are turned off, "
-                       "every GPU keeps running"));
-  f.push_back(F(in + "switch", T::Integer, "inject")
-                  .range(0, 1'000'000'000)
-                  .def_doc("none: give gpu, node, nic or switch")
-                  .label("Failing switch")
-                  .doc("the switch that fails, every GPU running: star 0 (the one switch: every NIC's link); fat_tree "
-                       "a leaf (the links of its nodes' NICs and its uplink); rail the switch of rail k (NIC k of "
-                       "every node and the rail's uplink to the spine)"));
+  // What fails: exactly one of these indices.
+  const auto what_fails = [&](const char* key, const char* label, const char* doc) {
+    f.push_back(F(in + key, T::Integer, "inject")
+                    .range(0, 1'000'000'000)
+                    .def_doc("none: give gpu, node, nic or switch")
+                    .label(label)
+                    .doc(doc));
+  };
+  what_fails("gpu", "Failing GPU", "the GPU that fails (its index in the cluster, below the GPU count)");
+  what_fails("node", "Failing node", "the node whose GPUs all fail at once (its index, below the node count)");
+  what_fails("nic", "Failing NIC",
+             "the NIC that fails (node x nics_per_node + its index in the node): its links are turned off, every GPU "
+             "keeps running");
+  what_fails(
+      "switch", "Failing switch",
+      "the switch that fails, every GPU running: star 0 (the one switch: every NIC's link); fat_tree a leaf (the "
+      "links of its nodes' NICs and its uplink); rail the switch of rail k (NIC k of every node and the rail's "
+      "uplink to the spine)");
   f.push_back(
       F(in + "at", T::Quantity, "inject")
           .dim(Dimension::Time)

@@ -70,10 +70,16 @@ CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
     out.largest_writer_bytes = out.bytes;
     out.writers = 1;
   }
+  if (scenario.reliability && scenario.reliability->checkpoint_bytes) { // /reliability/checkpoint/size
+    const double scale = *scenario.reliability->checkpoint_bytes / out.bytes;
+    out.largest_writer_bytes *= scale;
+    out.bytes = *scenario.reliability->checkpoint_bytes;
+  }
   return out;
 }
 
-std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan, double bytes) {
+std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan) {
+  const double bytes = checkpoint_size(scenario, plan).bytes;
   std::vector<CheckpointWrite> out;
   if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
     for (std::size_t rank = 0; rank < plan.ranks.size(); ++rank) {
@@ -113,11 +119,6 @@ ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& pla
   if (plan.tokens_per_iteration > 0.0) f.tokens = static_cast<double>(f.iterations) * plan.tokens_per_iteration;
 
   f.size = checkpoint_size(scenario, plan);
-  if (spec.checkpoint_bytes) {
-    const double scale = *spec.checkpoint_bytes / f.size.bytes;
-    f.size.largest_writer_bytes *= scale;
-    f.size.bytes = *spec.checkpoint_bytes;
-  }
   f.checkpoint_write_closed_form = f.size.bytes / spec.write_bandwidth;
   f.checkpoint_write = simulated_write.value_or(f.checkpoint_write_closed_form);
   f.write_simulated = simulated_write.has_value();
@@ -189,11 +190,9 @@ ReliabilityFigures reliability_figures(const Scenario& scenario, const Plan& pla
 ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t seed) {
   const ReplayResult& r = f.replay;
   ReportReliability out;
-  out.method = f.write_simulated
-                   ? "one iteration and one checkpoint's writes simulated on SimGrid; their times replayed over a "
-                     "seeded discrete-event process of failures, checkpoints and recoveries (docs/failures.md)"
-                   : "one iteration simulated on SimGrid; its time replayed over a seeded discrete-event process of "
-                     "failures, checkpoints and recoveries (docs/failures.md)";
+  out.method = fmt::format("{} simulated on SimGrid; replayed over a seeded discrete-event process of failures, "
+                           "checkpoints and recoveries (docs/failures.md)",
+                           f.write_simulated ? "one iteration and one checkpoint's writes" : "one iteration");
   out.seed = seed;
   out.iterations = f.iterations;
   out.tokens = f.tokens;
@@ -218,9 +217,8 @@ ReportReliability reliability_section(const ReliabilityFigures& f, std::uint64_t
     const InjectedFailureOutcome& x = *f.injected;
     ReportInjectedFailure in;
     in.method = "the failing GPUs' hosts (or the NIC's or switch's links) turned off in SimGrid at at_s of a run of "
-                "the iteration "
-                "on an engine of its own "
-                "(every rank simulated, no folding): their actors end, transfers to and from them fail; the ranks "
+                "the iteration on an engine of its own (every rank simulated, no folding): their actors end, transfers "
+                "to and from them fail; the ranks "
                 "whose activity fails stop, the others wait until the detection time stops the job";
     in.what = f.spec.inject->what;
     in.fired = x.fired;

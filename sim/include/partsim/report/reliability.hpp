@@ -28,7 +28,7 @@ struct CheckpointSize {
 
 /** The checkpoint of a model-training plan: each (stage, tensor rank) of one replica writes its parameters and
  * optimizer states; with ZeRO >= 1 every data-parallel replica writes its optimizer shard (>= 3: its parameter shard
- * too). The per-GPU bytes are the memory model's. */
+ * too). The per-GPU bytes are the memory model's; /reliability/checkpoint/size, when given, scales them to it. */
 CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan);
 
 /** One writer of a checkpoint: its GPU (= rank) and the bytes it writes. */
@@ -40,8 +40,8 @@ struct CheckpointWrite {
 /** Who writes what (checkpoint_size's parts): in a model-parallel split each GPU of context index 0 writes, of its
  * stage's per-GPU memory figures, the parameters when its data index is 0 or ZeRO >= 3 shards them, and the optimizer
  * states when its data index is 0 or ZeRO >= 1 shards them; otherwise GPU 0 writes everything. Scaled so that the
- * parts add up to `bytes` (checkpoint_size's, or /reliability/checkpoint/size). */
-std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan, double bytes);
+ * parts add up to checkpoint_size's bytes. */
+std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan);
 
 /** `/reliability` of a run. */
 struct ReliabilityFigures {
