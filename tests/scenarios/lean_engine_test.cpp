@@ -117,6 +117,13 @@ TEST(LeanEngine, CollectiveWorkloadsOfEveryOperation) {
         EXPECT_EQ(r.lean["engine"]["driven_flows"], r.lean["engine"]["messages"]);
       }
     }
+  // The two-hop all-to-all's two rounds as two phases of flows, driven (64 MiB) or put and got (1 byte: its chunks
+  // carry none).
+  for (const char* bytes : {"\"64MiB\"", "1"})
+    expect_same_both_ways("allreduce-ring-vs-hierarchical.json",
+                          {"/workload/operation=\"all_to_all\"", std::string("/workload/bytes=") + bytes,
+                           "/strategy/algorithm=\"two_hop\"", "/strategy/fidelity=\"flows\"",
+                           "/workload/iterations=3"});
 }
 
 } // namespace

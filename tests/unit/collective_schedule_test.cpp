@@ -107,6 +107,8 @@ std::vector<Case> cases() {
     all.push_back({"broadcast " + where, g, broadcast});
     all.push_back({"tree " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, bytes)});
     all.push_back({"all_to_all " + where, g, step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, bytes)});
+    if (nodes > 1)
+      all.push_back({"two_hop " + where, g, step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoHop, bytes)});
     if (per_node > 1 && nodes > 1) {
       all.push_back(
           {"hierarchical " + where, g, step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, bytes)});
@@ -161,6 +163,9 @@ TEST(CollectiveSchedule, TheBytesAreTheOperations) {
     case CollectiveAlgorithm::Direct: // every chunk but the member's own
       EXPECT_EQ(total, (n - 1) * s);
       break;
+    case CollectiveAlgorithm::TwoHop: // every chunk but the member's own, and the other nodes' forwarded in each node
+      EXPECT_EQ(total, (n - 1) * s + (m - 1) * (g - 1) * s);
+      break;
     case CollectiveAlgorithm::Hierarchical: { // two intra rings on s per node, the rails' rings on the owned parts
       const std::uint64_t intra = g > 1 ? 2 * (g - 1) * s * m : 0;
       EXPECT_EQ(total, intra + 2 * (m - 1) * s);
@@ -208,6 +213,7 @@ TEST(CollectiveSchedule, TheEdgesAreTheScheduleSummed) {
         if (any && c.step.algorithm == CollectiveAlgorithm::Hierarchical &&
             (e.post.lane != last || (e.post.lane == Lane::Intra && e.round > last_round + 1)))
           ++phase;
+        if (c.step.algorithm == CollectiveAlgorithm::TwoHop) phase = static_cast<std::size_t>(e.round); // by round
         any = true;
         last = e.post.lane;
         if (e.round != last_round) ++rounds[phase];
@@ -265,6 +271,10 @@ TEST(CollectiveSchedule, TimedRoundByRoundItIsTheClosedForm) {
       const CollectiveStep h = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, bytes);
       EXPECT_NEAR(schedule_time(g, h), closed_form(g, h), 1e-9 * closed_form(g, h));
     }
+    if (w.nodes > 1) {
+      const CollectiveStep two = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoHop, bytes);
+      EXPECT_NEAR(schedule_time(g, two), closed_form(g, two), 1e-9 * closed_form(g, two));
+    }
     if (w.nodes == 1) {
       const CollectiveStep nvls = step_of(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, bytes);
       EXPECT_NEAR(schedule_time(g, nvls), closed_form(g, nvls), 1e-6 * closed_form(g, nvls));
@@ -318,6 +328,78 @@ TEST(CollectiveSchedule, ChannelsSplitTheDataOverDisjointNics) {
   const double ratio = schedule_time(one, s) / schedule_time(eight, s);
   EXPECT_GT(ratio, 7.7);
   EXPECT_LT(ratio, 8.0);
+}
+
+/** A mixture of experts' two-hop dispatch and combine (DeepEP's internode kernels) with skewed loads and node shares:
+ * every byte sent is received, a source's network message to a node is the node's share of what it sends that node's
+ * members, the rest crosses inside the nodes, and the schedule timed round by round is two_hop_all_to_all_time. */
+TEST(CollectiveSchedule, TwoHopSendsANodeItsShareOnceAndForwardsTheRest) {
+  const GroupShape base = shape(4, 3, 4);
+  const std::vector<double> weight{1.6, 0.4, 1.0, 1.0, 0.7, 1.3, 1.2, 0.8, 2.0, 0.5, 0.25, 1.25};
+  const std::vector<double> share{0.5, 0.75, 0.6};
+  const std::vector<AllToAllSkew> skews{{weight, false, share}, {weight, true, share}};
+  const std::uint64_t bytes = 12ULL * 1000 * 1000;
+  for (const bool combine : {false, true}) {
+    SCOPED_TRACE(combine ? "combine" : "dispatch");
+    GroupShape g = base;
+    g.skews = &skews;
+    CollectiveStep step = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoHop, bytes);
+    step.root = combine ? 2 : 1;
+    const Recorder r = record(g, step);
+    std::map<int, std::uint64_t> sent;
+    std::map<int, std::uint64_t> received;
+    std::map<std::pair<int, int>, std::uint64_t> across; // (source, node) -> network bytes
+    for (const auto& e : r.entries) {
+      if (!e.post.send) continue;
+      sent[e.member] += e.post.bytes;
+      received[e.post.peer] += e.post.bytes;
+      const int from_node = g.node[static_cast<std::size_t>(e.member)];
+      const int to_node = g.node[static_cast<std::size_t>(e.post.peer)];
+      if (from_node == to_node) continue;
+      EXPECT_EQ(g.local[static_cast<std::size_t>(e.member)], g.local[static_cast<std::size_t>(e.post.peer)])
+          << "a network message stays on its rail";
+      // The token's source: the sender in the dispatch, the receiver in the combine.
+      const int source = combine ? e.post.peer : e.member;
+      across[{source, combine ? from_node : to_node}] += e.post.bytes;
+    }
+    const double c = static_cast<double>(bytes) / g.size;
+    for (const auto& [key, b] : across) {
+      const auto [source, node] = key;
+      double direct = 0.0; // what the direct all-to-all would send between the source and the node's members
+      for (const int j : g.members[static_cast<std::size_t>(node)])
+        direct += c * weight[static_cast<std::size_t>(j)]; // by destination, or by the returning expert rank
+      EXPECT_NEAR(static_cast<double>(b), share[static_cast<std::size_t>(node)] * direct, 2.0)
+          << "source " << source << " node " << node;
+    }
+    EXPECT_EQ(across.size(), 12U * 2U); // each source with each other node
+    std::uint64_t total_sent = 0;
+    std::uint64_t total_received = 0;
+    for (const auto& [member, b] : sent) total_sent += b;
+    for (const auto& [member, b] : received) total_received += b;
+    EXPECT_EQ(total_sent, total_received);
+    EXPECT_NEAR(schedule_time(g, step),
+                two_hop_all_to_all_time(static_cast<double>(bytes), g.members, weight, share, g.links),
+                1e-6 * schedule_time(g, step));
+    // The flows level receives what the schedule sends to each member.
+    for (int pos = 0; pos < g.size; ++pos) {
+      std::uint64_t in = 0;
+      for (FlowPhase phase : flow_phases(g, step))
+        for (const ScheduleEdge& e : incoming_edges(g, step, phase, pos)) in += e.bytes;
+      EXPECT_EQ(in, received[pos]) << "member " << pos;
+    }
+  }
+  // With every share 1 and no skew, the network carries what the direct all-to-all's does, and the two-hop one takes
+  // longer by its forwards; with DeepSeek-V3's share (about 0.46) it takes less on a network 8x slower than NVLink.
+  const GroupShape g = shape(8, 8, 8);
+  const CollectiveStep two = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoHop, 64ULL << 20);
+  const CollectiveStep direct = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, 64ULL << 20);
+  EXPECT_GT(schedule_time(g, two), schedule_time(g, direct));
+  const std::vector<AllToAllSkew> deepseek{{std::vector<double>(64, 1.0), false, std::vector<double>(8, 0.46)}};
+  GroupShape limited = g;
+  limited.skews = &deepseek;
+  CollectiveStep routed = two;
+  routed.root = 1;
+  EXPECT_LT(schedule_time(limited, routed), 0.7 * schedule_time(g, direct));
 }
 
 } // namespace

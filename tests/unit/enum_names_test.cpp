@@ -36,7 +36,7 @@ void expect_table_is_a_bijection(std::size_t values) {
 
 TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<CollectiveOp>(5);
-  expect_table_is_a_bijection<CollectiveAlgorithm>(6);
+  expect_table_is_a_bijection<CollectiveAlgorithm>(7);
   expect_table_is_a_bijection<Fidelity>(3);
   expect_table_is_a_bijection<CommKind>(5);
   expect_table_is_a_bijection<NetworkModel>(2);
@@ -46,6 +46,8 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<PipelineSchedule>(3);
   expect_table_is_a_bijection<ParallelAxis>(3);
   expect_table_is_a_bijection<ContextComm>(3);
+  expect_table_is_a_bijection<ExpertDispatch>(2);
+  expect_table_is_a_bijection<ExpertDistribution>(3);
   expect_table_is_a_bijection<SplitMethod>(3);
   expect_table_is_a_bijection<TransformerArchitecture>(2);
   expect_table_is_a_bijection<MlpKind>(2);

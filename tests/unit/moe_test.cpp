@@ -12,7 +12,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <numeric>
+#include <random>
+#include <set>
 
 namespace partsim::test {
 namespace {
@@ -78,7 +81,7 @@ TEST(ExpertRouting, UniformLoadsEveryRankAlikeAndZipfSkewsIt) {
   for (const double load : u.rank_load) EXPECT_DOUBLE_EQ(load, 1.0);
   EXPECT_DOUBLE_EQ(u.dropped, 0.0);
 
-  ExpertRouting zipf{ExpertDistribution::Zipf, 1.0, std::nullopt};
+  ExpertRouting zipf{ExpertDistribution::Zipf, 1.0, std::nullopt, {}};
   const LayerRouting z = route_layer(zipf, 8, 4, 0, 1);
   EXPECT_NEAR(std::accumulate(z.shares.begin(), z.shares.end(), 0.0), 1.0, 1e-12);
   std::vector<double> sorted = z.shares;
@@ -98,7 +101,7 @@ TEST(ExpertRouting, UniformLoadsEveryRankAlikeAndZipfSkewsIt) {
   EXPECT_NEAR(route_layer(zipf, 8, 4, 3, 1).max_load(), 1.0, 1e-12);
 
   // Capacity factor 1: no expert takes more than its uniform share; the excess is dropped.
-  ExpertRouting capped{ExpertDistribution::Zipf, 1.0, 1.0};
+  ExpertRouting capped{ExpertDistribution::Zipf, 1.0, 1.0, {}};
   const LayerRouting c = route_layer(capped, 8, 8, 0, 1);
   double excess = 0.0;
   for (const double share : z.shares) excess += std::max(0.0, share - 1.0 / 8);
@@ -289,7 +292,7 @@ TEST(ExpertParallelRun, TheReportGivesEachLayersLoadPerRank) {
     const nlohmann::json& layer = routing["layers"][l];
     EXPECT_EQ(layer["layer"], l);
     const LayerRouting expected =
-        route_layer({ExpertDistribution::Zipf, 1.0, std::nullopt}, 8, 8, static_cast<std::int64_t>(l), 1);
+        route_layer({ExpertDistribution::Zipf, 1.0, std::nullopt, {}}, 8, 8, static_cast<std::int64_t>(l), 1);
     ASSERT_EQ(layer["rank_load"].size(), 8u);
     for (std::size_t r = 0; r < 8; ++r) EXPECT_DOUBLE_EQ(layer["rank_load"][r].get<double>(), expected.rank_load[r]);
     EXPECT_DOUBLE_EQ(layer["max_load"].get<double>(), expected.max_load());
@@ -393,6 +396,196 @@ TEST(ExpertParallelRun, SkewedAllToAllsTakeAsLongAtEveryFidelityAndLongerThanUni
   const double uniform = a2a_time(R"({"distribution":"uniform"})", "flows");
   EXPECT_GT(flows, 2.0 * uniform);
   EXPECT_LT(flows, 4.0 * uniform);
+}
+
+/** node_token_share against the routing drawn at random: a token picks `groups_per_token` groups, then `top_k`
+ * experts among theirs; the share of node b is P(b holds one of them) / (top_k x its experts / all experts). */
+TEST(ExpertRouting, NodeLimitedRoutingSendsATokenOnceToEachNodeItReaches) {
+  struct Case {
+    std::int64_t experts, top_k, groups, per_token;
+    int ranks, per_node;
+  };
+  // DeepSeek-V3 (256 experts, top-8 within 4 of 8 groups) on EP 64 over 8 nodes; no limit; and groups that straddle
+  // nodes (24 experts in 4 groups of 6, EP 6 over 3 nodes of 8 experts).
+  for (const Case& c : {Case{256, 8, 8, 4, 64, 8}, Case{256, 8, 1, 1, 64, 8}, Case{24, 3, 4, 2, 6, 2}}) {
+    SCOPED_TRACE(std::to_string(c.experts) + " experts, " + std::to_string(c.groups) + " groups");
+    std::vector<std::vector<int>> members(static_cast<std::size_t>(c.ranks / c.per_node));
+    for (int p = 0; p < c.ranks; ++p) members[static_cast<std::size_t>(p / c.per_node)].push_back(p);
+    const std::vector<double> share = node_token_share(c.experts, c.top_k, c.groups, c.per_token, c.ranks, members);
+    ASSERT_EQ(share.size(), members.size());
+    const std::int64_t per_group = c.experts / c.groups;
+    const std::int64_t per_node = c.experts / c.ranks * c.per_node;
+    std::mt19937_64 random(7);
+    std::vector<double> hits(members.size(), 0.0);
+    const int samples = 100000;
+    std::vector<std::int64_t> groups(static_cast<std::size_t>(c.groups));
+    std::iota(groups.begin(), groups.end(), 0);
+    for (int i = 0; i < samples; ++i) {
+      std::shuffle(groups.begin(), groups.end(), random);
+      std::vector<std::int64_t> pool;
+      for (std::int64_t k = 0; k < c.per_token; ++k)
+        for (std::int64_t e = 0; e < per_group; ++e)
+          pool.push_back(groups[static_cast<std::size_t>(k)] * per_group + e);
+      std::shuffle(pool.begin(), pool.end(), random);
+      std::set<std::int64_t> nodes;
+      for (std::int64_t k = 0; k < c.top_k; ++k) nodes.insert(pool[static_cast<std::size_t>(k)] / per_node);
+      for (const std::int64_t b : nodes) hits[static_cast<std::size_t>(b)] += 1.0;
+    }
+    const double copies = static_cast<double>(c.top_k * per_node) / static_cast<double>(c.experts);
+    for (std::size_t b = 0; b < members.size(); ++b)
+      EXPECT_NEAR(share[b], hits[b] / samples / copies, 0.01) << "node " << b;
+  }
+  // One expert per token: one copy, one node, nothing saved.
+  const std::vector<double> one = node_token_share(16, 1, 4, 2, 8, {{0, 1, 2, 3}, {4, 5, 6, 7}});
+  EXPECT_DOUBLE_EQ(one[0], 1.0);
+  EXPECT_DOUBLE_EQ(one[1], 1.0);
+  // DeepSeek-V3: a token reaches about 3.7 of its 4 chosen nodes, so about 0.46 of a direct all-to-all's copies cross.
+  std::vector<std::vector<int>> deepseek(8);
+  for (int p = 0; p < 64; ++p) deepseek[static_cast<std::size_t>(p / 8)].push_back(p);
+  EXPECT_NEAR(node_token_share(256, 8, 8, 4, 64, deepseek)[3], 0.46, 0.01);
+}
+
+/** Two nodes of 4 GPUs, EP 8, 8 experts in 2 groups (a node each), each token's 2 experts within 1 group. */
+nlohmann::json two_hop_document(const std::string& dispatch, const std::string& fidelity, int sequence = 128) {
+  nlohmann::json doc = base_scenario(2, 4);
+  doc["workload"] = {
+      {"kind", "model_training"},
+      {"model", tiny_transformer("tiny-moe", sequence,
+                                 {{"experts", {{"count", 8}, {"top_k", 2}, {"groups", 2}, {"groups_per_token", 1}}}})},
+      {"global_batch", 16},
+      {"micro_batch", 1}};
+  doc["strategy"] = {{"kind", "model_parallel"},
+                     {"data", 8},
+                     {"expert", 8},
+                     {"expert_dispatch", dispatch},
+                     {"gradient_sync", "none"},
+                     {"tensor_collectives", {{"fidelity", fidelity}}}};
+  return doc;
+}
+
+/** A two-hop all-to-all sends each token over the network once to at most one node (share 1/2 of a direct
+ * all-to-all's copies) and forwards it there over NVLink: every rank sends and receives what the schedule says. */
+TEST(ExpertParallelRun, TwoHopDispatchCrossesTheNetworkOncePerNode) {
+  const Plan plan = build_plan(parse(two_hop_document("two_hop", "steps")));
+  ASSERT_EQ(plan.all_to_all_skews.size(), 4u); // every MoE layer's dispatch and combine carry the shares
+  EXPECT_EQ(plan.all_to_all_skews[0].node_share, (std::vector<double>{0.5, 0.5}));
+  EXPECT_NE(plan.summary.find("two-hop dispatch (each token within 1 of 2 expert groups): 0.5 of the copies"),
+            std::string::npos)
+      << plan.summary;
+  const Outcome steps = simulate_document(two_hop_document("two_hop", "steps"));
+  // Per all-to-all a rank sends one network message of half its 4 chunks for the other node, its 3 chunks for its own
+  // node's ranks, and forwards the other node's 3 chunks for them: 8 chunks of b·s·k·h·2 / 8 bytes.
+  const double chunk = 128.0 * 2 * 256 * 2 / 8;
+  const double expected = 2 /* micro-batches */ * 2 /* layers */ * 4 /* all-to-alls */ * 8 * chunk;
+  ASSERT_EQ(steps.report.ranks.size(), 8u);
+  for (const RankMetrics& m : steps.report.ranks) {
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent), expected) << "rank " << m.rank;
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received), expected) << "rank " << m.rank;
+    EXPECT_NEAR(m.busy() + m.idle(), steps.report.makespan, 1e-9 * steps.report.makespan);
+  }
+  // Expert groups inside one node have nothing to forward: an input error at the key.
+  nlohmann::json one_node = two_hop_document("two_hop", "steps");
+  one_node["cluster"]["nodes"] = 1;
+  one_node["cluster"]["gpus_per_node"] = 8;
+  const InputError e = input_error([&] { build_plan(parse(one_node)); });
+  EXPECT_NE(std::string(e.what()).find("/strategy/expert_dispatch"), std::string::npos) << e.what();
+}
+
+/** Measured routing: each layer's shares are its counts over their sum, and the ranks' loads follow (EP 4, 2 experts
+ * each). */
+TEST(ExpertRouting, MeasuredCountsGiveEachLayersShares) {
+  const auto dir = temp_dir();
+  {
+    std::ofstream csv(dir / "routing.csv");
+    csv << "layer,expert,tokens\n";
+    const double layer0[8] = {8, 0, 0, 0, 4, 4, 4, 4};
+    for (int e = 0; e < 8; ++e) csv << "0," << e << "," << layer0[e] << "\n";
+    for (int e = 0; e < 8; ++e) csv << "1," << e << ",2.5\n";
+  }
+  nlohmann::json doc = base_scenario(1, 4);
+  doc["workload"] = {{"kind", "model_training"},
+                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
+                     {"global_batch", 8},
+                     {"micro_batch", 1},
+                     {"expert_routing", {{"distribution", "measured"}, {"counts", (dir / "routing.csv").string()}}}};
+  doc["strategy"] = {{"kind", "model_parallel"}, {"data", 4}, {"expert", 4}, {"gradient_sync", "none"}};
+  const Plan plan = build_plan(parse(doc));
+  ASSERT_EQ(plan.expert_routing.size(), 2u);
+  const std::vector<double> first = plan.expert_routing[0].rank_load;
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_NEAR(first[0], 4.0 / 3.0, 1e-12);
+  EXPECT_NEAR(first[1], 0.0, 1e-12);
+  EXPECT_NEAR(first[2], 4.0 / 3.0, 1e-12);
+  EXPECT_NEAR(first[3], 4.0 / 3.0, 1e-12);
+  for (const double load : plan.expert_routing[1].rank_load) EXPECT_NEAR(load, 1.0, 1e-12);
+  EXPECT_NE(plan.summary.find("measured routing"), std::string::npos) << plan.summary;
+
+  // Each fault names the file's line or what is missing, under the key that names the file.
+  const auto error_with = [&](const std::string& text) {
+    std::ofstream(dir / "bad.csv") << text;
+    nlohmann::json bad = doc;
+    bad["workload"]["expert_routing"]["counts"] = (dir / "bad.csv").string();
+    return std::string(input_error([&] { parse(bad); }).what());
+  };
+  std::string all;
+  for (int l = 0; l < 2; ++l)
+    for (int e = 0; e < 8; ++e) all += std::to_string(l) + "," + std::to_string(e) + ",1\n";
+  const std::string header = "layer,expert,tokens\n";
+  EXPECT_NE(error_with(header + all.substr(0, all.find("1,0,1"))).find("no counts for layer 1"), std::string::npos);
+  EXPECT_NE(error_with(header + all + "1,7,1\n").find("line 18: layer 1 expert 7 is given twice"), std::string::npos);
+  EXPECT_NE(error_with(header + "0,8,1\n").find("line 2: '8' in column 'expert'"), std::string::npos);
+  EXPECT_NE(error_with(header + "0,1,-3\n").find("line 2: '-3' in column 'tokens'"), std::string::npos);
+  EXPECT_NE(error_with(header + "0,1,1\n").find("no count for layer 0 expert 0"), std::string::npos);
+  EXPECT_NE(error_with("layer,tokens\n0,1\n").find("expert"), std::string::npos);
+  const std::string zero = error_with(header + all.substr(0, all.find("1,0,1")) +
+                                      "1,0,0\n1,1,0\n1,2,0\n1,3,0\n1,4,0\n"
+                                      "1,5,0\n1,6,0\n1,7,0\n");
+  EXPECT_NE(zero.find("layer 1 routes no tokens"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("/workload/expert_routing/counts"), std::string::npos) << zero;
+  nlohmann::json without = doc;
+  without["workload"]["expert_routing"].erase("counts");
+  EXPECT_NE(std::string(input_error([&] { parse(without); }).what()).find("/workload/expert_routing/distribution"),
+            std::string::npos);
+  nlohmann::json zipf = doc;
+  zipf["workload"]["expert_routing"]["distribution"] = "zipf";
+  EXPECT_NE(std::string(input_error([&] { parse(zipf); }).what()).find("/workload/expert_routing/counts"),
+            std::string::npos);
+}
+
+/** Node-limited routing must divide the experts into groups that can hold a token's experts. */
+TEST(ExpertParallelErrors, NodeLimitedRoutingNamesItsKey) {
+  nlohmann::json doc = two_hop_document("two_hop", "steps");
+  doc["workload"]["model"]["experts"]["groups"] = 3;
+  EXPECT_NE(std::string(input_error([&] { parse(doc); }).what()).find("/experts/groups: expected groups dividing"),
+            std::string::npos);
+  doc["workload"]["model"]["experts"] = {{"count", 8}, {"top_k", 4}, {"groups", 4}, {"groups_per_token", 1}};
+  EXPECT_NE(std::string(input_error([&] { parse(doc); }).what()).find("/experts/groups_per_token"), std::string::npos);
+}
+
+/** The two-hop all-to-all takes as long at every fidelity, and about half as long as the direct one: the node's one
+ * NIC carries 8 chunks instead of 16 (512-token sequences: 64 KiB chunks, so that bandwidth, not latency, sets it). */
+TEST(ExpertParallelRun, TwoHopTakesAsLongAtEveryFidelityAndLessThanDirect) {
+  const auto a2a_time = [](const std::string& dispatch, const std::string& fidelity) {
+    const auto dir = temp_dir();
+    {
+      std::ofstream file(dir / "two-hop.json");
+      file << two_hop_document(dispatch, fidelity, 512).dump();
+    }
+    const CliResult r = run_cli({"run", (dir / "two-hop.json").string(), "--json", "--no-files", "--no-progress"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json report = nlohmann::json::parse(r.out, nullptr, false);
+    if (report.is_object() && report.contains("collectives"))
+      for (const nlohmann::json& c : report.at("collectives"))
+        if (c.at("operation") == "all_to_all") return c.at("mean_time_s").get<double>();
+    ADD_FAILURE() << "no all-to-all at " << fidelity << ": " << r.err;
+    return 0.0;
+  };
+  const double steps = a2a_time("two_hop", "steps");
+  EXPECT_NEAR(a2a_time("two_hop", "flows"), steps, 0.02 * steps);
+  EXPECT_NEAR(a2a_time("two_hop", "analytic"), steps, 0.02 * steps);
+  const double direct = a2a_time("direct", "steps");
+  EXPECT_LT(steps, 0.65 * direct);
+  EXPECT_GT(steps, 0.45 * direct);
 }
 
 } // namespace

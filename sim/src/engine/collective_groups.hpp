@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 namespace simgrid::s4u {
@@ -54,6 +56,13 @@ struct RunContext::CollectiveGroups {
     std::vector<simgrid::s4u::Mailbox*> intra_in;                 ///< hierarchical: from the left neighbour in the node
     std::vector<simgrid::s4u::Mailbox*> inter_in; ///< hierarchical: from the same local index, previous node
     std::array<std::vector<simgrid::s4u::Mailbox*>, 2> a2a_in; ///< by parity and position: from every peer
+    /** Two-hop all-to-all's second round: by the parity its first round took (a2a_in's), and position. */
+    std::array<std::vector<simgrid::s4u::Mailbox*>, 2> hop_in;
+    /** Two-hop all-to-alls' flow_share by (bytes, skew, position), worked out once from the schedule: sent, received,
+     * flows. */
+    mutable std::map<std::tuple<std::uint64_t, int, int>, std::array<std::uint64_t, 3>> two_hop_shares;
+    /** Two-hop all-to-alls by (bytes, skew): whether every flow carries a byte. */
+    mutable std::map<std::pair<std::uint64_t, int>, bool> two_hop_carries;
     std::vector<simgrid::s4u::Mailbox*> flow_in; ///< by position: the flows of a flows collective (any sender)
     /** NVLS-tree: the rail trees' mailboxes by tree and child position (child to parent, parent to child). */
     std::array<std::vector<simgrid::s4u::Mailbox*>, 2> rail_up;

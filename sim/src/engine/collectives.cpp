@@ -133,7 +133,7 @@ void prepare_collectives(RunContext& ctx) {
   const std::size_t count = ctx.plan.groups.size();
   struct Needs {
     bool used = false, ring = false, tree = false, hierarchical = false, a2a = false, flows = false;
-    bool analytic_a2a = false, channels = false, nvls = false, nvls_tree = false;
+    bool analytic_a2a = false, channels = false, nvls = false, nvls_tree = false, two_hop = false, hop = false;
     int requested_channels = -1; ///< of its ring steps (-1: none yet)
   };
   std::vector<Needs> needs(count);
@@ -146,7 +146,9 @@ void prepare_collectives(RunContext& ctx) {
     n.tree |= step->algorithm == CollectiveAlgorithm::Tree;
     n.hierarchical |= step->algorithm == CollectiveAlgorithm::Hierarchical;
     n.flows |= step->fidelity == Fidelity::Flows;
-    n.analytic_a2a |= step->fidelity == Fidelity::Analytic && step->algorithm == CollectiveAlgorithm::Direct;
+    n.analytic_a2a |= step->fidelity == Fidelity::Analytic && (step->algorithm == CollectiveAlgorithm::Direct ||
+                                                               step->algorithm == CollectiveAlgorithm::TwoHop);
+    n.two_hop |= step->algorithm == CollectiveAlgorithm::TwoHop;
     if (step->algorithm == CollectiveAlgorithm::Ring && step->op != CollectiveOp::Broadcast) {
       n.channels = true;
       // The rings are the group's: every ring collective on it asks for the same number (one choice per group).
@@ -157,7 +159,9 @@ void prepare_collectives(RunContext& ctx) {
     }
     if (step->fidelity == Fidelity::Steps) {
       n.ring |= step->algorithm == CollectiveAlgorithm::Ring;
-      n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls;
+      n.a2a |= step->algorithm == CollectiveAlgorithm::Direct || step->algorithm == CollectiveAlgorithm::Nvls ||
+               step->algorithm == CollectiveAlgorithm::TwoHop;
+      n.hop |= step->algorithm == CollectiveAlgorithm::TwoHop;
     }
     n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
     n.nvls_tree |= step->algorithm == CollectiveAlgorithm::NvlsTree;
@@ -186,6 +190,8 @@ void prepare_collectives(RunContext& ctx) {
       n.channels |= from.channels;
       n.nvls |= from.nvls;
       n.nvls_tree |= from.nvls_tree;
+      n.two_hop |= from.two_hop;
+      n.hop |= from.hop;
       if (from.requested_channels < 0) continue;
       PARTSIM_CHECK(n.requested_channels < 0 || n.requested_channels == from.requested_channels)
           << "ring collectives on group " << group << " ask for " << n.requested_channels << " and "
@@ -210,6 +216,8 @@ void prepare_collectives(RunContext& ctx) {
     place_members(g, node_of);
     // The planners refuse a hierarchical all-reduce on groups that straddle nodes unevenly, naming the key.
     PARTSIM_CHECK(!needs[gi].hierarchical || g.even) << "hierarchical all-reduce on uneven group " << gi;
+    // ... and a two-hop all-to-all on groups uneven or inside one node.
+    PARTSIM_CHECK(!needs[gi].two_hop || (g.even && g.members.size() > 1)) << "two_hop all-to-all on group " << gi;
     measure_paths(g);
     g.links.nvls_efficiency = ctx.cluster.intra_node.nvls_efficiency;
     g.links.nvls_latency = ctx.cluster.intra_node.nvls_latency;
@@ -251,6 +259,10 @@ void prepare_collectives(RunContext& ctx) {
     if (steps_needed(needs[gi].a2a)) {
       g.a2a_in[0] = mailboxes(gi, "a2a0", g.size);
       g.a2a_in[1] = mailboxes(gi, "a2a1", g.size);
+    }
+    if (steps_needed(needs[gi].hop)) {
+      g.hop_in[0] = mailboxes(gi, "hop0", g.size);
+      g.hop_in[1] = mailboxes(gi, "hop1", g.size);
     }
     if (steps_needed(needs[gi].flows)) g.flow_in = mailboxes(gi, "flow", g.size);
     g.a2a_begun.assign(static_cast<std::size_t>(g.size), 0);

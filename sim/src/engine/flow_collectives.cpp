@@ -58,6 +58,7 @@ double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     if (phase == FlowPhase::IntraNode) return (g.per_node - 2) * g.links.intra.latency;
     return (2 * (static_cast<double>(g.members.size()) - 1) - 1) * g.links.inter.latency;
   case CollectiveAlgorithm::Direct:
+  case CollectiveAlgorithm::TwoHop: // each phase is one hop
     return 0.0;
   case CollectiveAlgorithm::Nvls:
     return std::max(0.0, g.links.nvls_latency - alpha); // the flows pay one traversal
@@ -94,6 +95,8 @@ int incoming_flows(const Group& g, const CollectiveStep& step, FlowPhase phase, 
     return 1;
   case CollectiveAlgorithm::Direct:
     return g.size - 1;
+  case CollectiveAlgorithm::TwoHop: // from the peers of the phase's round
+    return static_cast<int>(incoming_edges(g, step, phase, pos).size());
   case CollectiveAlgorithm::Nvls: // one flow through the switch from a neighbour (nvls_switch_flow)
     return g.size > 1 ? 1 : 0;
   case CollectiveAlgorithm::NvlsTree: // the switch flow, and every rail-tree edge runs both ways
@@ -213,6 +216,13 @@ void put_and_get_flows(const CollectiveStep& step, Group& g, RunContext::Collect
 } // namespace
 
 FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
+  // A two-hop all-to-all's edges differ per member and come from its schedule: worked out once per size and skew.
+  std::array<std::uint64_t, 3>* cached = nullptr;
+  if (step.algorithm == CollectiveAlgorithm::TwoHop) {
+    const auto [at, fresh] = g.two_hop_shares.try_emplace({step.bytes, step.root, pos});
+    if (!fresh) return {at->second[0], at->second[1], at->second[2]};
+    cached = &at->second;
+  }
   FlowShare s;
   for (FlowPhase phase : flow_phases(g, step))
     for (const Flow& f : member_edges(g, step, phase, pos)) {
@@ -234,6 +244,11 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
         if (from != pos) s.received += a2a_bytes(g, step, from, pos);
     }
     break;
+  case CollectiveAlgorithm::TwoHop:
+    for (FlowPhase phase : flow_phases(g, step))
+      for (const Flow& f : incoming_edges(g, step, phase, pos)) s.received += f.bytes;
+    *cached = {s.sent, s.received, s.flows};
+    break;
   default:
     s.received = s.sent; // every tree and hierarchical edge is matched by one of the same size coming back
   }
@@ -241,20 +256,38 @@ FlowShare flow_share(const Group& g, const CollectiveStep& step, int pos) {
 }
 
 double analytic_time(const Group& g, const CollectiveStep& step) {
-  // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
-  const double closed = step.algorithm == CollectiveAlgorithm::Tree
-                            ? tree_time(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest) +
-                                  protocol_latency(g, step)
-                            : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes),
-                                              g.size, g.per_node, static_cast<int>(g.members.size()), g.links);
-  if (step.algorithm != CollectiveAlgorithm::Direct) return closed;
   const AllToAllSkew* skew = a2a_skew(g, step);
-  // A skewed all-to-all: its busiest port or node (skewed_all_to_all_time); a switch uplink then carries up to the
-  // busiest node's mean weight times what it carries uniformly (an upper bound: the uplink's nodes are not all the
-  // busiest).
-  double uplink_scale = 1.0;
-  double time = closed;
-  if (skew != nullptr) {
+  double time = 0.0;
+  double uplink_scale = 1.0; // the busiest node's mean weight (times its network share, two-hop)
+  if (step.algorithm == CollectiveAlgorithm::TwoHop) {
+    // Two-hop: its closed form with the step's weights and network shares (two_hop_all_to_all_time).
+    static const std::vector<double> none;
+    time = two_hop_all_to_all_time(wire_bytes(g, step, static_cast<double>(step.bytes)), g.members,
+                                   skew != nullptr ? skew->weight : none, skew != nullptr ? skew->node_share : none,
+                                   g.links);
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+      double w = 0.0;
+      for (const int p : g.members[k]) w += skew != nullptr ? skew->weight.at(static_cast<std::size_t>(p)) : 1.0;
+      uplink_scale = std::max(uplink_scale, w / static_cast<double>(g.members[k].size()));
+    }
+    double share = 0.0;
+    for (std::size_t k = 0; k < g.members.size(); ++k)
+      share = std::max(share, two_hop_node_share(g, step, static_cast<int>(k)));
+    uplink_scale *= share;
+  } else if (step.algorithm != CollectiveAlgorithm::Direct) {
+    // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
+    return step.algorithm == CollectiveAlgorithm::Tree
+               ? tree_time(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest) +
+                     protocol_latency(g, step)
+               : collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes), g.size,
+                                 g.per_node, static_cast<int>(g.members.size()), g.links);
+  } else if (skew == nullptr) {
+    time = collective_time(step.op, step.algorithm, step.protocol, static_cast<double>(step.bytes), g.size, g.per_node,
+                           static_cast<int>(g.members.size()), g.links);
+  } else {
+    // A skewed all-to-all: its busiest port or node (skewed_all_to_all_time); a switch uplink then carries up to the
+    // busiest node's mean weight times what it carries uniformly (an upper bound: the uplink's nodes are not all the
+    // busiest).
     time = skewed_all_to_all_time(wire_bytes(g, step, static_cast<double>(step.bytes)), skew->weight, g.node, g.links) +
            protocol_latency(g, step);
     for (const auto& mine : g.members) {
@@ -286,6 +319,14 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
     const double least = *std::min_element(skew->weight.begin(), skew->weight.end());
     return std::llround(static_cast<double>(step.bytes / static_cast<std::uint64_t>(g.size)) * least) >= 1;
   }
+  case CollectiveAlgorithm::TwoHop: { // every edge of the schedule, looked at once per size and skew
+    const auto [at, fresh] = g.two_hop_carries.try_emplace({step.bytes, step.root}, true);
+    if (fresh)
+      for (FlowPhase phase : flow_phases(g, step))
+        for (int pos = 0; pos < g.size; ++pos)
+          for (const Flow& f : member_edges(g, step, phase, pos)) at->second = at->second && f.bytes >= 1;
+    return at->second;
+  }
   case CollectiveAlgorithm::Nvls: // the switch flow carries bytes (1 + 1/n)
     return step.bytes >= 1;
   case CollectiveAlgorithm::NvlsTree: // each tree carries half of a member's share
@@ -299,6 +340,7 @@ int members_per_driver(const Group& g, const CollectiveStep& step) {
   if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
   if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
   if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
+  if (step.algorithm == CollectiveAlgorithm::TwoHop) flows = static_cast<int>(g.members.size()) - 1 + g.per_node - 1;
   if (step.algorithm == CollectiveAlgorithm::NvlsTree) flows = 1 + 6; // the switch flow and the rail trees' edges
   return std::max(1, kFlowsPerDriver / flows);
 }

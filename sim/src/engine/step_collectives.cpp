@@ -124,7 +124,10 @@ class StepTransfers {
 /** Runs a member's schedule (member_schedule) through StepTransfers: each transfer on its connection's mailbox (one
  * per receiver and connection, so that the transfers between two members arrive in order), each round waited for
  * together. A direct all-to-all's and NVLS's connections are every pair: their mailboxes are the receiver's, one of
- * two by parity (peers are at most one round of them apart), the parity taken at a round's first such transfer. */
+ * two by parity (peers are at most one round of them apart), the parity taken at a round's first such transfer. A
+ * two-hop all-to-all's first round is such a round; its second takes the receiver's `hop` mailbox of the parity the
+ * first took (two members that exchange in either round exchange in every all-to-all on the group, so neither is a
+ * whole all-to-all ahead of the other's pending receives). */
 class MailboxSink final : public ScheduleSink {
  public:
   MailboxSink(StepTransfers& x, Group& g, int pos) : x_(x), g_(g), pos_(pos) {}
@@ -167,8 +170,12 @@ class MailboxSink final : public ScheduleSink {
       if (!parity_taken_) {
         parity_ = g_.a2a_begun[own]++ & 1;
         parity_taken_ = true;
+        parity_set_ = true;
       }
       return g_.a2a_in[parity_][receiver];
+    case Lane::Hop: // the second round of a two-hop all-to-all: the parity its first round (Peer) took
+      PARTSIM_CHECK(parity_set_) << "a two-hop all-to-all's second round before its first";
+      return g_.hop_in[parity_][receiver];
     case Lane::RailUp:
       return g_.rail_up[p.index][child];
     case Lane::RailDown:
@@ -183,6 +190,7 @@ class MailboxSink final : public ScheduleSink {
   int pos_ = 0;
   std::size_t parity_ = 0;
   bool parity_taken_ = false;
+  bool parity_set_ = false; ///< once in the collective (a sink runs one member's schedule of one collective)
 };
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -138,6 +139,73 @@ void check_stragglers(const Scenario& s) {
                      fmt::format("{}; expected stragglers only with data or model training by rank programs", why));
 }
 
+/** Measured expert routing: a CSV file with columns `layer` (a MoE layer's index in the model, from 0), `expert` (from
+ * 0) and `tokens` (the copies routed to it, any scale), one row per layer and expert, every MoE layer and expert once;
+ * returns each layer's shares (its counts over their sum). */
+std::map<std::int64_t, std::vector<double>> read_routing_counts(const std::filesystem::path& path,
+                                                                const TransformerConfig& config) {
+  const std::int64_t experts = config.experts.count;
+  std::map<std::int64_t, std::vector<double>> counts;
+  const auto integer = [&](const CsvRow& row, std::size_t k, const char* column, std::int64_t lo, std::int64_t hi) {
+    std::int64_t v = 0;
+    const std::string& text = row.fields[k];
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty() || v < lo || v > hi)
+      throw csv_error(path, row.line,
+                      fmt::format("'{}' in column '{}'; expected an integer from {} to {}", text, column, lo, hi));
+    return v;
+  };
+  read_csv_columns(
+      path, {"layer", "expert", "tokens"},
+      [&](const CsvRow& row) {
+        const std::int64_t layer = integer(row, 0, "layer", 0, config.layers - 1);
+        if (layer < config.experts.first_dense)
+          throw csv_error(path, row.line,
+                          fmt::format("layer {} has a dense MLP (the model's first {} layers); expected a layer from "
+                                      "{} to {}",
+                                      layer, config.experts.first_dense, config.experts.first_dense,
+                                      config.layers - 1));
+        const std::int64_t expert = integer(row, 1, "expert", 0, experts - 1);
+        double tokens = 0.0;
+        const std::string& text = row.fields[2];
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), tokens);
+        if (ec != std::errc() || end != text.data() + text.size() || text.empty() || !std::isfinite(tokens) ||
+            tokens < 0.0)
+          throw csv_error(path, row.line,
+                          fmt::format("'{}' in column 'tokens'; expected a count (a number >= 0)", text));
+        auto& layer_counts = counts[layer];
+        if (layer_counts.empty()) layer_counts.assign(static_cast<std::size_t>(experts), -1.0);
+        double& slot = layer_counts[static_cast<std::size_t>(expert)];
+        if (slot >= 0.0)
+          throw csv_error(path, row.line,
+                          fmt::format("layer {} expert {} is given twice; expected each once", layer, expert));
+        slot = tokens;
+      },
+      "routing counts file");
+  for (std::int64_t layer = config.experts.first_dense; layer < config.layers; ++layer) {
+    const auto at = counts.find(layer);
+    if (at == counts.end())
+      throw InputError(path.string(), "",
+                       fmt::format("no counts for layer {}; expected rows for every MoE layer ({} to {}) and every "
+                                   "expert (0 to {})",
+                                   layer, config.experts.first_dense, config.layers - 1, experts - 1));
+    double sum = 0.0;
+    for (std::size_t e = 0; e < at->second.size(); ++e) {
+      if (at->second[e] < 0.0)
+        throw InputError(path.string(), "",
+                         fmt::format("no count for layer {} expert {}; expected a row for every expert (0 to {}) of "
+                                     "every MoE layer",
+                                     layer, e, experts - 1));
+      sum += at->second[e];
+    }
+    if (!(sum > 0.0))
+      throw InputError(path.string(), "",
+                       fmt::format("layer {} routes no tokens; expected a count above 0 for some expert", layer));
+    for (double& c : at->second) c /= sum;
+  }
+  return counts;
+}
+
 /** Labels from a CSV column (path relative to the scenario's folder) or generated for `samples` samples. */
 std::shared_ptr<const Labels> parse_labels(JsonReader& reader, std::optional<std::uint64_t> samples) {
   std::shared_ptr<const Labels> labels;
@@ -247,6 +315,22 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
                        "only zipf routing has an exponent; expected no zipf_exponent with uniform routing");
     t.expert_routing.zipf_exponent = routing->number("zipf_exponent");
     if (routing->has("capacity_factor")) t.expert_routing.capacity_factor = routing->number("capacity_factor");
+    const bool measured = t.expert_routing.distribution == ExpertDistribution::Measured;
+    if (routing->has("counts") != measured)
+      throw InputError(routing->source(), routing->pointer() + (measured ? "/distribution" : "/counts"),
+                       measured
+                           ? "measured routing reads each layer's tokens per expert from a file; expected "
+                             "`counts` (a CSV file with columns layer, expert, tokens)"
+                           : "only measured routing reads counts; expected no counts with uniform or zipf routing");
+    if (measured) {
+      const std::filesystem::path path = path_from_scenario(reader.source(), routing->string("counts"));
+      try {
+        t.expert_routing.measured = read_routing_counts(path, std::get<TransformerConfig>(t.model.config));
+      } catch (const InputError& e) {
+        // The file's own error (line, what) plus where the scenario names it.
+        throw InputError(routing->source(), routing->pointer() + "/counts", e.what());
+      }
+    }
     routing->finish();
   }
   return t;
@@ -391,8 +475,12 @@ void check_algorithm(const JsonReader& reader, CollectiveOp op, const Collective
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
                      fmt::format("{} cannot run {}; expected one of: {}", to_string(a), to_string(op),
                                  op == CollectiveOp::AllReduce  ? "auto, ring, tree, hierarchical, nvls, nvls_tree"
-                                 : op == CollectiveOp::AllToAll ? "auto, direct"
+                                 : op == CollectiveOp::AllToAll ? "auto, direct, two_hop"
                                                                 : "auto, ring"));
+  if (a == CollectiveAlgorithm::TwoHop && whole_cluster && cluster.nodes < 2)
+    throw InputError(reader.source(), reader.pointer() + "/algorithm",
+                     "two_hop sends between nodes over the network and forwards inside each node over NVLink, but the "
+                     "group is one node; expected direct or auto");
   if (a != CollectiveAlgorithm::Nvls && a != CollectiveAlgorithm::NvlsTree) return;
   if (cluster.intra_node.nvls_efficiency <= 0.0)
     throw InputError(reader.source(), reader.pointer() + "/algorithm",
@@ -653,6 +741,7 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     throw InputError(reader.source(), at + "/expert",
                      fmt::format("model \"{}\" has no experts; expected 1", training->model.name));
   }
+  mp.expert_dispatch = reader.enum_choice_or("expert_dispatch", ExpertDispatch::Direct);
   mp.context_comm = reader.enum_choice_or("context_comm", ContextComm::P2P);
   if (mp.context > 1) {
     // 2C chunks of the sequence, two per rank (i and 2C-1-i), so that every rank's causal attention work is even.

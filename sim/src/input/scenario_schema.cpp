@@ -617,7 +617,18 @@ void workload_fields(std::vector<F>& f) {
                   .label("Expert routing")
                   .doc("`uniform`: every expert gets 1/E of the copies; `zipf`: the expert of popularity rank r gets a "
                        "share proportional to r^-`zipf_exponent`, over a permutation of the experts drawn per layer "
-                       "from `/run/seed` (each layer's hot experts, and so its busiest expert rank, differ)"));
+                       "from `/run/seed` (each layer's hot experts, and so its busiest expert rank, differ); "
+                       "`measured`: each layer's shares from the `counts` file, as a real run's router logged them"));
+  f.push_back(F(w + "expert_routing/counts", T::String, "model_training")
+                  .kinds(training)
+                  .def_doc("required with `measured`")
+                  .allowed("a CSV file with columns `layer`, `expert`, `tokens`, a row for every MoE layer (its index "
+                           "in the model, from 0) and expert (from 0); a relative path is taken from the folder of "
+                           "the scenario file")
+                  .label("Routing counts file")
+                  .doc("`measured` routing: the tokens routed to each expert of each layer (any scale: each layer's "
+                       "counts over their sum are its shares), e.g. the routers' tokens per expert summed over a "
+                       "real run's steps"));
   f.push_back(F(w + "expert_routing/zipf_exponent", T::Number, "model_training")
                   .kinds(training)
                   .closed(0.0, 10.0)
@@ -1054,7 +1065,9 @@ void collective_choice_fields(std::vector<F>& f, const std::string& base, const 
                   .def("auto")
                   .allowed("not every algorithm runs every collective")
                   .doc("the algorithm ([collectives.md](collectives.md)); `auto` picks the smallest alpha-beta closed "
-                       "form on this cluster, as NCCL's tuner does"));
+                       "form on this cluster, as NCCL's tuner does, never `two_hop` (an all-to-all over nodes that "
+                       "forwards inside each: it saves network bytes only for a mixture of experts' tokens, "
+                       "`/strategy/expert_dispatch`)"));
   f.push_back(F(base + "channels", T::Integer, section)
                   .kinds(kinds)
                   .range(1, 64)
@@ -1399,6 +1412,20 @@ void strategy_fields(std::vector<F>& f) {
                        "routed experts (experts / EP each, whole: expert tensor parallelism 1) and exchange their "
                        "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
                        "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
+  f.push_back(F(s + "expert_dispatch", T::Choice, "model_parallel")
+                  .kinds(mp)
+                  .choices(enum_names<ExpertDispatch>())
+                  .def("direct")
+                  .allowed("takes effect with `expert` > 1; `two_hop` needs expert groups spread evenly over 2 nodes "
+                           "or more")
+                  .label("Expert dispatch")
+                  .doc("how the expert group's all-to-alls move the token copies: `direct` sends every copy to its "
+                       "expert's rank (NCCL's all-to-all, as Megatron-Core's all-to-all dispatcher); `two_hop` sends "
+                       "a token once over the network to each node holding one of its experts, to the GPU of the "
+                       "sender's rail, which forwards it over NVLink to its experts' GPUs, and combines the results "
+                       "the same way back (DeepEP's internode kernels): with node-limited routing (the model's "
+                       "`experts/groups` and `groups_per_token`) the network carries fewer copies "
+                       "([model-parallelism.md](model-parallelism.md#mixture-of-experts))"));
   f.push_back(F(s + "context", T::Integer, "model_parallel")
                   .kinds(mp)
                   .range(1, kMaxGpus)

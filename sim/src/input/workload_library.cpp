@@ -54,6 +54,19 @@ TransformerConfig parse_transformer(JsonReader& reader) {
     c.experts.shared_ffn = experts->integer_or("shared_ffn_size", 0, 1, kMaxWidth);
     c.experts.first_dense = experts->integer_or("first_dense_layers", 0, 0, c.layers - 1);
     c.experts.dense_ffn = experts->integer_or("dense_ffn_size", 0, 1, kMaxWidth);
+    // Node-limited routing: `groups` groups of experts, each token's top-k within `groups_per_token` of them.
+    c.experts.groups = experts->integer_or("groups", 1, 1, c.experts.count);
+    if (c.experts.count % c.experts.groups != 0)
+      throw InputError(
+          experts->source(), experts->pointer() + "/groups",
+          fmt::format("expected groups dividing the {} experts, got {}", c.experts.count, c.experts.groups));
+    c.experts.groups_per_token = experts->integer_or("groups_per_token", 1, 1, c.experts.groups);
+    if (c.experts.groups_per_token * (c.experts.count / c.experts.groups) < c.experts.top_k)
+      throw InputError(experts->source(), experts->pointer() + "/groups_per_token",
+                       fmt::format("a token's top-{} experts must fit in its groups: expected groups_per_token x {} "
+                                   "experts per group >= {}, got {}",
+                                   c.experts.top_k, c.experts.count / c.experts.groups, c.experts.top_k,
+                                   c.experts.groups_per_token));
     experts->finish();
   }
   if (auto mla = reader.optional_child("mla")) {

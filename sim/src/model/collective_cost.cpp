@@ -23,7 +23,7 @@ bool is_supported(CollectiveOp op, CollectiveAlgorithm algorithm) {
   case CollectiveOp::Broadcast:
     return algorithm == CollectiveAlgorithm::Ring;
   case CollectiveOp::AllToAll:
-    return algorithm == CollectiveAlgorithm::Direct;
+    return algorithm == CollectiveAlgorithm::Direct || algorithm == CollectiveAlgorithm::TwoHop;
   }
   return false;
 }
@@ -118,6 +118,12 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
         << "nvls_tree over " << n << " members, " << g << " per node on " << m << " nodes, NVLS efficiency "
         << links.nvls_efficiency;
     return nvls_tree_time(bytes, g, m, links);
+  case CollectiveAlgorithm::TwoHop: {
+    PARTSIM_CHECK(n == g * m) << "two_hop over " << n << " members, " << g << " per node on " << m << " nodes";
+    std::vector<std::vector<int>> members(static_cast<std::size_t>(m));
+    for (int p = 0; p < n; ++p) members[static_cast<std::size_t>(p / g)].push_back(p);
+    return two_hop_all_to_all_time(bytes, members, {}, {}, links);
+  }
   case CollectiveAlgorithm::Direct: {
     const double c = bytes / nd;
     double t = 0.0;
@@ -167,6 +173,60 @@ double skewed_all_to_all_time(double bytes, const std::vector<double>& weight, c
     t = std::max(t, links.inter.latency + node_time);
   }
   return t;
+}
+
+double two_hop_all_to_all_time(double bytes, const std::vector<std::vector<int>>& members,
+                               const std::vector<double>& weight, const std::vector<double>& node_share,
+                               const TwoLevelCost& links) {
+  const auto m = static_cast<int>(members.size());
+  const auto g = m > 0 ? static_cast<int>(members.front().size()) : 0;
+  const int n = g * m;
+  if (n < 2) return 0.0;
+  const double c = bytes / n;
+  const auto w = [&](int pos) { return weight.empty() ? 1.0 : weight.at(static_cast<std::size_t>(pos)); };
+  const auto d = [&](int b) { return node_share.empty() ? 1.0 : node_share.at(static_cast<std::size_t>(b)); };
+  std::vector<double> node_weight(static_cast<std::size_t>(m), 0.0); // W_b
+  for (int b = 0; b < m; ++b)
+    for (const int p : members[static_cast<std::size_t>(b)]) node_weight[static_cast<std::size_t>(b)] += w(p);
+  const auto W = [&](int b) { return node_weight[static_cast<std::size_t>(b)]; };
+  const auto at = [&](int b, int l) { return members[static_cast<std::size_t>(b)][static_cast<std::size_t>(l)]; };
+  // The network round: member (a, l) sends d_b W_b c to (b, l) for every other node b (dispatch; the combine's is the
+  // same from (b, l) to (a, l)), on its node's NIC of the rail block.
+  double network = 0.0;
+  if (m > 1) {
+    const int ports = std::max(1, links.ports_per_node);
+    std::vector<double> out(static_cast<std::size_t>(m * ports), 0.0);
+    std::vector<double> in(static_cast<std::size_t>(m * ports), 0.0);
+    double all = 0.0;
+    for (int b = 0; b < m; ++b) all += d(b) * W(b);
+    for (int a = 0; a < m; ++a)
+      for (int l = 0; l < g; ++l) {
+        const auto port = static_cast<std::size_t>(a * ports + l * ports / g);
+        out[port] += (all - d(a) * W(a)) * c;  // to every other node, its share
+        in[port] += (m - 1) * d(a) * W(a) * c; // what each other node's rail member sends for node a
+      }
+    double busiest = 0.0;
+    for (std::size_t k = 0; k < out.size(); ++k) busiest = std::max({busiest, out[k], in[k]});
+    network = links.inter.latency + busiest / links.inter.bandwidth;
+  }
+  // Inside a node (the combine's rounds are the dispatch's reversed, with the same loads out and in swapped): the
+  // directs beside the network round, member j of node b getting c w_j from each other member, and the forwards, each
+  // member getting (m - 1) c w_j from each other member, the copies of the other nodes' sources of that rail.
+  double directs = 0.0;
+  double forwards = 0.0;
+  if (g > 1) {
+    double direct_load = 0.0;
+    double forward_load = 0.0;
+    for (int b = 0; b < m; ++b)
+      for (int l = 0; l < g; ++l) {
+        const double wj = w(at(b, l));
+        direct_load = std::max({direct_load, c * (W(b) - wj), (g - 1) * c * wj});
+        forward_load = std::max({forward_load, (m - 1) * c * (W(b) - wj), (g - 1) * (m - 1) * c * wj});
+      }
+    directs = links.intra.latency + direct_load / links.intra.bandwidth;
+    if (m > 1) forwards = links.intra.latency + forward_load / links.intra.bandwidth;
+  }
+  return std::max(network, directs) + forwards;
 }
 
 double nvls_time(double bytes, int n, const TwoLevelCost& links) {
@@ -340,6 +400,11 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
   }
   case CollectiveAlgorithm::Direct:
     return un * (un - 1);
+  case CollectiveAlgorithm::TwoHop: { // a network message to every other node; directs and forwards in the node
+    const auto m = static_cast<std::uint64_t>(std::max(nodes, 1));
+    const std::uint64_t g = un / m;
+    return un * ((m - 1) + (g - 1) * (m > 1 ? 2 : 1));
+  }
   case CollectiveAlgorithm::Nvls: // flows: one flow through the switch per member (member_edges)
     return steps ? 2 * un * (un - 1) : un;
   case CollectiveAlgorithm::NvlsTree: {
@@ -450,14 +515,16 @@ double protocol_wire_factor(CollectiveOp op, CollectiveAlgorithm algorithm, Coll
 
 bool protocol_available(CollectiveAlgorithm algorithm, CollectiveProtocol protocol, const TwoLevelCost& links) {
   if (algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::NvlsTree ||
-      algorithm == CollectiveAlgorithm::Direct)
+      algorithm == CollectiveAlgorithm::Direct || algorithm == CollectiveAlgorithm::TwoHop)
     return protocol == CollectiveProtocol::Simple;
   return protocol != CollectiveProtocol::LL128 || links.intra_nvlink;
 }
 
 double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, CollectiveProtocol protocol, int n,
                         int gpus_per_node, int nodes, const TwoLevelCost& links) {
-  if (n < 2 || algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::Direct) return 0.0;
+  if (n < 2 || algorithm == CollectiveAlgorithm::Nvls || algorithm == CollectiveAlgorithm::Direct ||
+      algorithm == CollectiveAlgorithm::TwoHop)
+    return 0.0;
   const int g = std::max(gpus_per_node, 1);
   const int m = std::max(nodes, 1);
   const bool tree = algorithm == CollectiveAlgorithm::Tree;
@@ -490,6 +557,7 @@ double protocol_latency(CollectiveOp op, CollectiveAlgorithm algorithm, Collecti
   case CollectiveAlgorithm::Direct:
   case CollectiveAlgorithm::Nvls:
   case CollectiveAlgorithm::NvlsTree:
+  case CollectiveAlgorithm::TwoHop:
     return 0.0;
   }
   return 0.0;
@@ -516,13 +584,16 @@ CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, 
   if (algorithm) best.algorithm = *algorithm;
   if (protocol && protocol_available(best.algorithm, *protocol, links)) best.protocol = *protocol;
   double best_time = std::numeric_limits<double>::infinity();
-  for (CollectiveAlgorithm a :
-       {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
-        CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls, CollectiveAlgorithm::NvlsTree}) {
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree, CollectiveAlgorithm::Hierarchical,
+                                CollectiveAlgorithm::Direct, CollectiveAlgorithm::Nvls, CollectiveAlgorithm::NvlsTree,
+                                CollectiveAlgorithm::TwoHop}) {
     if (algorithm && a != *algorithm) continue;
     if (!is_supported(op, a)) continue;
     if (!algorithm) {
       if (a == CollectiveAlgorithm::Hierarchical && (!even || nodes < 2 || g < 2)) continue;
+      // Two-hop saves network bytes only where tokens go to several experts of a node, which its closed form here
+      // does not know: a mixture of experts asks for it by name (/strategy/expert_dispatch).
+      if (a == CollectiveAlgorithm::TwoHop) continue;
       if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
       if (a == CollectiveAlgorithm::NvlsTree && !nvls_tree_available(n, nodes, links)) continue;
     }

@@ -185,6 +185,67 @@ void all_to_all_schedule(const Group& g, const CollectiveStep& step, int pos, Sc
   sink.end_round();
 }
 
+bool two_hop_combine(const Group& g, const CollectiveStep& step) {
+  const AllToAllSkew* skew = a2a_skew(g, step);
+  return skew != nullptr && skew->by_source;
+}
+
+/** Whether a two-hop all-to-all over g has its NVLink round of forwards. */
+bool two_hop_forwards(const Group& g) {
+  return g.per_node > 1 && g.members.size() > 1;
+}
+
+void two_hop_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
+  PARTSIM_CHECK(g.even) << "two_hop all-to-all over a group uneven over its nodes";
+  const auto p = static_cast<std::size_t>(pos);
+  const int node = g.node[p];
+  const int local = g.local[p];
+  const int per_node = g.per_node;
+  const auto m = static_cast<int>(g.members.size());
+  const auto& mine = g.members[static_cast<std::size_t>(node)];
+  const auto member = [&](int b, int l) { return g.members[static_cast<std::size_t>(b)][static_cast<std::size_t>(l)]; };
+  const auto in_node = [&](int i) { return mine[static_cast<std::size_t>(mod(local + i, per_node))]; };
+  const bool combine = two_hop_combine(g, step);
+  Lane lane = Lane::Peer; // the first round's; the second's Hop
+  const auto network_and_directs = [&] {
+    for (int i = 1; i < m; ++i) {
+      const int b = (node + i) % m;
+      const int to = member(b, local);
+      send(sink, lane, 0, to,
+           combine ? two_hop_network_bytes(g, step, node, to) : two_hop_network_bytes(g, step, b, pos));
+      receive(sink, lane, 0, member(mod(node - i, m), local));
+    }
+    for (int i = 1; i < per_node; ++i) {
+      send(sink, lane, 0, in_node(i), a2a_bytes(g, step, pos, in_node(i)));
+      receive(sink, lane, 0, in_node(-i));
+    }
+    sink.end_round();
+    lane = Lane::Hop;
+  };
+  const auto forwards = [&] {
+    if (!two_hop_forwards(g)) return;
+    for (int i = 1; i < per_node; ++i) {
+      const int to = in_node(i);
+      std::uint64_t bytes = 0; // dispatch: what my rail's other sources sent `to`; combine: what I return to its rail
+      for (int b = 0; b < m; ++b)
+        if (b != node)
+          bytes += combine ? a2a_bytes(g, step, pos, member(b, g.local[static_cast<std::size_t>(to)]))
+                           : a2a_bytes(g, step, member(b, local), to);
+      send(sink, lane, 0, to, bytes);
+      receive(sink, lane, 0, in_node(-i));
+    }
+    sink.end_round();
+    lane = Lane::Hop;
+  };
+  if (combine) {
+    forwards();
+    network_and_directs();
+  } else {
+    network_and_directs();
+    forwards();
+  }
+}
+
 void nvls_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
   for (int round = 0; round < 2; ++round) {
     for (int i = 1; i < g.size; ++i) {
@@ -239,6 +300,9 @@ void member_schedule(const GroupShape& g, const CollectiveStep& step, int pos, S
     break;
   case CollectiveAlgorithm::Direct:
     all_to_all_schedule(g, step, pos, sink);
+    break;
+  case CollectiveAlgorithm::TwoHop:
+    two_hop_schedule(g, step, pos, sink);
     break;
   case CollectiveAlgorithm::Nvls:
     nvls_schedule(g, step, pos, sink);
@@ -392,9 +456,60 @@ ScheduleEdge switch_edge(const GroupShape& g, std::uint64_t bytes, int to) {
   return {to, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency};
 }
 
+/** Collects one round's transfers of a member's schedule: its sends (as edges) and the peers it receives from. */
+class RoundSink final : public ScheduleSink {
+ public:
+  explicit RoundSink(int round) : round_(round) {}
+  void post(const Post& p) override {
+    if (round_at_ != round_) return;
+    if (p.send)
+      sends.push_back({p.peer, p.bytes, p.wire});
+    else
+      from.push_back(p.peer);
+  }
+  void end_round() override { ++round_at_; }
+  void wait_background() override {}
+  void hold(double) override {}
+
+  std::vector<ScheduleEdge> sends;
+  std::vector<int> from;
+
+ private:
+  int round_ = 0;
+  int round_at_ = 0;
+};
+
+/** The round of a two-hop all-to-all that `phase` runs (its index in flow_phases). */
+int two_hop_round(const GroupShape& g, const CollectiveStep& step, FlowPhase phase) {
+  const std::vector<FlowPhase> phases = flow_phases(g, step);
+  const auto at = std::find(phases.begin(), phases.end(), phase);
+  PARTSIM_CHECK(at != phases.end()) << "two_hop has no phase " << static_cast<int>(phase);
+  return static_cast<int>(at - phases.begin());
+}
+
+RoundSink two_hop_round_of(const GroupShape& g, const CollectiveStep& step, FlowPhase phase, int pos) {
+  RoundSink sink(two_hop_round(g, step, phase));
+  member_schedule(g, step, pos, sink);
+  return sink;
+}
+
 } // namespace
 
+std::vector<ScheduleEdge> incoming_edges(const GroupShape& g, const CollectiveStep& step, FlowPhase phase, int pos) {
+  PARTSIM_CHECK(step.algorithm == CollectiveAlgorithm::TwoHop) << "incoming_edges of " << to_string(step.algorithm);
+  std::vector<ScheduleEdge> edges;
+  for (const int q : two_hop_round_of(g, step, phase, pos).from)
+    for (const ScheduleEdge& e : member_edges(g, step, phase, q))
+      if (e.to == pos) edges.push_back({q, e.bytes, e.wire});
+  return edges;
+}
+
 std::vector<FlowPhase> flow_phases(const GroupShape& g, const CollectiveStep& step) {
+  if (step.algorithm == CollectiveAlgorithm::TwoHop) {
+    if (!two_hop_forwards(g)) return {FlowPhase::InterNode};
+    if (two_hop_combine(g, step)) return {FlowPhase::IntraNode, FlowPhase::InterNode};
+    return {FlowPhase::InterNode, FlowPhase::IntraNode};
+  }
   if (step.algorithm != CollectiveAlgorithm::Hierarchical) return {FlowPhase::Whole};
   std::vector<FlowPhase> phases;
   if (g.per_node > 1) phases.push_back(FlowPhase::IntraNode);
@@ -438,6 +553,9 @@ std::vector<ScheduleEdge> member_edges(const GroupShape& g, const CollectiveStep
   }
   case CollectiveAlgorithm::Direct:
     for (int i = 1; i < n; ++i) edges.push_back({(pos + i) % n, a2a_bytes(g, step, pos, (pos + i) % n)});
+    break;
+  case CollectiveAlgorithm::TwoHop: // one edge per transfer of the phase's round
+    edges = two_hop_round_of(g, step, phase, pos).sends;
     break;
   case CollectiveAlgorithm::Nvls:
     if (n > 1) edges.push_back(switch_edge(g, step.bytes + step.bytes / static_cast<std::uint64_t>(n), (pos + 1) % n));

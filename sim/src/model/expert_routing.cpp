@@ -29,6 +29,12 @@ LayerRouting route_layer(const ExpertRouting& routing, std::int64_t experts, int
   LayerRouting out;
   out.layer = layer;
   out.shares.assign(count, 1.0 / static_cast<double>(experts));
+  if (routing.distribution == ExpertDistribution::Measured) {
+    const auto at = routing.measured.find(layer);
+    PARTSIM_CHECK(at != routing.measured.end() && at->second.size() == count)
+        << "no measured routing of " << experts << " experts for layer " << layer;
+    out.shares = at->second;
+  }
   if (routing.distribution == ExpertDistribution::Zipf) {
     // Popularity ranks over a seeded Fisher-Yates permutation, one stream per layer.
     std::vector<std::size_t> order(count);
@@ -50,6 +56,58 @@ LayerRouting route_layer(const ExpertRouting& routing, std::int64_t experts, int
     out.rank_load[e / per_rank] += kept * static_cast<double>(ranks);
   }
   return out;
+}
+
+std::vector<double> node_token_share(std::int64_t experts, std::int64_t top_k, std::int64_t groups,
+                                     std::int64_t groups_per_token, int ranks,
+                                     const std::vector<std::vector<int>>& members) {
+  PARTSIM_CHECK(experts >= 1 && ranks >= 1 && experts % ranks == 0 && groups >= 1 && experts % groups == 0 &&
+                groups_per_token >= 1 && groups_per_token <= groups && groups_per_token * (experts / groups) >= top_k &&
+                top_k >= 1)
+      << "node-limited routing of top-" << top_k << " of " << experts << " experts in " << groups_per_token << " of "
+      << groups << " groups over " << ranks << " ranks";
+  const std::int64_t per_group = experts / groups;
+  const std::int64_t per_rank = experts / ranks;
+  const std::int64_t chosen = groups_per_token * per_group; // G'
+  // C(G' - x, k) / C(G', k): none of the k experts among the x of the node.
+  const auto none_of = [&](std::int64_t x) {
+    double p = 1.0;
+    for (std::int64_t i = 0; i < top_k; ++i) {
+      if (chosen - x - i <= 0) return 0.0;
+      p *= static_cast<double>(chosen - x - i) / static_cast<double>(chosen - i);
+    }
+    return p;
+  };
+  std::vector<double> share;
+  for (const auto& mine : members) {
+    // The node's experts in each group.
+    std::vector<std::int64_t> in_group(static_cast<std::size_t>(groups), 0);
+    for (const int pos : mine)
+      for (std::int64_t e = pos * per_rank; e < (pos + 1) * per_rank; ++e)
+        ++in_group[static_cast<std::size_t>(e / per_group)];
+    // Over the groups: the number of ways to choose j of them holding x of the node's experts (ways[j][x]).
+    std::vector<std::vector<double>> ways(static_cast<std::size_t>(groups_per_token) + 1,
+                                          std::vector<double>(static_cast<std::size_t>(experts) + 1, 0.0));
+    ways[0][0] = 1.0;
+    for (std::int64_t r = 0; r < groups; ++r) {
+      const std::int64_t y = in_group[static_cast<std::size_t>(r)];
+      for (std::int64_t j = std::min(r + 1, groups_per_token); j >= 1; --j)
+        for (std::int64_t x = experts; x >= y; --x)
+          ways[static_cast<std::size_t>(j)][static_cast<std::size_t>(x)] +=
+              ways[static_cast<std::size_t>(j - 1)][static_cast<std::size_t>(x - y)];
+    }
+    double subsets = 0.0;
+    double miss = 0.0;
+    for (std::int64_t x = 0; x <= experts; ++x) {
+      const double w = ways[static_cast<std::size_t>(groups_per_token)][static_cast<std::size_t>(x)];
+      subsets += w;
+      miss += w * none_of(x);
+    }
+    const double node_experts = static_cast<double>(per_rank) * static_cast<double>(mine.size());
+    const double copies = static_cast<double>(top_k) * node_experts / static_cast<double>(experts);
+    share.push_back((1.0 - miss / subsets) / copies);
+  }
+  return share;
 }
 
 } // namespace partsim

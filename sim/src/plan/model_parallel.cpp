@@ -3,6 +3,7 @@
 #include "partsim/plan/model_parallel.hpp"
 
 #include "partsim/common/error.hpp"
+#include "partsim/model/collective_schedule.hpp"
 #include "partsim/model/cost_model.hpp"
 #include "partsim/model/expert_routing.hpp"
 #include "partsim/plan/plan_collectives.hpp"
@@ -601,18 +602,37 @@ class Planner {
     routing_.clear();
     skews_.clear();
     layer_skew_.clear();
+    node_share_.clear();
+    if (two_hop())
+      node_share_ = node_token_share(c.experts.count, c.experts.top_k, c.experts.groups, c.experts.groups_per_token,
+                                     mp_.expert, expert_layout(0, 0, 0).members);
     for (std::int64_t l = 0; l < c.layers; ++l) {
       if (!model_.moe_layer(l)) continue; // a first dense layer: no experts, no routing
       routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
       const std::vector<double>& load = routing_.back().rank_load;
       for (const double x : load) expert_times_[static_cast<std::size_t>(l)].push_back(price(x));
-      // A layer whose ranks' loads differ sends them its tokens in that proportion: its dispatch and combine.
-      if (mp_.expert > 1 && std::any_of(load.begin(), load.end(), [](double x) { return std::abs(x - 1.0) > 1e-12; })) {
+      // A layer whose ranks' loads differ sends them its tokens in that proportion: its dispatch and combine. A two-hop
+      // all-to-all also carries the network's share per node.
+      if (mp_.expert > 1 &&
+          (two_hop() || std::any_of(load.begin(), load.end(), [](double x) { return std::abs(x - 1.0) > 1e-12; }))) {
         layer_skew_[static_cast<std::int32_t>(l)] = static_cast<std::int32_t>(skews_.size()) + 1;
-        skews_.push_back(AllToAllSkew{load, false});
-        skews_.push_back(AllToAllSkew{load, true});
+        skews_.push_back(AllToAllSkew{load, false, node_share_});
+        skews_.push_back(AllToAllSkew{load, true, node_share_});
       }
     }
+  }
+
+  /** Two-hop dispatch of the expert all-to-alls (/strategy/expert_dispatch). */
+  bool two_hop() const { return moe() && mp_.expert > 1 && mp_.expert_dispatch == ExpertDispatch::TwoHop; }
+
+  /** Expert group (tensor t, pipeline p, block)'s members placed on their nodes, as the engine places them. */
+  partsim::GroupShape expert_layout(int t, int p, int block) const {
+    std::vector<int> node_key;
+    for (int j = 0; j < mp_.expert; ++j)
+      node_key.push_back(rank_of(mp_, {block * mp_.expert + j, t, p}) / cluster_.gpus_per_node);
+    partsim::GroupShape shape;
+    place_members(shape, node_key);
+    return shape;
   }
 
   /** ZeRO-3 / FSDP parameters sharded over a data group that exists (replicas that synchronise). */
@@ -707,6 +727,7 @@ class Planner {
           plan.groups.emplace_back();
           for (int j = 0; j < mp_.expert; ++j)
             plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
+          if (two_hop()) check_two_hop(expert_layout(t, p, block));
         }
     for (int p = 0; p < mp_.pipeline && moe() && sync && mp_.data > mp_.expert; ++p)
       for (int t = 0; t < mp_.tensor; ++t)
@@ -726,9 +747,24 @@ class Planner {
     collectives_.set_groups(plan.groups);
   }
 
+  /** A two-hop all-to-all forwards inside nodes what crossed between them: every expert group spans nodes evenly, and
+   * alike (the network shares are per node of the first group). */
+  void check_two_hop(const partsim::GroupShape& layout) const {
+    if (layout.members.size() < 2 || !layout.even)
+      throw InputError(source_, "/strategy/expert_dispatch",
+                       fmt::format("two_hop sends tokens between nodes and forwards them inside each, but expert "
+                                   "groups of {} GPUs lie {} (nodes of {} GPUs); expected direct",
+                                   mp_.expert, layout.members.size() < 2 ? "inside one node" : "unevenly over nodes",
+                                   cluster_.gpus_per_node));
+    if (layout.members != expert_layout(0, 0, 0).members)
+      throw InputError(source_, "/strategy/expert_dispatch",
+                       "two_hop needs every expert group laid out alike on its nodes; this placement puts them "
+                       "differently; expected direct or another placement");
+  }
+
   CollectiveStep collective(CollectiveOp op, std::uint64_t bytes, int group, const CollectiveChoice& choice,
                             CommKind kind, int stream) {
-    const GroupShape& shape = collectives_.shape(group);
+    const GroupLayout& shape = collectives_.shape(group);
     if (choice.algorithm == CollectiveAlgorithm::Hierarchical && !shape.even)
       throw InputError(
           source_,
@@ -773,13 +809,14 @@ class Planner {
   }
 
   /** A collective of a pass: the tensor collectives' choice; the experts' all-to-all takes its fidelity only (its
-   * algorithm is direct, its protocol NCCL's `auto`). */
+   * algorithm is direct, or two-hop as /strategy/expert_dispatch says; its protocol NCCL's `auto`). */
   void tensor_collective(std::vector<Step>& steps, int group, const TensorCollective& c) {
     CollectiveChoice choice = mp_.tensor_collectives;
     if (c.kind == CommKind::Expert || c.kind == CommKind::Context) {
       choice.algorithm.reset();
       choice.protocol.reset();
     }
+    if (c.kind == CommKind::Expert && two_hop()) choice.algorithm = CollectiveAlgorithm::TwoHop;
     steps.emplace_back(collective(c.op, c.bytes, group, choice, c.kind, 0));
     if (c.op == CollectiveOp::AllToAll) std::get<CollectiveStep>(steps.back()).root = c.skew;
   }
@@ -1171,6 +1208,15 @@ class Planner {
                       "busiest expert rank takes {:.3g}x the mean on average over the layers",
                       x.count, x.top_k, x.shared > 0 ? fmt::format(", {} shared", x.shared) : std::string(), mp_.expert,
                       x.count / mp_.expert, to_string(training_.expert_routing.distribution), busiest / layers);
+      if (two_hop()) {
+        double share = 0.0;
+        for (const double d : node_share_) share += d / static_cast<double>(node_share_.size());
+        plan.summary += fmt::format(
+            ", two-hop dispatch{}: {:.3g} of the copies for another node cross the network",
+            x.groups > 1 ? fmt::format(" (each token within {} of {} expert groups)", x.groups_per_token, x.groups)
+                         : std::string(),
+            share);
+      }
       if (training_.expert_routing.capacity_factor)
         plan.summary += fmt::format(", capacity factor {:g} drops {:.3g}% of the copies",
                                     *training_.expert_routing.capacity_factor, 100.0 * dropped / layers);
@@ -1204,8 +1250,9 @@ class Planner {
   std::map<std::tuple<int, int, int>, int> expert_group_;  ///< (tensor, pipeline, data / expert) -> group
   std::map<std::tuple<int, int, int>, int> expert_data_group_; ///< (tensor, pipeline, data % expert) -> group
   std::vector<LayerRouting> routing_;                          ///< per layer (mixture of experts)
-  std::vector<AllToAllSkew> skews_;                            ///< skewed layers' dispatch and combine
-  std::map<std::int32_t, std::int32_t> layer_skew_;            ///< skewed layer -> 1 + its dispatch's index in skews_
+  std::vector<AllToAllSkew> skews_;                            ///< skewed (or two-hop) layers' dispatch and combine
+  std::map<std::int32_t, std::int32_t> layer_skew_; ///< skewed (or two-hop) layer -> 1 + its dispatch's index in skews_
+  std::vector<double> node_share_; ///< two-hop: by node of an expert group, the copies' share that crosses the network
   /** Per layer, per position in the expert group: the routed experts' forward and backward time (s). */
   std::vector<std::vector<std::pair<double, double>>> expert_times_;
   std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its last expert gradient collectives

@@ -13,7 +13,7 @@ PlanCollectives::PlanCollectives(const ClusterSpec& cluster) : cluster_(cluster)
 void PlanCollectives::set_groups(const std::vector<std::vector<int>>& groups) {
   shapes_.clear();
   for (const std::vector<int>& group : groups) {
-    GroupShape s;
+    GroupLayout s;
     s.members = static_cast<int>(group.size());
     std::map<int, int> per_node;
     for (int rank : group) ++per_node[rank / cluster_.gpus_per_node];
@@ -37,7 +37,7 @@ void PlanCollectives::set_stream_contention(Plan& plan, const GpuProfile& gpu, c
     for (const Step& step : p.own_steps) {
       const auto* c = std::get_if<CollectiveStep>(&step);
       if (c == nullptr || c->stream == 0) continue;
-      const GroupShape& s = shape(c->group);
+      const GroupLayout& s = shape(c->group);
       const int channels =
           s.nodes == 1
               ? sync.comm_sms
@@ -61,7 +61,7 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
   step.bytes = bytes;
   step.kind = kind;
   step.stream = static_cast<std::int8_t>(stream);
-  const GroupShape& s = shape(group);
+  const GroupLayout& s = shape(group);
   const auto [it, added] = methods_.try_emplace({op, bytes, s.members, s.nodes, choice.algorithm, choice.protocol});
   if (added)
     it->second =
@@ -74,7 +74,7 @@ CollectiveStep PlanCollectives::step(CollectiveOp op, std::uint64_t bytes, int g
 }
 
 std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
-  const GroupShape& s = shape(step.group);
+  const GroupLayout& s = shape(step.group);
   TwoLevelCost links = links_;
   links.ports_per_node = s.ports;
   links.channels = step.channels;
@@ -84,8 +84,8 @@ std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
 }
 
 bool PlanCollectives::same_shape(int a, int b) const {
-  const GroupShape& x = shape(a);
-  const GroupShape& y = shape(b);
+  const GroupLayout& x = shape(a);
+  const GroupLayout& y = shape(b);
   return x.members == y.members && x.nodes == y.nodes && x.per_node == y.per_node && x.even == y.even &&
          x.ports == y.ports && x.slowest.latency == y.slowest.latency && x.slowest.bandwidth == y.slowest.bandwidth;
 }

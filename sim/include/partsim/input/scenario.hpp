@@ -250,6 +250,11 @@ enum class ParallelAxis { Tensor, Data, Pipeline };
  * reduce-scatters their gradients after its backward (Llama 3's, exposed). */
 enum class ContextComm { P2P, AllGather, AllToAll };
 
+/** How an expert-parallel group's all-to-alls move the tokens: `direct` (NCCL's all-to-all, every copy to its expert's
+ * rank) or `two_hop` (DeepEP's internode kernels: one copy per node over the network to the rank of the sender's
+ * rail, forwarded over NVLink; CollectiveAlgorithm::TwoHop). */
+enum class ExpertDispatch { Direct, TwoHop };
+
 /** Model parallelism (Megatron-LM style) with data parallelism across replicas: `data` x `tensor` x `pipeline` GPUs.
  * Each transformer layer is split `tensor` ways (column/row split of attention and MLP: two all-reduces of b·s·h
  * elements per layer in the forward pass, two in the backward pass, on the tensor group); the layers are cut into
@@ -270,6 +275,7 @@ struct ModelParallel {
    * its GEMMs as Transformer Engine's userbuffers run them (ring exchange, pipelined chunks, bulk). */
   bool tp_comm_overlap = false;
   int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
+  ExpertDispatch expert_dispatch = ExpertDispatch::Direct;
   /** Context-parallel degree C: each sequence split over C ranks (2C chunks, rank i holding chunks i and 2C-1-i so
    * that causal attention work is even); the C ranks of a group hold the same weights and synchronise gradients with
    * the data-parallel replicas (a data group of D x C ranks). Placed right after the tensor axis. */
@@ -420,6 +426,11 @@ template <>
 struct EnumNames<ContextComm> {
   static constexpr std::array<EnumEntry<ContextComm>, 3> entries{
       {{ContextComm::P2P, "p2p"}, {ContextComm::AllGather, "all_gather"}, {ContextComm::AllToAll, "all_to_all"}}};
+};
+template <>
+struct EnumNames<ExpertDispatch> {
+  static constexpr std::array<EnumEntry<ExpertDispatch>, 2> entries{
+      {{ExpertDispatch::Direct, "direct"}, {ExpertDispatch::TwoHop, "two_hop"}}};
 };
 template <>
 struct EnumNames<ParallelAxis> {

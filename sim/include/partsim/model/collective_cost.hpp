@@ -24,7 +24,7 @@ enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, Al
  * `Direct`: every rank sends to every other rank at once (all-to-all); `Nvls`: NVLink SHARP, the NVSwitch reduces
  * and multicasts (all-reduce inside one node whose switch has it); `NvlsTree`: NCCL's NVLS_TREE across nodes, NVLS
  * inside each node and a double binary tree between the nodes on each rail, pipelined (nvls_tree_time). */
-enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls, NvlsTree };
+enum class CollectiveAlgorithm : std::uint8_t { Ring, Tree, Hierarchical, Direct, Nvls, NvlsTree, TwoHop };
 
 /** How NCCL's kernels move the data (NCCL's protocols, src/graph/tuning.cc and src/device/prims_*.h):
  * `Simple`: bulk copies with a fence and a flag per chunk (full bandwidth, the largest per-step latency);
@@ -49,13 +49,14 @@ struct EnumNames<CollectiveOp> {
 };
 template <>
 struct EnumNames<CollectiveAlgorithm> {
-  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 6> entries{
+  static constexpr std::array<EnumEntry<CollectiveAlgorithm>, 7> entries{
       {{CollectiveAlgorithm::Ring, "ring"},
        {CollectiveAlgorithm::Tree, "tree"},
        {CollectiveAlgorithm::Hierarchical, "hierarchical"},
        {CollectiveAlgorithm::Direct, "direct"},
        {CollectiveAlgorithm::Nvls, "nvls"},
-       {CollectiveAlgorithm::NvlsTree, "nvls_tree"}}};
+       {CollectiveAlgorithm::NvlsTree, "nvls_tree"},
+       {CollectiveAlgorithm::TwoHop, "two_hop"}}};
 };
 template <>
 struct EnumNames<CollectiveProtocol> {
@@ -133,6 +134,23 @@ struct TwoLevelCost {
  * busiest receiver is the combine's busiest sender. */
 double skewed_all_to_all_time(double bytes, const std::vector<double>& weight, const std::vector<int>& node_of,
                               const TwoLevelCost& links);
+
+/** Time of a two-hop all-to-all (DeepEP's internode dispatch and combine, `two_hop`) of `bytes` per member over an
+ * even group: `members[b][l]` is the position of the member at local index l of node b (every node has as many).
+ * Member p sends member q (bytes / n) times weight[q] (dispatch) or weight[p] (combine); none given: 1. Dispatch: in a
+ * first round each member sends, for each other node b, one message over the network to the member of its own local
+ * index there (its rail), of node_share[b] (none given: 1) times what it sends b's members, and beside it its own
+ * node's members their part over NVLink (the directs); in a second round each member forwards over NVLink to its
+ * node's members what it received for them from the network (each copy whole: node_share is the network's saving, a
+ * token sent once to a node where several of its experts are). Combine: the same reversed, the forwards first (each
+ * expert rank sends a rail member what that rail's sources on other nodes need), then the network messages with the
+ * directs beside them. Each round takes its busiest port's load over that port's bandwidth after one latency: a
+ * member's GPU port each way inside a node, its node's NIC local x ports_per_node / per_node each way between nodes
+ * (the rail blocks of the platform), as schedule_time times the schedule (collective_schedule.hpp); the tests check
+ * them equal. Both directions carry the same loads, out and in swapped, so one form serves both. */
+double two_hop_all_to_all_time(double bytes, const std::vector<std::vector<int>>& members,
+                               const std::vector<double>& weight, const std::vector<double>& node_share,
+                               const TwoLevelCost& links);
 
 /** Time of an NVLS all-reduce of `bytes` over n members of one node: each member sends its whole buffer into the
  * switch, which reduces it, and gets back the reduced 1/n it owns (multimem load-reduce); it then writes that 1/n

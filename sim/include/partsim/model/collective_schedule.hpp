@@ -95,6 +95,26 @@ inline std::uint64_t a2a_bytes(const GroupShape& g, const CollectiveStep& step, 
   return static_cast<std::uint64_t>(std::llround(static_cast<double>(c) * w));
 }
 
+/** A two-hop all-to-all's share of node `node`'s bytes that crosses the network (AllToAllSkew::node_share; 1 when the
+ * step has none). */
+inline double two_hop_node_share(const GroupShape& g, const CollectiveStep& step, int node) {
+  const AllToAllSkew* skew = a2a_skew(g, step);
+  if (skew == nullptr || skew->node_share.empty()) return 1.0;
+  return skew->node_share.at(static_cast<std::size_t>(node));
+}
+
+/** A two-hop all-to-all's network message between member `source` (a token's sender) and the member of its rail on
+ * node `node` (dispatch: from the source; combine: to it): node_share times what the source sends node's members
+ * (dispatch) or they return to it (combine), whole bytes. */
+inline std::uint64_t two_hop_network_bytes(const GroupShape& g, const CollectiveStep& step, int node, int source) {
+  const AllToAllSkew* skew = a2a_skew(g, step);
+  const bool combine = skew != nullptr && skew->by_source;
+  std::uint64_t sum = 0;
+  for (const int j : g.members[static_cast<std::size_t>(node)])
+    sum += combine ? a2a_bytes(g, step, j, source) : a2a_bytes(g, step, source, j);
+  return static_cast<std::uint64_t>(std::llround(static_cast<double>(sum) * two_hop_node_share(g, step, node)));
+}
+
 /** NVLS as per-pair traffic: what a member sends to its i-th peer (i = 1 .. n-1) of its bytes (1 + 1/n) per port,
  * cut into n-1 near-equal pieces. */
 inline std::uint64_t nvls_peer_bytes(const GroupShape& g, std::uint64_t bytes, int i) {
@@ -142,8 +162,9 @@ inline double wire_bytes(const GroupShape& g, const CollectiveStep& step, double
  * transfer, so that transfers between two members arrive in order): `Ring` channel `index`'s ring (and the broadcast
  * chain, on channel 0); `TreeUp` / `TreeDown` tree `index`'s child-to-parent and parent-to-child edges; `Intra` /
  * `Inter` hierarchical's ring inside the node and between the nodes; `Peer` every pair of a direct all-to-all;
- * `Switch` NVLink SHARP's traffic through the NVSwitch; `RailUp` / `RailDown` NVLS-tree's rail trees. */
-enum class Lane : std::uint8_t { Ring, TreeUp, TreeDown, Intra, Inter, Peer, Switch, RailUp, RailDown };
+ * `Switch` NVLink SHARP's traffic through the NVSwitch; `RailUp` / `RailDown` NVLS-tree's rail trees; `Peer` the
+ * first round of a two-hop all-to-all and `Hop` its second (every pair). */
+enum class Lane : std::uint8_t { Ring, TreeUp, TreeDown, Intra, Inter, Peer, Switch, RailUp, RailDown, Hop };
 
 /** One transfer a member posts: a send of `bytes` (what the receiver counts) to `peer`, occupying the links for
  * `wire` bytes (< 0: bytes x the collective's wire_factor), or a receive from `peer`. A `background` transfer moves
@@ -185,6 +206,12 @@ class ScheduleSink {
  * - hierarchical: the ring reduce-scatter inside the node (g-1 rounds), the ring all-reduce of the owned 1/g between
  *   the members of the same local index on the m nodes (2(m-1) rounds), the ring all-gather inside the node;
  * - direct all-to-all: one round, a2a_bytes to every peer, staggered (peer pos+i);
+ * - two-hop all-to-all (DeepEP's internode kernels; even groups): dispatch, a first round in which the member sends
+ *   each other node's member of its local index (its rail) two_hop_network_bytes and, beside them, each member of its
+ *   node its a2a_bytes (the directs), then a second in which it forwards to each member of its node the a2a_bytes
+ *   that the other nodes' members of its rail sent for it; combine (a skew by source), the forwards first (each member
+ *   sends a member of its node what it returns to that member's rail on the other nodes), then the network messages
+ *   and the directs (two_hop_all_to_all_time);
  * - NVLS: the traffic of each GPU's switch port, pipelined, the multimem load-reduce and the multicast store put
  *   bytes (1 + 1/n) on each port each way (nvls_time), which on a crossbar is what every member sending bytes
  *   (n+1) / (n (n-1)) to every other member puts there: two rounds of half of it (each paying a traversal), every
@@ -210,7 +237,8 @@ double schedule_time(const GroupShape& g, const CollectiveStep& step);
 // ---- The schedule summed per edge: the flows level ----
 
 /** Phases of a flows collective, run one after the other: hierarchical has three (intra-node reduce-scatter,
- * inter-node all-reduce, intra-node all-gather; those of a level with one member left out), the others one. */
+ * inter-node all-reduce, intra-node all-gather; those of a level with one member left out); two-hop two, its rounds
+ * (InterNode: the network messages with the directs beside them; IntraNode: the forwards), the others one. */
 enum class FlowPhase : std::uint8_t { Whole, IntraNode, InterNode };
 
 std::vector<FlowPhase> flow_phases(const GroupShape& g, const CollectiveStep& step);
@@ -231,5 +259,9 @@ struct ScheduleEdge {
 /** Member `pos`'s edges in `phase`, with their wire bytes set when the collective's wire factor is not 1. Equal to the
  * schedule's sends summed per connection and peer (to the rounding of the chunks), tested so. */
 std::vector<ScheduleEdge> member_edges(const GroupShape& g, const CollectiveStep& step, FlowPhase phase, int pos);
+
+/** The edges that end at member `pos` in `phase`, each with its sender in `to`: what the members it receives from
+ * send it there (two-hop only, whose edges differ per member; the others' are known by formula). */
+std::vector<ScheduleEdge> incoming_edges(const GroupShape& g, const CollectiveStep& step, FlowPhase phase, int pos);
 
 } // namespace partsim

@@ -142,6 +142,11 @@ struct ExpertConfig {
    * "dense_ffn_size" (`dense_ffn`; 0: ffn_size). */
   std::int64_t first_dense = 0;
   std::int64_t dense_ffn = 0;
+  /** "groups" and "groups_per_token": node-limited routing (DeepSeek-V3's `n_group` 8 and `topk_group` 4): the
+   * experts in `groups` contiguous groups, each token's experts within `groups_per_token` of them (1 and 1: no limit;
+   * node_token_share, expert_routing.hpp). */
+  std::int64_t groups = 1;
+  std::int64_t groups_per_token = 1;
 
   bool moe() const { return count > 0; }
   std::int64_t shared_ffn_size(std::int64_t ffn) const { return shared_ffn > 0 ? shared_ffn : ffn; }

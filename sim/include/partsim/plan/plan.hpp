@@ -208,6 +208,10 @@ struct SplitSummary {
 struct AllToAllSkew {
   std::vector<double> weight; ///< by position in the group
   bool by_source = false;
+  /** A two-hop all-to-all (CollectiveAlgorithm::TwoHop): by node index in the group, the share of what a source sends
+   * a node's members that crosses the network, a token going once to a node that holds several of its experts
+   * (node_token_share, expert_routing.hpp). Empty: 1 (every copy crosses). */
+  std::vector<double> node_share;
 };
 
 struct Plan {

@@ -17,7 +17,7 @@
 namespace partsim {
 
 /** A collective group on the cluster (ranks are GPUs). */
-struct GroupShape {
+struct GroupLayout {
   int members = 1;
   int nodes = 1;    ///< nodes its members span
   int per_node = 1; ///< members per node, rounded up
@@ -39,7 +39,7 @@ class PlanCollectives {
 
   /** Takes the shapes of the plan's groups; call once its groups are made. */
   void set_groups(const std::vector<std::vector<int>>& groups);
-  const GroupShape& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
+  const GroupLayout& shape(int group) const { return shapes_.at(static_cast<std::size_t>(group)); }
   /** Whether groups `a` and `b` lie alike on the cluster (every choice and count above is then the same). */
   bool same_shape(int a, int b) const;
 
@@ -62,7 +62,7 @@ class PlanCollectives {
  private:
   const ClusterSpec& cluster_;
   TwoLevelCost links_;
-  std::vector<GroupShape> shapes_;
+  std::vector<GroupLayout> shapes_;
   std::map<std::tuple<CollectiveOp, std::uint64_t, int, int, std::optional<CollectiveAlgorithm>,
                       std::optional<CollectiveProtocol>>,
            CollectiveMethod>
