@@ -48,6 +48,7 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<ContextComm>(3);
   expect_table_is_a_bijection<ExpertDispatch>(2);
   expect_table_is_a_bijection<ExpertDistribution>(3);
+  expect_table_is_a_bijection<SwitchLevel>(3);
   expect_table_is_a_bijection<SplitMethod>(3);
   expect_table_is_a_bijection<TransformerArchitecture>(2);
   expect_table_is_a_bijection<MlpKind>(2);

@@ -498,11 +498,11 @@ TEST(InjectedFailure, TurnsTheGpuOffInSimGridAndTheJobStopsAtDetection) {
 /** The 8B DDP run at steps without overlap, `what` ("\"nic\":9") failing `at` into the iteration: no GPU dies, so no
  * rank fails; the transfers over the failed links fail, which some ranks notice; every rank is noticed, hung or
  * finished. Returns reliability/injected. */
-json network_failure_at_steps(const std::string& what, double at) {
-  const json run =
-      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
-                              {fmt::format(R"(/reliability={{"iterations":10,"inject":{{{},"at":{}}}}})", what, at),
-                               "/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+json network_failure_at_steps(const std::string& what, double at, std::vector<std::string> sets = {}) {
+  sets.push_back(fmt::format(R"(/reliability={{"iterations":10,"inject":{{{},"at":{}}}}})", what, at));
+  sets.push_back("/strategy/gradient_sync/overlap=false");
+  sets.push_back("/strategy/gradient_sync/fidelity=\"steps\"");
+  const json run = test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json", sets);
   const json x = run["reliability"]["injected"];
   EXPECT_TRUE(x["fired"].get<bool>());
   EXPECT_TRUE(x["failed_ranks"].empty());
@@ -550,6 +550,39 @@ TEST(InjectedFailure, ALeafSwitchTakesItsNodesNicsAndUplink) {
   const json x = network_failure_at_steps(R"("switch":1)", plain["summary"]["makespan_s"].get<double>() - 0.085);
   EXPECT_EQ(x["what"], "leaf switch 1 (nodes 4 to 7)");
   EXPECT_EQ(x["noticed"][0]["step"], "all_reduce (data, 64 ranks)");
+}
+
+TEST(InjectedFailure, APodOrTheCoreTakesTheUplinksBelowIt) {
+  // The same fat tree's core (2 leaves of 4 nodes): both leaf uplinks off, the all-reduce's ring crosses between the
+  // leaves and fails there; nodes under one leaf still reach each other. With 3 levels (a pod per leaf), pod 1: its
+  // leaf's uplink and its own.
+  const json plain =
+      test::run_scenario_json("llama3-8b-dp-64xh200-fat-tree.json",
+                              {"/strategy/gradient_sync/overlap=false", "/strategy/gradient_sync/fidelity=\"steps\""});
+  const double at = plain["summary"]["makespan_s"].get<double>() - 0.085;
+  const json core = network_failure_at_steps(R"("switch":0,"level":"top")", at);
+  EXPECT_EQ(core["what"], "the core switch (the uplinks of the 2 leaves)");
+  const std::string three_levels =
+      R"(/cluster/network/fat_tree={"levels":3,"nodes_per_leaf":4,"leaves_per_pod":1,"leaf_oversubscription":2,)"
+      R"("switch_profile":"ib-ndr-switch"})";
+  const json pod = network_failure_at_steps(R"("switch":1,"level":"pod")", at, {three_levels});
+  EXPECT_EQ(pod["what"], "pod switch 1 (leaves 1 to 1, nodes 4 to 7)");
+  // Levels the network does not have, a level without a switch, an index past the level's: exit 2 at the key.
+  const auto refused = [](const std::vector<std::string>& sets, const std::string& key) {
+    std::vector<std::string> args{"validate",
+                                  (test::source_dir() / "scenarios/llama3-8b-dp-64xh200-fat-tree.json").string()};
+    for (const std::string& s : sets) {
+      args.push_back("--set");
+      args.push_back(s);
+    }
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
+  };
+  refused({R"(/reliability={"inject":{"switch":0,"level":"pod","at":1}})"}, "/reliability/inject/level: a fat_tree");
+  refused({R"(/reliability={"inject":{"gpu":0,"level":"top","at":1}})"}, "/reliability/inject/level");
+  refused({R"(/reliability={"inject":{"switch":1,"level":"top","at":1}})"}, "/reliability/inject/switch");
+  refused({three_levels, R"(/reliability={"inject":{"switch":2,"level":"pod","at":1}})"}, "below the 2 pod switches");
 }
 
 TEST(InjectedFailure, IsRefusedWhereWorkIsDispatchedAtRunTime) {

@@ -121,11 +121,12 @@ void start_failure_injection(RunContext& ctx, const FailureInjection& injection,
         mailbox->set_receiver(nullptr);
     for (const int gpu : injection.gpus) ctx.platform.gpus.at(static_cast<std::size_t>(gpu))->turn_off();
     // Both directions of each failed link, named as platform.cpp names them: a NIC's link to its first switch
-    // ("nic-<node>-<k>"), a failed leaf's or rail's uplink ("leaf-<i>-up", "rail-<i>-up").
+    // ("nic-<node>-<k>"), a leaf's, pod's or rail's uplink ("leaf-<i>-up", "pod-<i>-up", "rail-<i>-up").
     std::vector<std::string> links;
     for (const auto& [node, k] : injection.nics) links.push_back(fmt::format("nic-{}-{}", node, k));
-    if (injection.leaf >= 0) links.push_back(fmt::format("leaf-{}-up", injection.leaf));
-    if (injection.rail >= 0) links.push_back(fmt::format("rail-{}-up", injection.rail));
+    for (const int leaf : injection.leaf_uplinks) links.push_back(fmt::format("leaf-{}-up", leaf));
+    for (const int pod : injection.pod_uplinks) links.push_back(fmt::format("pod-{}-up", pod));
+    for (const int rail : injection.rail_uplinks) links.push_back(fmt::format("rail-{}-up", rail));
     for (const std::string& base : links)
       for (const char* side : {"_UP", "_DOWN"}) {
         sg4::Link* link = sg4::Link::by_name_or_null(base + side);

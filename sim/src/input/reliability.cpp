@@ -98,30 +98,66 @@ void parse_checkpoint(JsonReader reader, ReliabilitySpec& r) {
   reader.finish();
 }
 
-/** The switches an injected failure can name: star 1, fat_tree its leaves, rail one per NIC of a node; none in one
- * node. */
-std::int64_t injectable_switches(const ClusterSpec& cluster) {
-  const NetworkSpec& net = cluster.network;
-  if (cluster.nodes <= 1) return 0;
-  if (net.topology == "fat_tree")
-    return (cluster.nodes + net.fat_tree.nodes_per_leaf - 1) / net.fat_tree.nodes_per_leaf;
-  if (net.topology == "rail") return net.nics_per_node;
-  return 1;
+int fat_tree_leaves(const ClusterSpec& cluster) {
+  return (cluster.nodes + cluster.network.fat_tree.nodes_per_leaf - 1) / cluster.network.fat_tree.nodes_per_leaf;
 }
 
-/** A switch's failure: the NIC links below it (and its uplink, turned off by the engine). */
-void fail_switch(const ClusterSpec& cluster, int index, FailureInjection& f) {
+/** The switches of `level` an injected failure can name: first, star 1, fat_tree its leaves, rail one per NIC of a
+ * node; pod, a 3-level fat tree's pods; top, 1 above the first switches (a fat tree's core, a rail network's spine);
+ * none in one node. */
+std::int64_t injectable_switches(const ClusterSpec& cluster, SwitchLevel level) {
   const NetworkSpec& net = cluster.network;
-  if (net.topology == "fat_tree") {
+  if (cluster.nodes <= 1) return 0;
+  const bool fat_tree = net.topology == "fat_tree";
+  switch (level) {
+  case SwitchLevel::First:
+    if (fat_tree) return fat_tree_leaves(cluster);
+    return net.topology == "rail" ? net.nics_per_node : 1;
+  case SwitchLevel::Pod:
+    if (!fat_tree || net.fat_tree.levels != 3) return 0;
+    return (fat_tree_leaves(cluster) + net.fat_tree.leaves_per_pod - 1) / net.fat_tree.leaves_per_pod;
+  case SwitchLevel::Top:
+    return fat_tree || net.topology == "rail" ? 1 : 0;
+  }
+  return 0;
+}
+
+/** A switch's failure: the NIC links below a first switch and its uplink, or the uplinks below a pod or top switch
+ * (every GPU and NIC running; the engine turns the links off). */
+void fail_switch(const ClusterSpec& cluster, int index, SwitchLevel level, FailureInjection& f) {
+  const NetworkSpec& net = cluster.network;
+  const bool fat_tree = net.topology == "fat_tree";
+  if (level == SwitchLevel::Pod) { // a pod's aggregation: its leaves' uplinks and its own
+    const int per_pod = net.fat_tree.leaves_per_pod;
+    const int first = index * per_pod;
+    const int last = std::min(fat_tree_leaves(cluster), first + per_pod) - 1;
+    for (int leaf = first; leaf <= last; ++leaf) f.leaf_uplinks.push_back(leaf);
+    f.pod_uplinks.push_back(index);
+    f.what = fmt::format("pod switch {} (leaves {} to {}, nodes {} to {})", index, first, last,
+                         first * net.fat_tree.nodes_per_leaf,
+                         std::min(cluster.nodes, (last + 1) * net.fat_tree.nodes_per_leaf) - 1);
+  } else if (level == SwitchLevel::Top) { // every uplink into it
+    if (fat_tree && net.fat_tree.levels == 3) {
+      const auto pods = static_cast<int>(injectable_switches(cluster, SwitchLevel::Pod));
+      for (int pod = 0; pod < pods; ++pod) f.pod_uplinks.push_back(pod);
+      f.what = fmt::format("the core switch (the uplinks of the {} pods)", pods);
+    } else if (fat_tree) {
+      for (int leaf = 0; leaf < fat_tree_leaves(cluster); ++leaf) f.leaf_uplinks.push_back(leaf);
+      f.what = fmt::format("the core switch (the uplinks of the {} leaves)", fat_tree_leaves(cluster));
+    } else {
+      for (int rail = 0; rail < net.nics_per_node; ++rail) f.rail_uplinks.push_back(rail);
+      f.what = fmt::format("the spine (the uplinks of the {} rails)", net.nics_per_node);
+    }
+  } else if (fat_tree) {
     const int first = index * net.fat_tree.nodes_per_leaf;
     const int last = std::min(cluster.nodes, first + net.fat_tree.nodes_per_leaf) - 1;
     for (int node = first; node <= last; ++node)
       for (int k = 0; k < net.nics_per_node; ++k) f.nics.emplace_back(node, k);
-    f.leaf = index;
+    f.leaf_uplinks.push_back(index);
     f.what = fmt::format("leaf switch {} (nodes {} to {})", index, first, last);
   } else if (net.topology == "rail") {
     for (int node = 0; node < cluster.nodes; ++node) f.nics.emplace_back(node, index);
-    f.rail = index;
+    f.rail_uplinks.push_back(index);
     f.what = fmt::format("rail switch {} (NIC {} of every node)", index, index);
   } else {
     for (int node = 0; node < cluster.nodes; ++node)
@@ -137,21 +173,30 @@ void parse_inject(JsonReader reader, const ClusterSpec& cluster, ReliabilitySpec
   const std::int64_t node = reader.has("node") ? reader.integer("node") : -1;
   const std::int64_t nic = reader.has("nic") ? reader.integer("nic") : -1;
   const std::int64_t sw = reader.has("switch") ? reader.integer("switch") : -1;
+  const SwitchLevel level = reader.enum_choice_or("level", SwitchLevel::First);
   f.at = reader.quantity("at");
   int given = 0;
   for (const char* key : {"gpu", "node", "nic", "switch"}) given += reader.has(key) ? 1 : 0;
   if (given != 1)
     throw InputError(reader.source(), reader.pointer(),
                      "expected one of \"gpu\", \"node\", \"nic\" or \"switch\": what fails");
+  if (reader.has("level") && sw < 0)
+    throw InputError(reader.source(), reader.pointer() + "/level", "a level names a switch's; expected it with switch");
   if (sw >= 0) {
-    const std::int64_t switches = injectable_switches(cluster);
+    const std::int64_t switches = injectable_switches(cluster, level);
+    if (switches == 0 && level != SwitchLevel::First)
+      throw InputError(reader.source(), reader.pointer() + "/level",
+                       fmt::format("a {} network of {} node(s) has no {} switch; expected {}", cluster.network.topology,
+                                   cluster.nodes, level == SwitchLevel::Pod ? "pod" : "top",
+                                   level == SwitchLevel::Pod ? "first, or top on a fat tree or rail network"
+                                                             : "first (a star's one switch is its first)"));
     if (sw >= switches)
       throw InputError(reader.source(), reader.pointer() + "/switch",
-                       fmt::format("expected a switch index below the {} switches a failure can name on this cluster "
-                                   "(star: 1; fat_tree: its leaves; rail: one per NIC of a node; none in one node), "
-                                   "got {}",
-                                   switches, sw));
-    fail_switch(cluster, static_cast<int>(sw), f);
+                       fmt::format("expected a switch index below the {} {} switches a failure can name on this "
+                                   "cluster (first: star 1, fat_tree its leaves, rail one per NIC of a node; pod: a "
+                                   "3-level fat tree's pods; top: 1; none in one node), got {}",
+                                   switches, to_string(level), sw));
+    fail_switch(cluster, static_cast<int>(sw), level, f);
   } else if (nic >= 0) {
     const std::int64_t nics = cluster.nodes > 1 ? cluster.nodes * cluster.network.nics_per_node : 0;
     if (nic >= nics)

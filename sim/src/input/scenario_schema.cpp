@@ -1774,9 +1774,18 @@ void reliability_fields(std::vector<F>& f) {
              "keeps running");
   what_fails(
       "switch", "Failing switch",
-      "the switch that fails, every GPU running: star 0 (the one switch: every NIC's link); fat_tree a leaf (the "
-      "links of its nodes' NICs and its uplink); rail the switch of rail k (NIC k of every node and the rail's "
-      "uplink to the spine)");
+      "the switch that fails, every GPU running, at `level`: first, star 0 (the one switch: every NIC's link), "
+      "fat_tree a leaf (the links of its nodes' NICs and its uplink), rail the switch of rail k (NIC k of every node "
+      "and the rail's uplink to the spine); pod, a 3-level fat tree's pod (its leaves' uplinks and its own); top, 0 "
+      "(a fat tree's core or a rail network's spine: every uplink into it)");
+  f.push_back(F(in + "level", T::Choice, "inject")
+                  .choices(enum_names<SwitchLevel>())
+                  .def("first")
+                  .allowed("with `switch` only; `pod` on a 3-level fat tree, `top` on a fat tree or rail network")
+                  .label("Failing switch's level")
+                  .doc("the level of the failing `switch`: `first`, the switches the NICs hang from; `pod`, a pod's "
+                       "aggregation (nodes under one leaf still reach each other); `top`, the core or spine (traffic "
+                       "that stays under one leaf, pod or rail still flows)"));
   f.push_back(
       F(in + "at", T::Quantity, "inject")
           .dim(Dimension::Time)

@@ -158,13 +158,24 @@ void tree_schedule(const Group& g, const CollectiveStep& step, int pos, Schedule
       [](int j) { return j; }, sink);
 }
 
-void hierarchical_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
+/** Where member `pos` of g is: its node's index, its index there, the members per node, the nodes and its node's
+ * members. */
+struct MemberAt {
+  int node;
+  int local;
+  int per_node;
+  int m;
+  const std::vector<int>& mine;
+};
+
+MemberAt member_at(const Group& g, int pos) {
   const auto p = static_cast<std::size_t>(pos);
-  const int node = g.node[p];
-  const int local = g.local[p];
-  const int per_node = g.per_node;
-  const auto m = static_cast<int>(g.members.size());
-  const auto& mine = g.members[static_cast<std::size_t>(node)];
+  return {g.node[p], g.local[p], g.per_node, static_cast<int>(g.members.size()),
+          g.members[static_cast<std::size_t>(g.node[p])]};
+}
+
+void hierarchical_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
+  const auto [node, local, per_node, m, mine] = member_at(g, pos);
   if (per_node > 1) lane_ring_rounds(mine, Lane::Intra, local, step.bytes, 0, per_node - 1, sink);
   const std::uint64_t part = per_node > 1 ? chunk(step.bytes, per_node, (local + 1) % per_node) : step.bytes;
   if (m > 1) {
@@ -197,12 +208,7 @@ bool two_hop_forwards(const Group& g) {
 
 void two_hop_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
   PARTSIM_CHECK(g.even) << "two_hop all-to-all over a group uneven over its nodes";
-  const auto p = static_cast<std::size_t>(pos);
-  const int node = g.node[p];
-  const int local = g.local[p];
-  const int per_node = g.per_node;
-  const auto m = static_cast<int>(g.members.size());
-  const auto& mine = g.members[static_cast<std::size_t>(node)];
+  const auto [node, local, per_node, m, mine] = member_at(g, pos);
   const auto member = [&](int b, int l) { return g.members[static_cast<std::size_t>(b)][static_cast<std::size_t>(l)]; };
   const auto in_node = [&](int i) { return mine[static_cast<std::size_t>(mod(local + i, per_node))]; };
   const bool combine = two_hop_combine(g, step);

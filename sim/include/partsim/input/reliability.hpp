@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,21 @@ struct ComponentFailures {
   double mtbf = 0.0;      ///< s, of one unit
 };
 
+/** Which level of the network an injected switch failure is at: `first`, the switches the NICs hang from (a star's
+ * one, a fat tree's leaves, a rail network's rails); `pod`, a 3-level fat tree's pod aggregation; `top`, the switch
+ * above the others (a fat tree's core, a rail network's spine). */
+enum class SwitchLevel { First, Pod, Top };
+
+template <>
+struct EnumNames<SwitchLevel> {
+  static constexpr std::array<EnumEntry<SwitchLevel>, 3> entries{
+      {{SwitchLevel::First, "first"}, {SwitchLevel::Pod, "pod"}, {SwitchLevel::Top, "top"}}};
+};
+
+inline std::string_view to_string(SwitchLevel level) {
+  return enum_name(level);
+}
+
 /** `/reliability`, resolved against the cluster. Times in s, sizes in bytes, bandwidths in bytes/s. */
 /** One failure injected into the simulated iteration itself (`/reliability/inject`): the GPUs turned off in
  * SimGrid at `at` seconds into the iteration (one GPU, or every GPU of a node). */
@@ -71,8 +87,11 @@ struct FailureInjection {
   /** NICs instead (node, its index in the node): their links to the first switch turned off, every GPU left running
    * (a NIC, or the NICs below a failed switch). */
   std::vector<std::pair<int, int>> nics;
-  int leaf = -1;    ///< fat_tree: the failed leaf switch, its uplink turned off too
-  int rail = -1;    ///< rail: the failed rail switch, its uplink to the spine turned off too
+  /** Switch uplinks turned off too (the failed switch's own, or those below a failed pod or top switch): fat_tree
+   * leaves' and pods', rails' to the spine. */
+  std::vector<int> leaf_uplinks;
+  std::vector<int> pod_uplinks;
+  std::vector<int> rail_uplinks;
   std::string what; ///< "GPU 5", "node 1 (GPUs 8 to 15)", "NIC 3 of node 1", "leaf switch 2 (nodes 8 to 11)"
   double at = 0.0;
 };
