@@ -389,12 +389,12 @@ TEST(CollectiveSchedule, TwoHopSendsANodeItsShareOnceAndForwardsTheRest) {
     }
   }
   // With every share 1 and no skew, the network carries what the direct all-to-all's does, and the two-hop one takes
-  // longer by its forwards; with DeepSeek-V3's share (about 0.46) it takes less on a network 8x slower than NVLink.
+  // longer by its forwards; with DeepSeek-V3's share (0.4536) it takes less on a network 8x slower than NVLink.
   const GroupShape g = shape(8, 8, 8);
   const CollectiveStep two = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::TwoHop, 64ULL << 20);
   const CollectiveStep direct = step_of(CollectiveOp::AllToAll, CollectiveAlgorithm::Direct, 64ULL << 20);
   EXPECT_GT(schedule_time(g, two), schedule_time(g, direct));
-  const std::vector<AllToAllSkew> deepseek{{std::vector<double>(64, 1.0), false, std::vector<double>(8, 0.46)}};
+  const std::vector<AllToAllSkew> deepseek{{std::vector<double>(64, 1.0), false, std::vector<double>(8, 0.4536)}};
   GroupShape limited = g;
   limited.skews = &deepseek;
   CollectiveStep routed = two;

@@ -208,20 +208,21 @@ bool two_hop_forwards(const Group& g) {
 
 void two_hop_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
   PARTSIM_CHECK(g.even) << "two_hop all-to-all over a group uneven over its nodes";
-  const auto [node, local, per_node, m, mine] = member_at(g, pos);
+  // Not a structured binding: clang 14 (the fuzz target's) cannot capture one in a lambda.
+  const MemberAt w = member_at(g, pos);
   const auto member = [&](int b, int l) { return g.members[static_cast<std::size_t>(b)][static_cast<std::size_t>(l)]; };
-  const auto in_node = [&](int i) { return mine[static_cast<std::size_t>(mod(local + i, per_node))]; };
+  const auto in_node = [&](int i) { return w.mine[static_cast<std::size_t>(mod(w.local + i, w.per_node))]; };
   const bool combine = two_hop_combine(g, step);
   Lane lane = Lane::Peer; // the first round's; the second's Hop
   const auto network_and_directs = [&] {
-    for (int i = 1; i < m; ++i) {
-      const int b = (node + i) % m;
-      const int to = member(b, local);
+    for (int i = 1; i < w.m; ++i) {
+      const int b = (w.node + i) % w.m;
+      const int to = member(b, w.local);
       send(sink, lane, 0, to,
-           combine ? two_hop_network_bytes(g, step, node, to) : two_hop_network_bytes(g, step, b, pos));
-      receive(sink, lane, 0, member(mod(node - i, m), local));
+           combine ? two_hop_network_bytes(g, step, w.node, to) : two_hop_network_bytes(g, step, b, pos));
+      receive(sink, lane, 0, member(mod(w.node - i, w.m), w.local));
     }
-    for (int i = 1; i < per_node; ++i) {
+    for (int i = 1; i < w.per_node; ++i) {
       send(sink, lane, 0, in_node(i), a2a_bytes(g, step, pos, in_node(i)));
       receive(sink, lane, 0, in_node(-i));
     }
@@ -230,13 +231,13 @@ void two_hop_schedule(const Group& g, const CollectiveStep& step, int pos, Sched
   };
   const auto forwards = [&] {
     if (!two_hop_forwards(g)) return;
-    for (int i = 1; i < per_node; ++i) {
+    for (int i = 1; i < w.per_node; ++i) {
       const int to = in_node(i);
       std::uint64_t bytes = 0; // dispatch: what my rail's other sources sent `to`; combine: what I return to its rail
-      for (int b = 0; b < m; ++b)
-        if (b != node)
+      for (int b = 0; b < w.m; ++b)
+        if (b != w.node)
           bytes += combine ? a2a_bytes(g, step, pos, member(b, g.local[static_cast<std::size_t>(to)]))
-                           : a2a_bytes(g, step, member(b, local), to);
+                           : a2a_bytes(g, step, member(b, w.local), to);
       send(sink, lane, 0, to, bytes);
       receive(sink, lane, 0, in_node(-i));
     }
