@@ -562,5 +562,28 @@ TEST(LlmServing, SameSeedSameReport) {
   EXPECT_GT(read.serving->stages[0].llm->ttft.count, 0u);
 }
 
+TEST(LlmServing, TwoLlmStagesInARowEachServeTheWholeRequest) {
+  // The lone request of LoneRequestIsPrefillThenDecodeSteps through two LLM stages one after the other (as a
+  // rewriter before a generator): each prefills and decodes the request from scratch, so the latency is twice the
+  // one stage's and each stage produces all its output tokens.
+  const std::int64_t prompt = 700, output = 50;
+  json doc = llm_scenario(llama(prompt, output), 1, {{"process", "poisson"}, {"rate", 1}}, 1);
+  doc["cluster"]["nodes"] = 2;
+  json second = doc["workload"]["stages"][0];
+  second["name"] = "llm2";
+  doc["workload"]["stages"].push_back(second);
+  const LlmReplicaCost cost = cost_of(doc);
+  const ReportServing r = run(doc);
+  double one = cost.prefill_time({prompt});
+  for (std::int64_t k = 0; k < output - 1; ++k) one += cost.decode_step_time(1, static_cast<double>(prompt + k));
+  EXPECT_NEAR(r.latency.mean, 2 * one, 1e-12);
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(r.stages[i].llm.has_value());
+    EXPECT_EQ(r.stages[i].llm->output_tokens, static_cast<std::uint64_t>(output)) << i;
+    EXPECT_EQ(r.stages[i].llm->steps, static_cast<std::uint64_t>(output)) << i;
+    EXPECT_NEAR(r.stages[i].latency.mean, one, 1e-12) << i;
+  }
+}
+
 } // namespace
 } // namespace partsim

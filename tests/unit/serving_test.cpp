@@ -652,5 +652,187 @@ TEST(ServingPipeline, DoublingTheBottleneckRaisesThroughputUntilAnotherStageBind
   EXPECT_EQ(bottleneck_four, "post");
 }
 
+// --- graphs of stages (`after`) -------------------------------------------------------------------------------
+
+/** a -> {b, c} -> d: a fan-out after a, a join at d; one node per stage. */
+json diamond(json a, json b, json c, json d) {
+  b["after"] = json::array({"a"});
+  c["after"] = json::array({"a"});
+  d["after"] = json::array({"b", "c"});
+  return json::array({a, b, c, d});
+}
+
+TEST(ServingGraph, ParsedGraphHasItsRootsSinksAndParallelStages) {
+  json stages = diamond(stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("1ms")), stage("c", 1, 1, fixed("1ms")),
+                        stage("d", 1, 1, fixed("1ms")));
+  stages.push_back(stage("e", 1, 1, fixed("1ms")));
+  stages[4]["after"] = json::array(); // a second root, and a second sink
+  const Scenario scenario = test::parse(serving_scenario(5, stages, poisson(10), 10, 0));
+  const auto& w = std::get<ServingWorkload>(scenario.workload);
+  EXPECT_TRUE(w.dag);
+  EXPECT_EQ(w.roots, (std::vector<std::size_t>{0, 4}));
+  EXPECT_EQ(w.sinks, (std::vector<std::size_t>{3, 4}));
+  EXPECT_EQ(w.stages[0].next, (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(w.stages[3].after, (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(w.stages[1].next, (std::vector<std::size_t>{3}));
+  // e is beside everything; b and c beside each other; a and d beside e only.
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_TRUE(w.stages[i].parallel) << i;
+  stages.erase(4);
+  const Scenario diamond_only = test::parse(serving_scenario(4, stages, poisson(10), 10, 0));
+  const auto& d = std::get<ServingWorkload>(diamond_only.workload);
+  EXPECT_FALSE(d.stages[0].parallel);
+  EXPECT_TRUE(d.stages[1].parallel);
+  EXPECT_TRUE(d.stages[2].parallel);
+  EXPECT_FALSE(d.stages[3].parallel);
+  EXPECT_NE(describe(d).find("d(1x1 gpu, after b + c)"), std::string::npos) << describe(d);
+  // Without `after` the stages are a pipeline, as before the key existed.
+  const Scenario pipeline = test::parse(serving_scenario(
+      2, json::array({stage("x", 1, 1, fixed("1ms")), stage("y", 1, 1, fixed("1ms"))}), poisson(10), 10, 0));
+  const auto& p = std::get<ServingWorkload>(pipeline.workload);
+  EXPECT_FALSE(p.dag);
+  EXPECT_EQ(p.stages[1].after, (std::vector<std::size_t>{0}));
+  EXPECT_FALSE(p.stages[0].parallel || p.stages[1].parallel);
+  EXPECT_EQ(describe(p).rfind("serving pipeline x(1x1 gpu) -> y(1x1 gpu)", 0), 0u) << describe(p);
+}
+
+TEST(ServingGraph, ErrorsNameTheKey) {
+  const json base = serving_scenario(4,
+                                     diamond(stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("1ms")),
+                                             stage("c", 1, 1, fixed("1ms")), stage("d", 1, 1, fixed("1ms"))),
+                                     poisson(10), 10, 0);
+  struct Case {
+    std::string pointer;
+    json value;
+    std::string expected_pointer;
+    std::string words;
+  };
+  const std::vector<Case> cases{
+      {"/workload/stages/3/after", json::array({"b", "x"}), "/workload/stages/3/after/1", "no earlier stage"},
+      {"/workload/stages/1/after", json::array({"c"}), "/workload/stages/1/after/0", "listed before"},
+      {"/workload/stages/1/after", json::array({"b"}), "/workload/stages/1/after/0", "no earlier stage"},
+      {"/workload/stages/3/after", json::array({"b", "b"}), "/workload/stages/3/after/1", "named twice"},
+      {"/workload/stages/0/after", json::array({"a"}), "/workload/stages/0/after/0", "no earlier stage"},
+      {"/workload/stages/3/after", "b", "/workload/stages/3/after", "array"},
+      {"/workload/stages/3/after", json::array({3}), "/workload/stages/3/after/0", "string"},
+  };
+  for (const Case& c : cases) {
+    json doc = base;
+    doc[json::json_pointer(c.pointer)] = c.value;
+    const InputError e = test::input_error([&] { test::parse(doc, "graph.json"); });
+    EXPECT_EQ(e.source(), "graph.json") << c.pointer;
+    EXPECT_EQ(e.pointer(), c.expected_pointer) << c.pointer << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.words), std::string::npos) << e.what();
+  }
+  // Two LLM stages side by side would share one request's tokens and KV cache.
+  json doc = base;
+  doc["cluster"]["gpu"] = "h100-sxm5-80gb";
+  for (const int i : {1, 2}) {
+    json& st = doc["workload"]["stages"][i];
+    st.erase("service");
+    st["llm"] = {{"model", "llama3-8b"},
+                 {"input_tokens", {{"distribution", "fixed"}, {"mean", 100}}},
+                 {"output_tokens", {{"distribution", "fixed"}, {"mean", 10}}}};
+  }
+  const InputError e = test::input_error([&] { test::parse(doc); });
+  EXPECT_EQ(e.pointer(), "/workload/stages/2/after") << e.what();
+  doc["workload"]["stages"][2]["after"] = json::array({"b"}); // one after the other: accepted
+  doc["workload"]["stages"][3]["after"] = json::array({"c"});
+  EXPECT_NO_THROW(test::parse(doc));
+}
+
+TEST(ServingGraph, LoneRequestWaitsForTheSlowerBranch) {
+  // One client, no think time: each request goes alone. a (1 ms), then b (2 ms) and c (3 ms) side by side, then d
+  // (1 ms) once both are done: 1 + max(2, 3) + 1 = 5 ms, plus the hop into b and c and the one into d (0.5 ms of
+  // dispatch latency each, 0.1 ms of per-item overhead in each stage after a): 5 + 2 x 0.5 + 2 x 0.1 = 6.2 ms.
+  // a sends 1 MB to b and to c (2 x 40 us on one 25 GB/s link, shared: 80 us, + 2 us); b sends nothing, c 1 MB
+  // (40 us + 2 us) to d, which waits for the later of the two.
+  json stages = diamond(stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("2ms")), stage("c", 1, 1, fixed("3ms")),
+                        stage("d", 1, 1, fixed("1ms")));
+  stages[0]["output_bytes"] = "1MB";
+  stages[2]["output_bytes"] = "1MB";
+  json doc = serving_scenario(4, stages, {{"process", "closed"}, {"clients", 1}}, 100, 0);
+  doc["workload"]["orchestration"] = {{"dispatch_latency", "0.5ms"}, {"per_item_overhead", "0.1ms"}};
+  const Scenario scenario = test::parse(doc);
+  const ServingRunResult result = simulate_serving(scenario);
+  const ReportServing r = make_serving_section(std::get<ServingWorkload>(scenario.workload), result);
+  const double expected = 1e-3 + (82e-6 + 0.5e-3) + 3.1e-3 + (42e-6 + 0.5e-3) + 1.1e-3;
+  show("fork-join lone request latency", r.latency.mean, expected);
+  EXPECT_NEAR(r.latency.mean, expected, 1e-9);
+  EXPECT_NEAR(r.latency.max, expected, 1e-9);
+  EXPECT_EQ(r.answered, 100u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(r.stages[i].served, 100u) << i;
+  EXPECT_NEAR(r.stages[1].latency.mean, 2.1e-3, 1e-9);
+  EXPECT_NEAR(r.stages[3].latency.mean, 1.1e-3, 1e-9); // from the join, not from the first branch's arrival
+  // Bytes: a's copy to each of b and c, c's to d; b's output (0 bytes) is no message.
+  EXPECT_EQ(result.bytes_sent, 100u * 3'000'000u);
+  EXPECT_EQ(result.messages, 300u);
+}
+
+TEST(ServingGraph, SaturatedThroughputIsTheSlowestBranchsCapacity) {
+  // Every request visits every stage: a 1000/s, b 2 x 250/s = 500/s (the bottleneck), c 667/s, d 2000/s.
+  const json stages = diamond(stage("a", 1, 1, fixed("1ms")), stage("b", 1, 2, exponential("4ms")),
+                              stage("c", 1, 1, fixed("1.5ms")), stage("d", 1, 1, fixed("0.5ms")));
+  const ReportServing r = run(serving_scenario(4, stages, poisson(5000), 100'000, 0));
+  show("saturated fork-join throughput", r.throughput, 500);
+  EXPECT_LT(relative_error(r.throughput, 500), 0.02) << r.throughput;
+  EXPECT_EQ(r.bottleneck, "b");
+  EXPECT_EQ(r.answered, 100'000u);
+  EXPECT_EQ(r.stages[3].served, 100'000u);
+}
+
+TEST(ServingGraph, DropInOneBranchDropsTheRequestOnce) {
+  // c's queue is an M/M/1/5 (90/s against 100/s) beside a branch b that never drops: the request's drop rate is c's
+  // M/M/1/K loss, each dropped request is counted once, and d serves no dropped one. a's copy to b is queued before c
+  // drops the request (b comes first among a's successors): b's replica serves it when it had already taken it (work
+  // wasted, as an orchestrator's cancellation comes too late for it) and discards it unserved when it still waited.
+  json c = stage("c", 1, 1, exponential("10ms"));
+  c["queue"] = {{"capacity", 4}, {"when_full", "drop"}};
+  const json stages =
+      diamond(stage("a", 1, 1, fixed("0s")), stage("b", 1, 1, fixed("1ms")), c, stage("d", 1, 1, fixed("0s")));
+  const ReportServing r = run(serving_scenario(4, stages, poisson(90), 400'000, 100));
+  const double expected = queueing::mm1k_loss(5, 90, 100);
+  show("M/M/1/5 drop rate in one branch", r.drop_rate, expected);
+  EXPECT_LT(relative_error(r.drop_rate, expected), 0.03) << r.drop_rate << " vs " << expected;
+  EXPECT_EQ(r.sent, r.answered + r.dropped);
+  EXPECT_EQ(r.dropped, r.stages[2].dropped);
+  EXPECT_EQ(r.stages[3].served, r.answered);
+  EXPECT_GE(r.stages[1].served, r.answered);
+  EXPECT_LT(r.stages[1].served, r.sent);
+}
+
+TEST(ServingGraph, TraceGivesParallelStagesRowsOfTheirOwn) {
+  // The diamond with one client: b and c hold each request at the same time, so each has a row per request of its
+  // own (tid 1000 x (1 + stage) + request); a and d stay on the request's row; the hop into d starts when c (the
+  // later branch) ends.
+  const json stages = diamond(stage("a", 1, 1, fixed("1ms")), stage("b", 1, 1, fixed("2ms")),
+                              stage("c", 1, 1, fixed("3ms")), stage("d", 1, 1, fixed("1ms")));
+  json doc = serving_scenario(4, stages, {{"process", "closed"}, {"clients", 1}}, 3, 0);
+  doc["workload"]["orchestration"] = {{"dispatch_latency", "0.5ms"}};
+  const std::filesystem::path dir = test::temp_dir();
+  std::ofstream(dir / "g.json") << doc.dump(2);
+  const test::CliResult a = test::run_cli({"run", "g.json", "--out", "a", "--no-progress"}, dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const json trace = json::parse(test::read_file(dir / "a" / "trace.json"));
+  std::map<std::string, std::vector<std::pair<std::int64_t, double>>> events; // name -> (tid, ts)
+  std::map<std::string, std::vector<double>> durations;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 0) {
+      events[e["name"].get<std::string>()].emplace_back(e["tid"].get<std::int64_t>(), e["ts"].get<double>());
+      durations[e["name"].get<std::string>()].push_back(e["dur"].get<double>());
+    }
+  ASSERT_EQ(events["b"].size(), 3u);
+  for (std::int64_t q = 0; q < 3; ++q) {
+    const auto i = static_cast<std::size_t>(q);
+    EXPECT_EQ(events["a"][i].first, q);
+    EXPECT_EQ(events["b"][i].first, 2000 + q);
+    EXPECT_EQ(events["c"][i].first, 3000 + q);
+    EXPECT_EQ(events["d"][i].first, q);
+    EXPECT_EQ(events["to d"][i].first, q);
+    EXPECT_NEAR(durations["to d"][i], 500.0, 1e-6); // from c's end, not b's
+    EXPECT_NEAR(events["to d"][i].second, events["c"][i].second + 3000.0, 1e-6);
+    EXPECT_NEAR(durations["to b"][i], 500.0, 1e-6);
+  }
+}
+
 } // namespace
 } // namespace partsim

@@ -40,7 +40,8 @@ struct Batch {
 
 struct Item {
   double sent = 0.0;
-  double stage_enter = 0.0;    ///< when it joined its current stage's queue
+  int sinks_left = 0;          ///< stages with no successor still to finish it (a graph: answered at 0)
+  bool closed = false;         ///< answered or dropped: a graph's other branches hand it on no further
   int client = -1;             ///< closed loop: who waits for it
   bool measured = false;       ///< sent at or after the warm-up
   std::int64_t prompt = 0;     ///< LLM stage: input tokens
@@ -114,7 +115,7 @@ class ServingRun {
       s->available = sg4::Semaphore::create(0);
       if (s->spec->capacity && s->spec->when_full == QueueFull::Block) s->room = sg4::Semaphore::create(0);
       s->delayed_count = sg4::Semaphore::create(0);
-      s->per_item_overhead = i > 0 ? w.orchestration.per_item_overhead : 0.0;
+      s->per_item_overhead = w.stages[i].after.empty() ? 0.0 : w.orchestration.per_item_overhead;
       s->rng = Xoshiro256StarStar(seed * 0x9e3779b97f4a7c15ULL + 2 + i);
       if (const auto& llm = s->spec->llm) {
         s->llm_cost.emplace(llm->model, cluster.gpu, llm->data_type, llm->tensor_parallel, two_level_cost(cluster),
@@ -146,7 +147,8 @@ class ServingRun {
           }
         }
       }
-      const bool receives_bytes = i > 0 && w_.stages[i - 1].output_bytes > 0;
+      const bool receives_bytes = std::any_of(spec.after.begin(), spec.after.end(),
+                                              [&](std::size_t p) { return w_.stages[p].output_bytes > 0; });
       if (receives_bytes)
         for (int n = 0; n < spec.nodes; ++n) {
           sg4::Mailbox* mailbox = sg4::Mailbox::by_name(fmt::format("{}-in-{}", spec.name, n));
@@ -156,7 +158,7 @@ class ServingRun {
           mailbox->set_receiver(actor);
           s.ingress.push_back(mailbox);
         }
-      if (i > 0 && w_.orchestration.dispatch_latency > 0)
+      if (!spec.after.empty() && w_.orchestration.dispatch_latency > 0)
         sg4::Actor::create(spec.name + "-dispatch", s.node_hosts[0], [this, &s] { dispatcher(s); })->daemonize();
     }
     sg4::Host* entry = stages_.front()->node_hosts.front();
@@ -211,7 +213,9 @@ class ServingRun {
 
   ItemId new_item(int client) {
     const double t = now();
-    items_.push_back({t, t, client, t >= w_.warmup});
+    items_.push_back({t, static_cast<int>(w_.sinks.size()), false, client, t >= w_.warmup});
+    enter_.resize(enter_.size() + stages_.size(), 0.0);
+    if (w_.dag) joins_.resize(joins_.size() + stages_.size(), 0);
     ++result_.sent;
     if (items_.back().measured) ++result_.measured_sent;
     return static_cast<ItemId>(items_.size() - 1);
@@ -226,7 +230,16 @@ class ServingRun {
     s.queue_changed = t;
   }
 
+  /** When request `id` joined stage `s`'s queue. */
+  double& entered(ItemId id, const StageRun& s) { return enter_[id * stages_.size() + s.index]; }
+
+  /** A new request goes to every stage that takes the arrivals. */
+  void arrive(ItemId id) {
+    for (const std::size_t root : w_.roots) enqueue(*stages_[root], id);
+  }
+
   void drop(StageRun& s, ItemId id) {
+    if (items_[id].closed) return;
     mark(s, id, ServingMark::Kind::Dropped);
     ++s.raw->dropped;
     ++result_.dropped;
@@ -236,6 +249,7 @@ class ServingRun {
 
   void enqueue(StageRun& s, ItemId id) {
     const ServingStage& spec = *s.spec;
+    if (items_[id].closed) return; // dropped in another branch of a graph
     if (spec.llm) {
       // The request's lengths; one that no replica could ever serve is refused at once (vLLM refuses a request
       // longer than the model's context; here also one longer than a step's tokens or an empty KV cache).
@@ -248,6 +262,12 @@ class ServingRun {
       item.output = trace != nullptr && item.trace_row >= 0 && !trace->output_tokens.empty()
                         ? trace->output_tokens[row]
                         : sample(spec.llm->output_tokens, s.rng);
+      // A stage's own state of the request (an earlier LLM stage may have left its own).
+      item.first_token = 0.0;
+      item.generated = 0;
+      item.has_kv = false;
+      item.waited = false;
+      item.admitted = -1.0;
       if ((!spec.llm->chunked_prefill && item.prompt > spec.llm->max_num_batched_tokens) ||
           item.prompt + item.output > spec.llm->model.sequence_length ||
           item.prompt + item.output > s.llm_cost->kv_capacity_tokens()) {
@@ -268,7 +288,7 @@ class ServingRun {
       --s.blocked_producers;
     }
     note_queue(s);
-    items_[id].stage_enter = now();
+    entered(id, s) = now();
     s.queue.push_back(id);
     s.raw->max_queue = std::max<std::uint64_t>(s.raw->max_queue, s.queue.size());
     s.available->release();
@@ -290,6 +310,7 @@ class ServingRun {
   }
 
   void finish(ItemId id) {
+    items_[id].closed = true;
     ++finished_;
     result_.end = now();
     if (items_[id].client >= 0) client_wake_[static_cast<std::size_t>(items_[id].client)]->release();
@@ -311,26 +332,41 @@ class ServingRun {
     finish(id);
   }
 
-  /** Items that finished stage `from` go to the next stage (over the network when they carry bytes). */
+  /** Items that finished stage `from` go to each of its successors (over the network when they carry bytes); a stage
+   * with none answers those of its requests that no other such stage still holds. */
   void hand_on(StageRun& from, Batch batch) {
-    if (from.index + 1 == stages_.size()) {
-      for (ItemId id : batch.items) answer(id);
+    if (w_.dag) std::erase_if(batch.items, [&](ItemId id) { return items_[id].closed; });
+    const std::vector<std::size_t>& next = from.spec->next;
+    if (next.empty()) {
+      for (ItemId id : batch.items)
+        if (--items_[id].sinks_left == 0) answer(id);
       return;
     }
-    StageRun& to = *stages_[from.index + 1];
-    const double bytes = from.spec->output_bytes * static_cast<double>(batch.items.size());
-    if (bytes > 0) {
-      sg4::Mailbox* mailbox = to.ingress[to.next_node++ % to.ingress.size()];
-      mailbox->put_init(new Batch(std::move(batch)), static_cast<std::uint64_t>(bytes))->detach();
-      ++result_.messages;
-      result_.bytes_sent += static_cast<std::uint64_t>(bytes);
-    } else {
-      deliver(to, std::move(batch));
+    if (batch.items.empty()) return;
+    for (std::size_t k = 0; k < next.size(); ++k) {
+      StageRun& to = *stages_[next[k]];
+      Batch copy = k + 1 < next.size() ? batch : std::move(batch);
+      const double bytes = from.spec->output_bytes * static_cast<double>(copy.items.size());
+      if (bytes > 0) {
+        sg4::Mailbox* mailbox = to.ingress[to.next_node++ % to.ingress.size()];
+        mailbox->put_init(new Batch(std::move(copy)), static_cast<std::uint64_t>(bytes))->detach();
+        ++result_.messages;
+        result_.bytes_sent += static_cast<std::uint64_t>(bytes);
+      } else {
+        deliver(to, std::move(copy));
+      }
     }
   }
 
+  /** Items reaching stage `to` from one of its predecessors: at a join, only those that all its predecessors have now
+   * handed on go further; then the orchestration's dispatch latency, then the queue. */
   void deliver(StageRun& to, Batch batch) {
-    if (to.index > 0 && w_.orchestration.dispatch_latency > 0) {
+    const std::size_t joined = to.spec->after.size();
+    if (joined > 1) {
+      std::erase_if(batch.items, [&](ItemId id) { return ++joins_[id * stages_.size() + to.index] < joined; });
+      if (batch.items.empty()) return;
+    }
+    if (!to.spec->after.empty() && w_.orchestration.dispatch_latency > 0) {
       to.delayed.emplace_back(now() + w_.orchestration.dispatch_latency, std::move(batch));
       to.delayed_count->release();
       return;
@@ -370,7 +406,7 @@ class ServingRun {
       const double ttft = item.first_token - item.sent;
       const double tpot = item.output > 1 ? (end - item.first_token) / static_cast<double>(item.output - 1) : 0.0;
       if (item.output > 1) raw.tpot.push_back(tpot);
-      raw.latency.push_back(end - item.stage_enter);
+      raw.latency.push_back(end - entered(id, s));
       if ((!llm.ttft_target || ttft <= *llm.ttft_target) && (!llm.tpot_target || tpot <= *llm.tpot_target))
         ++raw.slo_met;
     }
@@ -479,6 +515,7 @@ class ServingRun {
           --s.idle;
           taken = take(s);
         }
+        if (items_[*taken].closed) taken.reset(); // dropped in another branch of a graph meanwhile
       }
       std::int64_t decodes = 0;
       for (const Running& r : running)
@@ -507,7 +544,7 @@ class ServingRun {
         if (!preempt) reserved += item.prompt + item.output;
         if (!own_queue && !item.waited) {
           item.waited = true;
-          if (item.measured) raw.wait.push_back(now() - item.stage_enter);
+          if (item.measured) raw.wait.push_back(now() - entered(id, s));
         }
         const Running r{id, prefill == 0 ? item.prompt + item.generated - 1 : 0, prefill, prefill == 0 ? 0 : tokens};
         need += slots(r);
@@ -521,6 +558,11 @@ class ServingRun {
       while (running.size() < static_cast<std::size_t>(llm.max_num_seqs) && !queue_empty()) {
         const ItemId next = queue_front();
         const Item& item = items_[next];
+        if (item.closed) { // dropped in another branch of a graph: discarded unserved
+          const ItemId id = take_front();
+          if (id != next) put_front(id);
+          continue;
+        }
         const std::int64_t prefill = target(next);
         const std::int64_t tokens = tokens_of(prefill);
         if (tokens > budget || tokens <= 0) break;
@@ -539,6 +581,7 @@ class ServingRun {
         }
         admit(id, prefill, tokens);
       }
+      if (running.empty()) continue; // what it took was dropped in another branch of a graph
       prompts.clear();
       chunks.clear();
       double context = 0.0;
@@ -624,7 +667,7 @@ class ServingRun {
   /** Records request `id`'s span in stage `s` when it is one of the traced requests. */
   void trace(const StageRun& s, ItemId id, int replica, double begin, double end) {
     if (id >= kTracedRequests) return;
-    result_.spans.push_back({id, static_cast<std::uint32_t>(s.index), replica, items_[id].stage_enter, begin, end});
+    result_.spans.push_back({id, static_cast<std::uint32_t>(s.index), replica, entered(id, s), begin, end});
   }
 
   /** Records what happened to request `id` now in stage `s` when it is one of the traced requests. */
@@ -640,7 +683,11 @@ class ServingRun {
       ++s.idle;
       s.available->acquire();
       --s.idle;
-      batch.items.push_back(take(s));
+      // A request dropped in another branch of a graph while queued here is discarded unserved.
+      if (const ItemId first = take(s); !items_[first].closed)
+        batch.items.push_back(first);
+      else
+        continue;
       if (spec.max_batch > 1) {
         const double deadline = now() + spec.max_wait;
         while (batch.items.size() < static_cast<std::size_t>(spec.max_batch)) {
@@ -650,7 +697,7 @@ class ServingRun {
             const double remaining = deadline - now();
             if (remaining <= 0 || s.available->acquire_timeout(remaining)) break;
           }
-          batch.items.push_back(take(s));
+          if (const ItemId id = take(s); !items_[id].closed) batch.items.push_back(id);
         }
       }
       const auto n = static_cast<double>(batch.items.size());
@@ -659,7 +706,7 @@ class ServingRun {
                              n * s.per_item_overhead;
       const double begin = now();
       for (ItemId id : batch.items)
-        if (items_[id].measured) s.raw->wait.push_back(begin - items_[id].stage_enter);
+        if (items_[id].measured) s.raw->wait.push_back(begin - entered(id, s));
       if (service > 0) {
         sg4::this_actor::sleep_for(service);
         ++result_.sleeps;
@@ -671,7 +718,7 @@ class ServingRun {
       s.raw->served += batch.items.size();
       ++s.raw->batches;
       for (ItemId id : batch.items) {
-        if (items_[id].measured) s.raw->latency.push_back(end - items_[id].stage_enter);
+        if (items_[id].measured) s.raw->latency.push_back(end - entered(id, s));
         trace(s, id, index, begin, end);
       }
       hand_on(s, std::move(batch));
@@ -700,7 +747,6 @@ class ServingRun {
   }
 
   void open_source() {
-    StageRun& first = *stages_.front();
     for (std::int64_t i = 0; !w_.requests || i < *w_.requests; ++i) {
       const std::optional<double> gap = next_gap(i);
       if (!gap || (w_.duration && now() + *gap > *w_.duration)) break;
@@ -716,18 +762,17 @@ class ServingRun {
       }
       const ItemId id = new_item(-1);
       if (w_.arrivals.trace) items_[id].trace_row = i;
-      enqueue(first, id);
+      arrive(id);
     }
     sending_done_ = true;
     check_done();
   }
 
   void client(int c) {
-    StageRun& first = *stages_.front();
     for (;;) {
       if (w_.requests && result_.sent >= static_cast<std::uint64_t>(*w_.requests)) break;
       if (w_.duration && now() >= *w_.duration) break;
-      enqueue(first, new_item(c));
+      arrive(new_item(c));
       client_wake_[static_cast<std::size_t>(c)]->acquire();
       const double think = sample(w_.arrivals.think_time, arrivals_rng_);
       if (think > 0) {
@@ -746,6 +791,8 @@ class ServingRun {
   Xoshiro256StarStar arrivals_rng_;
   std::vector<std::unique_ptr<StageRun>> stages_;
   std::vector<Item> items_;
+  std::vector<double> enter_;       ///< per request and stage: when it joined the stage's queue
+  std::vector<std::uint8_t> joins_; ///< a graph's, per request and stage: predecessors that handed it on
   std::vector<sg4::SemaphorePtr> client_wake_;
   sg4::SemaphorePtr all_done_;
   int clients_left_ = 0;

@@ -832,12 +832,12 @@ void llm_fields(std::vector<F>& f, const std::string& base) {
 void serving_fields(std::vector<F>& f) {
   const std::vector<std::string> serving{"serving"};
   const std::string w = "/workload/";
-  f.push_back(
-      F(w + "stages", T::Array, "serving")
-          .kinds(serving)
-          .allowed("1 to 64 stages")
-          .label("Stages")
-          .doc("the pipeline's stages in order; each item goes through all of them ([below](#serving-stages))"));
+  f.push_back(F(w + "stages", T::Array, "serving")
+                  .kinds(serving)
+                  .allowed("1 to 64 stages")
+                  .label("Stages")
+                  .doc("the stages in order, each after those it takes from (`after`); each item goes through all of "
+                       "them ([below](#serving-stages))"));
   f.push_back(F(w + "stages/*", T::Object, "").kinds(serving).doc("one stage"));
   f.push_back(
       F(w + "arrivals", T::Object, "serving").kinds(serving).doc("how requests arrive ([below](#serving-arrivals))"));
@@ -868,6 +868,18 @@ void serving_fields(std::vector<F>& f) {
                   .doc("the cost of each hop between stages ([below](#serving-orchestration))"));
   const std::string st = w + "stages/*/";
   f.push_back(F(st + "name", T::String, "serving_stage").kinds(serving).doc("the stage's name, unique"));
+  f.push_back(F(st + "after", T::Array, "serving_stage")
+                  .kinds(serving)
+                  .type_doc("array of strings")
+                  .def_doc("the stage before (the first stage: none)")
+                  .allowed("names of stages listed before this one, each once; the first stage: `[]`; no two LLM "
+                           "stages that could hold a request at the same time")
+                  .doc("the stages whose output this one takes, so that the stages form a graph (as Kubeflow "
+                       "Pipelines' `.after()` or a Ray DAG): a stage named by several gets a copy of each item from "
+                       "it (a fan-out); a stage naming several takes an item once all of them have handed it on (a "
+                       "join); `[]`: the stage takes the arrivals. A request is answered when every stage that no "
+                       "other names has finished it ([serving.md](serving.md#graphs-of-stages))"));
+  f.push_back(F(st + "after/*", T::String, "").kinds(serving).doc("an earlier stage's name"));
   f.push_back(F(st + "pool", T::Object, "serving_stage")
                   .kinds(serving)
                   .doc("where the stage runs: nodes of the scenario's cluster, taken in stage order (the first "
@@ -915,13 +927,14 @@ void serving_fields(std::vector<F>& f) {
                   .closed(0.0, 1e6)
                   .def(0)
                   .doc("a batch of n takes one service time + (n - 1) x this"));
-  f.push_back(F(st + "output_bytes", T::Quantity, "serving_stage")
-                  .kinds(serving)
-                  .dim(Dimension::Bytes)
-                  .closed(0.0, 1e12)
-                  .def(0)
-                  .doc("per item, sent over the cluster's network to the next stage's pool (a batch as one message); "
-                       "the last stage's answer to the client is not simulated"));
+  f.push_back(
+      F(st + "output_bytes", T::Quantity, "serving_stage")
+          .kinds(serving)
+          .dim(Dimension::Bytes)
+          .closed(0.0, 1e12)
+          .def(0)
+          .doc("per item, sent over the cluster's network to the pool of each stage that takes this one's output "
+               "(a batch as one message each); the last stage's answer to the client is not simulated"));
   f.push_back(
       F(st + "queue", T::Object, "serving_stage").kinds(serving).def_doc("unbounded").doc("the stage's shared queue"));
   f.push_back(F(st + "queue/capacity", T::Integer, "serving_stage")

@@ -268,26 +268,39 @@ std::string serving_chrome_trace(const std::string& scenario_name, const Serving
     event(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}{}}})", quoted(name),
                       category, pid, tid, begin * 1e6, std::max(0.0, end - begin) * 1e6, args));
   };
-  // Each request's stages in order: queue, service, and the hop (transfer, orchestration) to the next stage.
+  // Each request's stages in order: the hop into it (transfer, orchestration), queue, service.
   name_process(0, fmt::format("requests (the first {} sent)", kTracedRequests));
   std::vector<ServingSpan> by_request = result.spans;
   std::stable_sort(by_request.begin(), by_request.end(), [](const ServingSpan& a, const ServingSpan& b) {
     return a.request != b.request ? a.request < b.request : a.stage < b.stage;
   });
+  // A graph's stages that may hold a request at the same time (`parallel`) each get a row of their own per request,
+  // after the requests' rows, so that no two events of one row overlap.
+  const auto row_of = [&](std::uint32_t request, std::uint32_t stage) -> std::uint64_t {
+    if (!workload.stages.at(stage).parallel) return request;
+    return std::uint64_t{kTracedRequests} * (1 + stage) + request;
+  };
+  const auto row = [&](const ServingSpan& x) { return row_of(x.request, x.stage); };
   for (std::size_t i = 0; i < by_request.size(); ++i) {
     const ServingSpan& x = by_request[i];
-    const std::string& stage = workload.stages.at(x.stage).name;
-    if (x.begin > x.enter) span("queue " + stage, "queue", 0, x.request, x.enter, x.begin, "");
-    span(stage, "service", 0, x.request, x.begin, x.end, fmt::format(R"(,"args":{{"replica":{}}})", x.replica));
-    if (i + 1 < by_request.size() && by_request[i + 1].request == x.request && by_request[i + 1].enter > x.end)
-      span("to " + workload.stages.at(by_request[i + 1].stage).name, "hop", 0, x.request, x.end,
-           by_request[i + 1].enter, "");
+    const ServingStage& spec = workload.stages.at(x.stage);
+    const std::string& stage = spec.name;
+    // The hop into this stage: from the end of the last of its predecessors to finish the request (a pipeline: the
+    // stage before), on this stage's row.
+    double from = -1.0;
+    for (std::size_t j = i; j-- > 0 && by_request[j].request == x.request;)
+      if (std::find(spec.after.begin(), spec.after.end(), by_request[j].stage) != spec.after.end())
+        from = std::max(from, by_request[j].end);
+    if (from >= 0.0 && x.enter > from) span("to " + stage, "hop", 0, row(x), from, x.enter, "");
+    if (x.begin > x.enter) span("queue " + stage, "queue", 0, row(x), x.enter, x.begin, "");
+    span(stage, "service", 0, row(x), x.begin, x.end, fmt::format(R"(,"args":{{"replica":{}}})", x.replica));
   }
   for (const ServingMark& m : result.marks)
     event(fmt::format(R"({{"ph":"i","s":"t","name":{},"cat":"{}","pid":0,"tid":{},"ts":{}}})",
                       quoted(fmt::format("{} at {}", m.kind == ServingMark::Kind::Dropped ? "dropped" : "preempted",
                                          workload.stages.at(m.stage).name)),
-                      m.kind == ServingMark::Kind::Dropped ? "drop" : "preemption", m.request, m.time * 1e6));
+                      m.kind == ServingMark::Kind::Dropped ? "drop" : "preemption", row_of(m.request, m.stage),
+                      m.time * 1e6));
   // Each stage's replicas: what they served. Items of one batch share their begin and end: one event per batch.
   for (std::size_t st = 0; st < workload.stages.size(); ++st) {
     const ServingStage& spec = workload.stages[st];

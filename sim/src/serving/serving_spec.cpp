@@ -10,6 +10,7 @@
 #include "partsim/serving/llm_cost.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -369,11 +370,36 @@ void parse_model_service(JsonReader& reader, ServingStage& s, const ClusterSpec&
   }
 }
 
+/** A stage's `after`: the names of earlier stages, resolved to their indices; absent: the stage before. */
+std::vector<std::size_t> parse_after(JsonReader& reader, const std::vector<ServingStage>& earlier) {
+  if (!reader.has("after")) {
+    if (earlier.empty()) return {};
+    return {earlier.size() - 1};
+  }
+  std::vector<std::size_t> after;
+  for (const JsonReader& item : reader.child("after").elements(0, earlier.size() + 1)) {
+    const std::string name = item.as_string();
+    const auto it = std::find_if(earlier.begin(), earlier.end(), [&](const ServingStage& e) { return e.name == name; });
+    if (it == earlier.end())
+      throw InputError(item.source(), item.pointer(),
+                       fmt::format("no earlier stage is named \"{}\"; expected the name of a stage listed before this "
+                                   "one (list the stages so that each comes after those it takes from)",
+                                   name));
+    const auto index = static_cast<std::size_t>(it - earlier.begin());
+    if (std::find(after.begin(), after.end(), index) != after.end())
+      throw InputError(item.source(), item.pointer(),
+                       fmt::format("\"{}\" is named twice; expected each earlier stage at most once", name));
+    after.push_back(index);
+  }
+  return after;
+}
+
 ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& cluster,
-                         const std::filesystem::path& data_dir) {
+                         const std::filesystem::path& data_dir, const std::vector<ServingStage>& earlier) {
   ServingStage s;
   s.name = reader.string("name");
   if (s.name.empty()) throw InputError(reader.source(), reader.pointer() + "/name", "expected a non-empty name");
+  s.after = parse_after(reader, earlier);
   {
     JsonReader pool = reader.child("pool");
     s.device = pool.enum_choice_or("device", PoolDevice::Gpu);
@@ -429,6 +455,37 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
   }
   reader.finish();
   return s;
+}
+
+/** The stages' graph: successors, roots, sinks, and which stages may hold a request at the same time (neither is an
+ * ancestor of the other). Two LLM stages may not: a request's LLM state (its tokens, its KV cache) is one per request.
+ */
+void resolve_graph(ServingWorkload& w, const JsonReader& reader) {
+  const std::size_t n = w.stages.size();
+  std::vector<std::vector<bool>> ancestor(n, std::vector<bool>(n, false)); // ancestor[i][j]: j comes before i
+  for (std::size_t i = 0; i < n; ++i) {
+    ServingStage& s = w.stages[i];
+    if (s.after.empty()) w.roots.push_back(i);
+    if (s.after != (i == 0 ? std::vector<std::size_t>{} : std::vector<std::size_t>{i - 1})) w.dag = true;
+    for (const std::size_t p : s.after) {
+      w.stages[p].next.push_back(i);
+      ancestor[i][p] = true;
+      for (std::size_t j = 0; j < n; ++j)
+        if (ancestor[p][j]) ancestor[i][j] = true;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (w.stages[i].next.empty()) w.sinks.push_back(i);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      if (ancestor[i][j]) continue;
+      w.stages[i].parallel = w.stages[j].parallel = true;
+      if (w.stages[i].llm && w.stages[j].llm)
+        throw InputError(reader.source(), fmt::format("{}/stages/{}/after", reader.pointer(), i),
+                         fmt::format("the LLM stages \"{}\" and \"{}\" would serve a request at the same time (neither "
+                                     "comes after the other); expected one LLM stage after the other",
+                                     w.stages[j].name, w.stages[i].name));
+    }
 }
 
 } // namespace
@@ -511,7 +568,7 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
     int next_node = 0;
     std::int64_t replicas = 0;
     for (JsonReader& stage : stages.elements(1, 64)) {
-      w.stages.push_back(parse_stage(stage, next_node, cluster, data_dir));
+      w.stages.push_back(parse_stage(stage, next_node, cluster, data_dir, w.stages));
       replicas += w.stages.back().replicas();
       // Each replica is an actor with its own stack: a bound, not memory exhaustion.
       if (replicas > kMaxServingReplicas)
@@ -524,6 +581,7 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
         if (w.stages[i].name == w.stages[j].name)
           throw InputError(reader.source(), fmt::format("{}/stages/{}/name", reader.pointer(), i),
                            fmt::format("stage names must differ: \"{}\" is also stage {}", w.stages[i].name, j));
+    resolve_graph(w, reader);
   }
   {
     JsonReader arrivals = reader.child("arrivals");
@@ -588,10 +646,16 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
 }
 
 std::string describe(const ServingWorkload& w) {
-  std::string out = "serving pipeline ";
+  std::string out = w.dag ? "serving graph " : "serving pipeline ";
   for (std::size_t i = 0; i < w.stages.size(); ++i) {
     const ServingStage& s = w.stages[i];
-    out += fmt::format("{}{}({}x{} {}", i > 0 ? " -> " : "", s.name, s.nodes, s.replicas_per_node, enum_name(s.device));
+    out += fmt::format("{}{}({}x{} {}", i == 0 ? "" : (w.dag ? ", " : " -> "), s.name, s.nodes, s.replicas_per_node,
+                       enum_name(s.device));
+    if (w.dag) {
+      std::vector<std::string> from;
+      for (const std::size_t p : s.after) from.push_back(w.stages[p].name);
+      out += from.empty() ? ", from the arrivals" : fmt::format(", after {}", fmt::join(from, " + "));
+    }
     if (s.llm) {
       out += fmt::format(", {} tp{}", s.llm->model_name, s.llm->tensor_parallel);
       if (const auto& p = s.llm->prefill_pool) out += fmt::format(", prefill on {}x{}", p->nodes, p->replicas_per_node);

@@ -142,6 +142,13 @@ struct ServingStage {
   std::optional<std::int64_t> capacity; ///< waiting room of the stage's queue; absent: unbounded
   QueueFull when_full = QueueFull::Drop;
   std::optional<LlmStage> llm; ///< an LLM server: the service comes from the model, not `service`
+  /** The earlier stages whose output this one takes (their indices, in the order given): by default the stage before
+   * it; none: it takes the arrivals (a root). With two or more, an item joins this stage's queue once every one of
+   * them has handed it on (a join). */
+  std::vector<std::size_t> after;
+  std::vector<std::size_t> next; ///< resolved: the stages that take this one's output, each a copy (a fan-out)
+  /** resolved: another stage may hold a request while this one does (neither comes before the other) */
+  bool parallel = false;
   /** `model_service`: s per batch of n = 1 .. max_batch (index n - 1), the model's forward at micro-batch n; empty:
    * the service is `service` (+ extra_item_time per extra item). */
   std::vector<double> batch_service;
@@ -218,6 +225,9 @@ ArrivalTrace read_arrival_trace(const std::filesystem::path& path, const std::st
 
 struct ServingWorkload {
   std::vector<ServingStage> stages;
+  std::vector<std::size_t> roots; ///< resolved: the stages that take the arrivals (the first, and any with no `after`)
+  std::vector<std::size_t> sinks; ///< resolved: the stages with no successor; a request is answered when all are done
+  bool dag = false;               ///< resolved: some stage's `after` is not the stage before it alone
   Arrivals arrivals;
   std::optional<std::int64_t> requests; ///< requests sent in all (warm-up included)
   std::optional<double> duration;       ///< s: no request is sent after this time
