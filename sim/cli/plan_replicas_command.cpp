@@ -13,10 +13,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace partsim::cli {
@@ -30,19 +32,33 @@ struct PlanReplicasOptions {
   std::string p99;
   double tolerance = 0.02;
   double max_drop_rate = 0.0;
+  double max_utilisation = 1.0;
   int max_nodes = 64;
+  std::string granularity = "node";
   std::size_t jobs = 0;
   std::string out_dir;
 };
 
-/** Simulates each candidate (nodes, offered rate) in a child process, in parallel; a child that fails fails the
- * command with its own error. */
+/** A plan to simulate: nodes per pool, replicas per node (empty: the scenario's), the offered rate. */
+struct Candidate {
+  std::vector<int> nodes;
+  std::vector<int> per_node;
+  double rate = 0.0;
+};
+
+std::vector<Override> candidate_overrides(const ReplicaLayout& layout, const Candidate& c) {
+  return c.per_node.empty() ? replica_overrides(layout, c.nodes, c.rate)
+                            : replica_overrides(layout, c.nodes, c.per_node, c.rate);
+}
+
+/** Simulates each candidate in a child process, in parallel; a child that fails fails the command with its own
+ * error. */
 std::vector<ReplicaTrial> simulate(const PlanReplicasOptions& options, const ReplicaLayout& layout,
-                                   const std::vector<std::pair<std::vector<int>, double>>& candidates) {
+                                   const std::vector<Candidate>& candidates) {
   std::vector<std::vector<std::string>> commands;
-  for (const auto& [nodes, rate] : candidates) {
+  for (const Candidate& c : candidates) {
     std::vector<std::string> sets = options.sets;
-    for (const Override& o : replica_overrides(layout, nodes, rate)) sets.push_back(o.pointer + "=" + o.value.dump());
+    for (const Override& o : candidate_overrides(layout, c)) sets.push_back(o.pointer + "=" + o.value.dump());
     commands.push_back(child_run_command(options.scenario, sets));
   }
   const auto results = run_children(commands, job_count(options.jobs), [](std::size_t) {});
@@ -54,10 +70,11 @@ std::vector<ReplicaTrial> simulate(const PlanReplicasOptions& options, const Rep
       const ChildError child = child_error(r);
       failed.errors.push_back({child.source, child.pointer,
                                fmt::format("candidate {} failed with exit code {}: {}",
-                                           fmt::join(candidates[i].first, "/"), r.exit_code, child.message)});
+                                           fmt::join(candidates[i].nodes, "/"), r.exit_code, child.message)});
       continue;
     }
-    trials.push_back(read_trial(nlohmann::json::parse(r.out), layout, candidates[i].first, candidates[i].second));
+    trials.push_back(read_trial(nlohmann::json::parse(r.out), layout, candidates[i].nodes, candidates[i].rate,
+                                candidates[i].per_node));
   }
   if (!failed.errors.empty()) throw failed;
   return trials;
@@ -66,7 +83,7 @@ std::vector<ReplicaTrial> simulate(const PlanReplicasOptions& options, const Rep
 std::string trial_line(const ReplicaLayout& layout, const ReplicaTrial& t, const std::string& verdict) {
   std::string nodes;
   for (std::size_t i = 0; i < t.nodes.size(); ++i)
-    nodes += fmt::format("{}{}={}x{}", i > 0 ? " " : "", layout.names[i], t.nodes[i], layout.replicas_per_node[i]);
+    nodes += fmt::format("{}{}={}x{}", i > 0 ? " " : "", layout.names[i], t.nodes[i], t.per_node[i]);
   return fmt::format("  {:>11.6g} {:>11} {:>11} {:>7.3g}%  {:<14} {:<13} {}\n", t.throughput, human_seconds(t.p50),
                      human_seconds(t.p99), 100.0 * t.drop_rate, t.bottleneck, verdict, nodes);
 }
@@ -77,6 +94,7 @@ void write_trials_csv(std::ostream& out, const ReplicaLayout& layout, const std:
   for (const std::string& name : layout.names) out << ",nodes_" << name;
   out << ",offered_items_per_s,throughput_items_per_s,p50_s,p99_s,drop_rate";
   for (const std::string& name : layout.names) out << ",utilisation_" << name;
+  for (const std::string& name : layout.names) out << ",replicas_per_node_" << name;
   out << ",meets\n";
   for (std::size_t k = 0; k < trials.size(); ++k) {
     const ReplicaTrial& t = trials[k];
@@ -84,6 +102,7 @@ void write_trials_csv(std::ostream& out, const ReplicaLayout& layout, const std:
     for (const int n : t.nodes) out << ',' << n;
     out << fmt::format(",{},{},{},{},{}", t.offered, t.throughput, t.p50, t.p99, t.drop_rate);
     for (const double u : t.utilisation) out << fmt::format(",{}", u);
+    for (const int p : t.per_node) out << ',' << p;
     out << ',' << (t.meets ? "true" : "false") << '\n';
   }
 }
@@ -107,6 +126,42 @@ void rebase_files(nlohmann::json& doc, const std::filesystem::path& from, const 
   }
 }
 
+/** `--granularity replica`: from the node plan, each pool in turn (least busy first) keeps the fewest replicas that
+ * still meet the targets, found by bisection over its replica counts that split evenly over the fewest nodes
+ * (pool_shape), from its busy replicas + 1 (fewest_replicas) up to what it has; the other pools as they are by then.
+ * Every simulation is recorded as phase "refine". */
+template <typename Record>
+ReplicaTrial refine(const PlanReplicasOptions& options, const ReplicaLayout& layout, const ReplicaTargets& targets,
+                    ReplicaTrial current, Record& record) {
+  std::vector<std::size_t> order(current.nodes.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return current.utilisation[a] < current.utilisation[b]; });
+  for (const std::size_t i : order) {
+    const int max = layout.replicas_per_node[i];
+    const int has = current.nodes[i] * current.per_node[i];
+    const std::vector<int> counts = replica_counts(fewest_replicas(has, current.utilisation[i]), has - 1, max);
+    std::size_t lo = 0, hi = counts.size(); // counts[hi] meets (hi == size: `has` does)
+    std::optional<ReplicaTrial> best;
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      const auto [nodes, per_node] = *pool_shape(counts[mid], max);
+      Candidate c{current.nodes, current.per_node, targets.throughput};
+      c.nodes[i] = nodes;
+      c.per_node[i] = per_node;
+      const ReplicaTrial t = record(simulate(options, layout, {c}).front(), "refine");
+      if (t.meets) {
+        best = t;
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    if (best) current = *best;
+  }
+  return current;
+}
+
 int plan_replicas(const PlanReplicasOptions& options) {
   std::vector<Override> base;
   for (const std::string& text : options.sets) base.push_back(parse_override(text));
@@ -121,6 +176,7 @@ int plan_replicas(const PlanReplicasOptions& options) {
   if (!(targets.p99 > 0.0)) throw InputError("--p99", "", "expected a latency above 0");
   targets.tolerance = options.tolerance;
   targets.max_drop_rate = options.max_drop_rate;
+  targets.max_utilisation = options.max_utilisation;
   targets.max_nodes_per_stage = options.max_nodes;
   // The scenario and every --set are checked here, once, before any child runs.
   ReplicaLayout layout = replica_layout(load_scenario(options.scenario, base, data_dir()));
@@ -148,7 +204,7 @@ int plan_replicas(const PlanReplicasOptions& options) {
   ReplicaTrial current;
   const std::size_t max_trials = layout.names.size() * static_cast<std::size_t>(options.max_nodes) + 1;
   for (std::size_t k = 0;; ++k) {
-    current = record(simulate(options, layout, {{nodes, targets.throughput}}).front(), "grow");
+    current = record(simulate(options, layout, {{nodes, {}, targets.throughput}}).front(), "grow");
     known[current.nodes] = current;
     if (current.meets) break;
     const auto next = grow(current, targets);
@@ -171,9 +227,9 @@ int plan_replicas(const PlanReplicasOptions& options) {
   for (;;) {
     const std::vector<std::vector<int>> candidates = trim_candidates(current);
     if (candidates.empty()) break;
-    std::vector<std::pair<std::vector<int>, double>> fresh;
+    std::vector<Candidate> fresh;
     for (const auto& c : candidates)
-      if (!known.contains(c)) fresh.emplace_back(c, targets.throughput);
+      if (!known.contains(c)) fresh.push_back({c, {}, targets.throughput});
     for (const ReplicaTrial& t : simulate(options, layout, fresh)) known[t.nodes] = record(t, "trim");
     bool trimmed = false;
     for (const auto& c : candidates)
@@ -185,16 +241,18 @@ int plan_replicas(const PlanReplicasOptions& options) {
     if (!trimmed) break;
   }
 
+  if (options.granularity == "replica") current = refine(options, layout, targets, current, record);
+
   // The latency-against-load curve of the plan found.
-  std::vector<std::pair<std::vector<int>, double>> loads;
-  for (const double f : curve_loads()) loads.emplace_back(current.nodes, f * targets.throughput);
+  std::vector<Candidate> loads;
+  for (const double f : curve_loads()) loads.push_back({current.nodes, current.per_node, f * targets.throughput});
   const std::vector<ReplicaTrial> curve = simulate(options, layout, loads);
 
   std::string summary = "\n  plan:";
   int total = layout.fixed_nodes;
   for (std::size_t i = 0; i < current.nodes.size(); ++i) {
     summary += fmt::format(" {} {} node{} ({} replicas);", layout.names[i], current.nodes[i],
-                           current.nodes[i] == 1 ? "" : "s", current.nodes[i] * layout.replicas_per_node[i]);
+                           current.nodes[i] == 1 ? "" : "s", current.nodes[i] * current.per_node[i]);
     total += current.nodes[i];
   }
   summary += fmt::format(" {} nodes in all; {:.6g} items/s, p99 {} at the target rate ({} simulations)\n", total,
@@ -219,7 +277,8 @@ int plan_replicas(const PlanReplicasOptions& options) {
   });
   nlohmann::json plan = read_json_file(options.scenario);
   std::vector<Override> all = base;
-  for (const Override& o : replica_overrides(layout, current.nodes, targets.throughput)) all.push_back(o);
+  for (const Override& o : replica_overrides(layout, current.nodes, current.per_node, targets.throughput))
+    all.push_back(o);
   apply_overrides(plan, all);
   rebase_files(plan, std::filesystem::absolute(options.scenario).parent_path(), std::filesystem::absolute(dir));
   plan.erase("expect"); // the scenario's expected figures, at its own nodes and rate: not the plan's
@@ -250,8 +309,17 @@ Action add_plan_replicas_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 0.5));
   command->add_option("--max-drop-rate", options->max_drop_rate, "Share of requests a plan may drop (default 0)")
       ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--max-utilisation", options->max_utilisation,
+                   "Busiest a pool of a plan may be, a margin from saturation (default 1: none)")
+      ->check(CLI::Range(0.01, 1.0));
   command->add_option("--max-nodes", options->max_nodes, "Most nodes a stage's pool may take (default 64)")
       ->check(CLI::Range(1, 4096));
+  command
+      ->add_option("--granularity", options->granularity,
+                   "node: pools grow and shrink by whole nodes (default); replica: then each pool keeps the fewest "
+                   "replicas that meet the targets, on the fewest nodes that hold them evenly")
+      ->check(CLI::IsMember({"node", "replica"}));
   command->add_option("--set", options->sets, "Override a field for every candidate: /json/pointer=value")
       ->type_name("PATH=VALUE");
   command->add_option("--jobs,-j", options->jobs, "Candidates simulated at once (default: one per core)");

@@ -53,6 +53,9 @@ TEST(ReplicaPlan, TargetsHoldWithinTheThroughputTolerance) {
   EXPECT_FALSE(meets_targets(dropping, targets));
   targets.max_drop_rate = 0.01;
   EXPECT_TRUE(meets_targets(dropping, targets));
+  targets.max_utilisation = 0.9;
+  EXPECT_TRUE(meets_targets(trial({1, 1}, {0.5, 0.9}, 1000.0, 0.01), targets));
+  EXPECT_FALSE(meets_targets(trial({1, 1}, {0.5, 0.91}, 1000.0, 0.01), targets));
 }
 
 TEST(ReplicaPlan, OverridesSetEachPoolTheClusterAndTheRate) {
@@ -331,6 +334,75 @@ TEST(ReplicaPlanCli, UnreachableTargetsFailWithTheirReason) {
                                 dir);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--p99"), std::string::npos) << bad.err;
+}
+
+TEST(ReplicaPlan, PoolsOfReplicasTakeTheFewestNodesThatHoldThemEvenly) {
+  EXPECT_EQ(pool_shape(3, 4), (std::pair<int, int>{1, 3}));
+  EXPECT_EQ(pool_shape(16, 16), (std::pair<int, int>{1, 16}));
+  EXPECT_EQ(pool_shape(18, 16), (std::pair<int, int>{2, 9}));
+  EXPECT_FALSE(pool_shape(17, 16).has_value()); // 2 nodes cannot hold 8.5 each
+  EXPECT_EQ(replica_counts(1, 20, 4), (std::vector<int>{1, 2, 3, 4, 6, 8, 9, 12, 16, 20}));
+  EXPECT_EQ(replica_counts(5, 5, 4), (std::vector<int>{}));
+  EXPECT_EQ(fewest_replicas(8, 0.75), 7); // 6 busy: at least 7 for a utilisation below 1
+  EXPECT_EQ(fewest_replicas(4, 0.3), 2);
+  EXPECT_EQ(fewest_replicas(4, 1.0), 4);
+  EXPECT_EQ(fewest_replicas(1, 0.5), 1);
+  ReplicaLayout layout;
+  layout.names = {"a", "b"};
+  layout.replicas_per_node = {4, 2};
+  const std::vector<Override> o = replica_overrides(layout, {1, 3}, {3, 2}, 100.0);
+  ASSERT_EQ(o.size(), 6u);
+  EXPECT_EQ(o[0].pointer, "/workload/stages/0/pool/nodes");
+  EXPECT_EQ(o[1].pointer, "/workload/stages/1/pool/nodes");
+  EXPECT_EQ(o[2].pointer, "/workload/stages/0/pool/replicas_per_node");
+  EXPECT_EQ(o[2].value, 3);
+  EXPECT_EQ(o[3].pointer, "/workload/stages/1/pool/replicas_per_node");
+  EXPECT_EQ(o[4].pointer, "/cluster/nodes");
+  EXPECT_EQ(o[4].value, 4);
+  EXPECT_EQ(o[5].pointer, "/workload/arrivals/rate");
+}
+
+TEST(ReplicaPlanCli, ReplicaGranularityKeepsTheFewestReplicas) {
+  // The node plan of FindsTheFewestNodesThatMeetTheTargets (tokenise 1 node of 4, infer 4 nodes of 2), refined by
+  // replicas: tokenise at 600/s is 30% busy on 4 replicas of 2 ms, so 2 replicas (60%) are the fewest that can serve
+  // it, and they meet the 80 ms p99 (an M/D/2 at 0.6 waits about 1 ms). infer keeps 8: 7 (the fewest below 100%) does
+  // not split evenly over 4 nodes of at most 2, and 6 would be 100% busy.
+  const std::filesystem::path dir = temp_dir();
+  std::ofstream(dir / "pipeline.json") << two_stage_pipeline().dump(2);
+  const CliResult r = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
+                               "80ms", "--granularity", "replica", "--out", (dir / "plan").string(), "--jobs", "2"},
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json plan = json::parse(read_file(dir / "plan" / "plan.json"));
+  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["nodes"], 1);
+  EXPECT_EQ(plan["workload"]["stages"][0]["pool"]["replicas_per_node"], 2);
+  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["nodes"], 4);
+  EXPECT_EQ(plan["workload"]["stages"][1]["pool"]["replicas_per_node"], 2);
+  EXPECT_NE(r.out.find("plan: tokenise 1 node (2 replicas); infer 4 nodes (8 replicas); 5 nodes in all"),
+            std::string::npos)
+      << r.out;
+  // The refinement's trials: tokenise at 3 then 2 replicas (bisection over 2..3), both meeting; replicas per node in
+  // the columns before `meets`.
+  const auto trials = read_csv(dir / "plan" / "trials.csv");
+  ASSERT_GE(trials.size(), 2u);
+  EXPECT_EQ(trials[0][trials[0].size() - 3], "replicas_per_node_tokenise");
+  std::vector<std::string> refined;
+  for (std::size_t i = 1; i < trials.size(); ++i)
+    if (trials[i][0] == "refine") {
+      refined.push_back(trials[i][trials[i].size() - 3]);
+      EXPECT_EQ(trials[i].back(), "true");
+    }
+  EXPECT_EQ(refined, (std::vector<std::string>{"3", "2"}));
+  // The curve runs the refined plan: at 25% load tokenise's 2 replicas are 15% busy.
+  const auto curve = read_csv(dir / "plan" / "curve.csv");
+  ASSERT_EQ(curve.size(), 8u);
+  EXPECT_NEAR(std::stod(curve[1][8]), 0.15, 0.02);
+  // An unknown granularity is refused.
+  const CliResult bad = run_cli({"plan-replicas", (dir / "pipeline.json").string(), "--throughput", "600", "--p99",
+                                 "80ms", "--granularity", "gpu"},
+                                dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.err.find("--granularity"), std::string::npos) << bad.err;
 }
 
 } // namespace

@@ -45,6 +45,7 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
     layout.names.push_back(s.name);
     layout.replicas_per_node.push_back(s.replicas_per_node);
     layout.nodes_pointers.push_back(fmt::format("/workload/stages/{}/pool/nodes", i));
+    layout.per_node_pointers.push_back(fmt::format("/workload/stages/{}/pool/replicas_per_node", i));
     layout.utilisation_pointers.push_back(
         prefill ? fmt::format("/serving/stages/{}/llm/disaggregation/decode_utilisation", i)
                 : fmt::format("/serving/stages/{}/utilisation", i));
@@ -52,6 +53,7 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
     layout.names.push_back(s.name + "-prefill");
     layout.replicas_per_node.push_back(prefill->replicas_per_node);
     layout.nodes_pointers.push_back(fmt::format("/workload/stages/{}/llm/prefill_pool/nodes", i));
+    layout.per_node_pointers.push_back(fmt::format("/workload/stages/{}/llm/prefill_pool/replicas_per_node", i));
     layout.utilisation_pointers.push_back(fmt::format("/serving/stages/{}/llm/disaggregation/prefill_utilisation", i));
   }
   return layout;
@@ -59,6 +61,11 @@ ReplicaLayout replica_layout(const Scenario& scenario) {
 
 std::string ReplicaLayout::nodes_pointer(std::size_t i) const {
   return i < nodes_pointers.size() ? nodes_pointers[i] : fmt::format("/workload/stages/{}/pool/nodes", i);
+}
+
+std::string ReplicaLayout::per_node_pointer(std::size_t i) const {
+  return i < per_node_pointers.size() ? per_node_pointers[i]
+                                      : fmt::format("/workload/stages/{}/pool/replicas_per_node", i);
 }
 
 std::string ReplicaLayout::utilisation_pointer(std::size_t i) const {
@@ -77,9 +84,10 @@ double figure(const nlohmann::json& report, const std::string& pointer) {
 } // namespace
 
 ReplicaTrial read_trial(const nlohmann::json& report, const ReplicaLayout& layout, std::vector<int> nodes,
-                        double offered) {
+                        double offered, std::vector<int> per_node) {
   ReplicaTrial t;
   t.nodes = std::move(nodes);
+  t.per_node = per_node.empty() ? layout.replicas_per_node : std::move(per_node);
   t.offered = offered;
   t.throughput = figure(report, "/serving/throughput_items_per_s");
   t.p50 = figure(report, "/serving/latency/p50_s");
@@ -95,7 +103,9 @@ ReplicaTrial read_trial(const nlohmann::json& report, const ReplicaLayout& layou
 
 bool meets_targets(const ReplicaTrial& trial, const ReplicaTargets& targets) {
   return trial.throughput >= (1.0 - targets.tolerance) * targets.throughput && trial.p99 <= targets.p99 &&
-         trial.drop_rate <= targets.max_drop_rate;
+         trial.drop_rate <= targets.max_drop_rate &&
+         std::all_of(trial.utilisation.begin(), trial.utilisation.end(),
+                     [&](double u) { return u <= targets.max_utilisation; });
 }
 
 std::optional<std::vector<int>> grow(const ReplicaTrial& trial, const ReplicaTargets& targets) {
@@ -141,6 +151,34 @@ std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::
   } else {
     out.push_back({layout.rate_pointer, rate * layout.rate_scale});
   }
+  return out;
+}
+
+std::optional<std::pair<int, int>> pool_shape(int replicas, int per_node_max) {
+  PARTSIM_CHECK(replicas >= 1 && per_node_max >= 1) << replicas << " replicas, " << per_node_max << " per node";
+  const int nodes = (replicas + per_node_max - 1) / per_node_max;
+  if (replicas % nodes != 0) return std::nullopt;
+  return std::make_pair(nodes, replicas / nodes);
+}
+
+std::vector<int> replica_counts(int lo, int hi, int per_node_max) {
+  std::vector<int> out;
+  for (int r = std::max(lo, 1); r <= hi; ++r)
+    if (pool_shape(r, per_node_max)) out.push_back(r);
+  return out;
+}
+
+int fewest_replicas(int replicas, double utilisation) {
+  const double busy = static_cast<double>(replicas) * std::clamp(utilisation, 0.0, 1.0);
+  return std::min(replicas, static_cast<int>(std::floor(busy)) + 1);
+}
+
+std::vector<Override> replica_overrides(const ReplicaLayout& layout, const std::vector<int>& nodes,
+                                        const std::vector<int>& per_node, double rate) {
+  PARTSIM_CHECK(per_node.size() == nodes.size()) << per_node.size() << " per-node counts for " << nodes.size();
+  std::vector<Override> out = replica_overrides(layout, nodes, rate);
+  for (std::size_t i = 0; i < per_node.size(); ++i)
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(nodes.size() + i), {layout.per_node_pointer(i), per_node[i]});
   return out;
 }
 
