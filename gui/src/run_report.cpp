@@ -59,13 +59,15 @@ std::vector<TimeShare> RunReport::time_shares() const {
 }
 
 namespace {
-/** A serving run's headline figures for the summary panel: the end-to-end ones, then each LLM stage's TTFT, TPOT and
+/** A serving run's headline figures for the summary panel: the end-to-end ones (the share within the latency target
+ * when the scenario has one), then each LLM stage's TTFT, TPOT and
  * goodput under "serving/llm/<stage>/". */
 void add_serving_figures(const ReportServing& s, std::vector<Figure>& figures) {
   figures.push_back({"serving/throughput_items_per_s", s.throughput});
   figures.push_back({"serving/latency_p50_s", s.latency.p50});
   figures.push_back({"serving/latency_p99_s", s.latency.p99});
   figures.push_back({"serving/drop_rate", s.drop_rate});
+  if (s.within_target) figures.push_back({"serving/within_target", *s.within_target});
   for (const ReportServingStage& st : s.stages) {
     if (!st.llm) continue;
     const std::string prefix = "serving/llm/" + st.name + "/";
@@ -244,6 +246,7 @@ constexpr KnownFigure kKnown[] = {
     {"serving/latency_p50_s", "End-to-end latency p50", "s"},
     {"serving/latency_p99_s", "End-to-end latency p99", "s"},
     {"serving/drop_rate", "Dropped requests", "%"},
+    {"serving/within_target", "Requests within the latency target", "%"},
     {"bytes_sent", "Bytes sent", "B"},
     {"bytes_received", "Bytes received", "B"},
     {"gpus", "GPUs", "n"},

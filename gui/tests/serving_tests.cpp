@@ -27,6 +27,13 @@ nlohmann::json latency(double p50, double p90, double p95, double p99) {
           {"p95_ci_s", 3e-5}, {"p99_s", p99},        {"p99_ci_s", 4e-5},  {"max_s", p99 * 2}};
 }
 
+/** 101 quantiles (a CDF), evenly from `lo` to `hi` seconds. */
+nlohmann::json quantiles(double lo, double hi) {
+  nlohmann::json q = nlohmann::json::array();
+  for (int i = 0; i <= 100; ++i) q.push_back(lo + (hi - lo) * i / 100.0);
+  return q;
+}
+
 /** The `serving` section of a two-stage pipeline: a CPU stage, then an LLM stage (the bottleneck) with a TTFT target.
  * Keys as docs/report-reference.md lists them. */
 nlohmann::json serving_section() {
@@ -37,6 +44,7 @@ nlohmann::json serving_section() {
     "over_time": {"begin_s": 2.0, "bin_s": 0.5, "queue_length": [0.0, 1.0, 0.5], "utilisation": [0.2, 0.3, 0.25]}
   })");
   cpu["latency"] = latency(0.002, 0.003, 0.004, 0.005);
+  cpu["latency_quantiles_s"] = quantiles(0.001, 0.01);
   nlohmann::json llm_stage = nlohmann::json::parse(R"({
     "name": "llama", "device": "gpu", "nodes": 1, "replicas": 4, "served": 1100, "batches": 900,
     "mean_batch_size": 12.5, "dropped": 100, "utilisation": 0.9, "mean_queue_length": 7.0, "max_queue_length": 20,
@@ -52,6 +60,7 @@ nlohmann::json serving_section() {
     }
   })");
   llm_stage["latency"] = latency(1.5, 3.0, 4.0, 6.0);
+  llm_stage["latency_quantiles_s"] = quantiles(0.5, 8.0);
   llm_stage["llm"]["ttft"] = latency(0.04, 0.08, 0.1, 0.12);
   llm_stage["llm"]["tpot"] = latency(0.012, 0.015, 0.016, 0.02);
   nlohmann::json s = nlohmann::json::parse(R"({
@@ -60,6 +69,10 @@ nlohmann::json serving_section() {
     "warmup_s": 2.0, "window_s": 1.5, "throughput_items_per_s": 95.5, "bottleneck": "llama"
   })");
   s["latency"] = latency(1.6, 3.1, 4.2, 6.5);
+  s["latency_quantiles_s"] = quantiles(0.6, 9.0);
+  s["latency_target_s"] = 2.0;
+  s["within_target"] = 0.6;
+  s["within_target_items_per_s"] = 57.3;
   s["stages"] = {cpu, llm_stage};
   return s;
 }
@@ -193,11 +206,29 @@ class ServingTests : public QObject {
              qPrintable(view.over_time_title()));
     QVERIFY2(view.caption().contains(QStringLiteral("TTFT p99 120 ms (target 500 ms)")), qPrintable(view.caption()));
     QVERIFY2(view.caption().contains(QStringLiteral("goodput 87.5%")), qPrintable(view.caption()));
+    // The CDFs: one per stage and end to end, 101 points each (x in ms, y in %), and the target's vertical line.
+    QCOMPARE(view.cdf_series().size(), std::size_t(3));
+    for (const QLineSeries* line : view.cdf_series()) QCOMPARE(line->count(), 101);
+    QCOMPARE(view.cdf_series()[0]->name(), QStringLiteral("tokenise"));
+    QCOMPARE(view.cdf_series()[2]->name(), QStringLiteral("end to end"));
+    QCOMPARE(view.cdf_series()[0]->at(0), QPointF(1.0, 0.0));
+    QCOMPARE(view.cdf_series()[2]->at(50), QPointF(4800.0, 50.0));
+    QCOMPARE(view.cdf_series()[2]->at(100), QPointF(9000.0, 100.0));
+    QVERIFY(view.target_line() != nullptr);
+    QCOMPARE(view.target_line()->count(), 2);
+    QCOMPARE(view.target_line()->at(0), QPointF(2000.0, 0.0));
+    QCOMPARE(view.target_line()->at(1), QPointF(2000.0, 100.0));
+    QVERIFY2(view.target_line()->name().contains(QStringLiteral("60.0% within")),
+             qPrintable(view.target_line()->name()));
+    QVERIFY2(view.caption().contains(QStringLiteral("60.0% within the")), qPrintable(view.caption()));
+    QCOMPARE(r->figure("serving/within_target").value_or(0.0), 0.6);
 
     // A training run: nothing drawn, the LLM chart hidden.
     view.set_report(parse_report(samples::kReport));
     QVERIFY(view.latency_bars() == nullptr);
     QVERIFY(view.llm_bars() == nullptr);
+    QVERIFY(view.cdf_series().empty());
+    QVERIFY(view.target_line() == nullptr);
     QVERIFY(view.queue_series().empty());
     QVERIFY(view.llm_view()->isHidden());
   }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -109,6 +110,15 @@ TEST(ServingClosedForms, GammaArrivalsWithCvOneAreMM1) {
   EXPECT_LT(queueing::gm1_gamma_time_in_system(80, 0.5, 100), queueing::mm1_time_in_system(80, 100));
 }
 
+TEST(ServingStatistics, PercentQuantilesAreTheCdf) {
+  std::vector<double> values;
+  for (int i = 200; i >= 0; --i) values.push_back(i * 0.5); // 0, 0.5, .., 100 in reverse
+  const std::vector<double> q = percent_quantiles(values);
+  ASSERT_EQ(q.size(), 101u);
+  for (std::size_t i = 0; i <= 100; ++i) EXPECT_DOUBLE_EQ(q[i], static_cast<double>(i)) << i;
+  EXPECT_TRUE(percent_quantiles({}).empty());
+}
+
 TEST(ServingStatistics, PercentilesAndBatchMeans) {
   std::vector<double> v;
   for (int i = 0; i < 1000; ++i) v.push_back(i);
@@ -163,6 +173,10 @@ TEST(ServingInput, ErrorsNameTheField) {
       {"/workload/stages/0/service", json{{"distribution", "fixed"}, {"mean", "1ms"}, {"cv", 1}},
        "/workload/stages/0/service/cv"},
       {"/workload/stages/0/queue", json{{"when_full", "wait"}}, "/workload/stages/0/queue/when_full"},
+      {"/workload/stages/0/pool", json{{"nodes", 1}, {"replicas_per_node", 4}, {"cores", 2}},
+       "/workload/stages/0/pool/replicas_per_node"},
+      {"/workload/stages/0/pool", json{{"nodes", 1}, {"replicas_per_node", 1}, {"speed", 0}},
+       "/workload/stages/0/pool/speed"},
       {"/workload/arrivals", json{{"process", "poisson"}}, "/workload/arrivals/rate"},
       {"/workload/arrivals", json{{"process", "closed"}, {"clients", 2}, {"rate", 5}}, "/workload/arrivals/rate"},
       {"/workload/orchestration", json{{"preset", "slurm"}}, "/workload/orchestration/preset"},
@@ -317,8 +331,27 @@ TEST(ServingInput, CliExitsTwoWithOneLine) {
 
 TEST(ServingQueueing, MM1MeanTimeInSystem) {
   const double lambda = 80, mu = 100;
-  const ReportServing r =
-      run(serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}), poisson(lambda), 400'000, 200));
+  json doc =
+      serving_scenario(1, json::array({stage("only", 1, 1, exponential("10ms"))}), poisson(lambda), 400'000, 200);
+  // The time in an M/M/1 is exponential at rate mu - lambda: half the requests within ln 2 / 20 = 34.66 ms.
+  const double median = std::log(2.0) / (mu - lambda);
+  doc["workload"]["latency_target"] = fmt::format("{}s", median);
+  const ReportServing r = run(doc);
+  ASSERT_TRUE(r.within_target.has_value());
+  show("M/M/1 share within ln 2 / (mu - lambda)", *r.within_target, 0.5);
+  EXPECT_NEAR(*r.within_target, 0.5, 0.01);
+  EXPECT_NEAR(*r.within_target_per_s, 0.5 * lambda, 0.02 * lambda);
+  // Its CDF: the q-quantile is -ln(1 - q) / (mu - lambda); the end points are the smallest and largest.
+  ASSERT_EQ(r.latency_quantiles.size(), 101u);
+  for (const int q : {10, 50, 90, 99}) {
+    const double expected_q = -std::log(1.0 - q / 100.0) / (mu - lambda);
+    EXPECT_LT(relative_error(r.latency_quantiles[static_cast<std::size_t>(q)], expected_q), 0.04) << q;
+  }
+  EXPECT_DOUBLE_EQ(r.latency_quantiles[50], r.latency.p50);
+  EXPECT_DOUBLE_EQ(r.latency_quantiles[99], r.latency.p99);
+  EXPECT_DOUBLE_EQ(r.latency_quantiles[100], r.latency.max);
+  EXPECT_TRUE(std::is_sorted(r.latency_quantiles.begin(), r.latency_quantiles.end()));
+  ASSERT_EQ(r.stages[0].latency_quantiles.size(), 101u);
   const double expected = queueing::mm1_time_in_system(lambda, mu);
   show("M/M/1 mean time in system", r.latency.mean, expected);
   EXPECT_LT(relative_error(r.latency.mean, expected), 0.03) << r.latency.mean << " vs " << expected;
@@ -483,6 +516,22 @@ TEST(ServingPipeline, TransfersAndOrchestrationAddUp) {
   EXPECT_NEAR(r.latency.mean, 3.602e-3, 1e-9);
   EXPECT_NEAR(r.latency.max, 3.602e-3, 1e-9);
   EXPECT_NEAR(r.stages[1].latency.mean, 1.1e-3, 1e-9);
+}
+
+TEST(ServingPipeline, ANodeTypesSpeedScalesItsServiceNotTheOverhead) {
+  // One client: a (1 ms measured elsewhere) on nodes twice as fast takes 0.5 ms; b (2 ms, batches of 1) on nodes half
+  // as fast 4 ms plus its 0.1 ms per-item overhead, which is the runtime's and not scaled: 4.6 ms in all. The cores
+  // bound the replicas per node and change nothing else.
+  json stages = json::array({stage("a", 1, 2, fixed("1ms")), stage("b", 1, 1, fixed("2ms"))});
+  stages[0]["pool"]["speed"] = 2.0;
+  stages[0]["pool"]["cores"] = 2;
+  stages[1]["pool"]["speed"] = 0.5;
+  json doc = serving_scenario(2, stages, {{"process", "closed"}, {"clients", 1}}, 50, 0);
+  doc["workload"]["orchestration"] = {{"per_item_overhead", "0.1ms"}};
+  const ReportServing r = run(doc);
+  EXPECT_NEAR(r.stages[0].latency.mean, 0.5e-3, 1e-12);
+  EXPECT_NEAR(r.stages[1].latency.mean, 4.1e-3, 1e-12);
+  EXPECT_NEAR(r.latency.max, 4.6e-3, 1e-12);
 }
 
 TEST(ServingPipeline, BatchingFillsBatchesUnderLoad) {

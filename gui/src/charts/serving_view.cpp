@@ -113,11 +113,13 @@ QString percent(double share) {
 ServingView::ServingView(QWidget* parent) : QWidget(parent) {
   latency_view_ = new_chart_view(latency_chart_, this);
   llm_view_ = new_chart_view(llm_chart_, this);
+  cdf_view_ = new_chart_view(cdf_chart_, this);
   over_time_view_ = new_chart_view(over_time_chart_, this);
   caption_ = new QLabel(this);
   caption_->setWordWrap(true);
   auto* top = new QHBoxLayout;
   top->addWidget(latency_view_, 3);
+  top->addWidget(cdf_view_, 3);
   top->addWidget(llm_view_, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -141,13 +143,16 @@ QString ServingView::over_time_title() const {
 }
 
 void ServingView::rebuild() {
-  for (QChart* chart : {latency_chart_, llm_chart_, over_time_chart_}) clear_chart(chart);
+  for (QChart* chart : {latency_chart_, llm_chart_, cdf_chart_, over_time_chart_}) clear_chart(chart);
+  cdf_series_.clear();
+  target_line_ = nullptr;
   latency_bars_ = nullptr;
   llm_bars_ = nullptr;
   queue_series_.clear();
   utilisation_series_.clear();
   if (!report_ || !report_->serving) {
     latency_chart_->setTitle(tr("Serving: a serving workload's run shows its latency here"));
+    cdf_chart_->setTitle(QString());
     over_time_chart_->setTitle(tr("Serving: a serving workload's run shows its queues over time here"));
     llm_view_->setVisible(false);
     caption_->clear();
@@ -156,6 +161,7 @@ void ServingView::rebuild() {
   const ReportServing& s = *report_->serving;
   build_latency(s);
   build_llm(s);
+  build_cdf(s);
   build_over_time(s);
 
   QString text = tr("%1: %2 requests sent, %3 answered, %4 dropped (%5 of those measured). Throughput %6 items/s "
@@ -167,6 +173,10 @@ void ServingView::rebuild() {
                      .arg(percent(s.drop_rate))
                      .arg(s.throughput, 0, 'f', 1)
                      .arg(format_seconds(s.window), format_seconds(s.latency.p50), format_seconds(s.latency.p99));
+  if (s.within_target)
+    text += tr(" %1 within the %2 latency target (%3 items/s).")
+                .arg(percent(*s.within_target), format_seconds(s.latency_target.value_or(0.0)))
+                .arg(s.within_target_per_s.value_or(0.0), 0, 'f', 1);
   if (const int b = bottleneck_index(s); b >= 0) {
     const ReportServingStage& st = s.stages[static_cast<std::size_t>(b)];
     text += tr(" Bottleneck: %1, %2 busy over %3 replicas, a mean queue of %4 (it sustains %5 items/s).")
@@ -223,6 +233,56 @@ void ServingView::build_llm(const ReportServing& s) {
   llm_bars_ = percentile_bars(llm_chart_, categories, samples, llm_scale_, tr("time (%1)").arg(unit_name(llm_scale_)));
   llm_chart_->setTitle(tr("TTFT and TPOT"));
   llm_chart_->legend()->hide(); // the latency chart's legend names the same colours
+}
+
+void ServingView::build_cdf(const ReportServing& s) {
+  auto* x = new QValueAxis;
+  auto* y = new QValueAxis;
+  cdf_chart_->addAxis(x, Qt::AlignBottom);
+  cdf_chart_->addAxis(y, Qt::AlignLeft);
+  // The x axis runs to the largest p99 (the tails beyond it, up to each maximum, run off the chart) or the target.
+  double right = s.latency_target.value_or(0.0);
+  auto add = [&](const std::vector<double>& quantiles, const QString& name, const QPen& pen) {
+    auto* line = new QLineSeries;
+    line->setName(name);
+    line->setPen(pen);
+    for (std::size_t i = 0; i < quantiles.size(); ++i)
+      line->append(quantiles[i] * latency_scale_, static_cast<double>(i));
+    if (quantiles.size() == 101) right = std::max(right, quantiles[99]);
+    cdf_chart_->addSeries(line);
+    line->attachAxis(x);
+    line->attachAxis(y);
+    cdf_series_.push_back(line);
+  };
+  for (std::size_t i = 0; i < s.stages.size(); ++i)
+    add(s.stages[i].latency_quantiles, QString::fromStdString(s.stages[i].name), QPen(stage_color(i), 1.5));
+  add(s.latency_quantiles, tr("end to end"), QPen(QColor(0x202020), 3.0));
+  if (s.latency_target) {
+    target_line_ = new QLineSeries;
+    target_line_->setName(
+        s.within_target ? tr("target %1: %2 within").arg(format_seconds(*s.latency_target), percent(*s.within_target))
+                        : tr("target %1").arg(format_seconds(*s.latency_target)));
+    target_line_->setPen(QPen(QColor(0xd62728), 2.0, Qt::DashLine));
+    target_line_->append(*s.latency_target * latency_scale_, 0.0);
+    target_line_->append(*s.latency_target * latency_scale_, 100.0);
+    cdf_chart_->addSeries(target_line_);
+    target_line_->attachAxis(x);
+    target_line_->attachAxis(y);
+  }
+  x->setRange(0, right > 0 ? right * 1.1 * latency_scale_ : 1.0);
+  x->applyNiceNumbers();
+  x->setTickCount(3); // a narrow chart: 0, the middle and the end
+  x->setLabelFormat(QStringLiteral("%.4g"));
+  x->setTitleText(tr("latency (%1)").arg(unit_name(latency_scale_)));
+  y->setRange(0, 100);
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  y->setTitleText(tr("% of requests within"));
+  cdf_chart_->setTitle(tr("Latency CDF per stage and end to end"));
+  // Names beside the chart: below it, a line of stage names and the target's would not fit.
+  cdf_chart_->legend()->setAlignment(Qt::AlignRight);
+  QFont small = cdf_chart_->legend()->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  cdf_chart_->legend()->setFont(small);
 }
 
 void ServingView::build_over_time(const ReportServing& s) {

@@ -1,4 +1,5 @@
-// ServingView: a serving workload's run (report.json `serving`): latency percentiles per stage and end to end, an LLM
+// ServingView: a serving workload's run (report.json `serving`): latency percentiles per stage and end to end, their
+// CDFs with the latency target, an LLM
 // stage's time to first token and per output token, and every stage's queue length and utilisation over the window,
 // the bottleneck stage named.
 #pragma once
@@ -26,6 +27,12 @@ class ServingView : public QWidget {
 
   QChartView* latency_view() const { return latency_view_; }
   QChartView* llm_view() const { return llm_view_; }
+  QChartView* cdf_view() const { return cdf_view_; }
+  /** The latency CDFs: one per stage in pipeline order, then end to end; x: latency in `latency_scale()` units, y: %
+   * of the measured items (101 points: 0, 1, .., 100). */
+  const std::vector<QLineSeries*>& cdf_series() const { return cdf_series_; }
+  /** The end-to-end latency target, a vertical line at it from 0 to 100 %; null without one. */
+  QLineSeries* target_line() const { return target_line_; }
   QChartView* over_time_view() const { return over_time_view_; }
   /** Four sets (p50, p90, p95, p99), one bar per stage in pipeline order then end to end, in `latency_scale()` units;
    * null without a serving section. */
@@ -45,6 +52,7 @@ class ServingView : public QWidget {
   void rebuild();
   void build_latency(const ReportServing& s);
   void build_llm(const ReportServing& s);
+  void build_cdf(const ReportServing& s);
   void build_over_time(const ReportServing& s);
 
   std::optional<RunReport> report_;
@@ -53,6 +61,10 @@ class ServingView : public QWidget {
   QChartView* latency_view_ = nullptr;
   QChart* llm_chart_ = nullptr;
   QChartView* llm_view_ = nullptr;
+  QChart* cdf_chart_ = nullptr;
+  QChartView* cdf_view_ = nullptr;
+  std::vector<QLineSeries*> cdf_series_;
+  QLineSeries* target_line_ = nullptr;
   QChart* over_time_chart_ = nullptr;
   QChartView* over_time_view_ = nullptr;
   QBarSeries* latency_bars_ = nullptr;

@@ -701,9 +701,10 @@ class ServingRun {
         }
       }
       const auto n = static_cast<double>(batch.items.size());
-      const double service = (spec.batch_service.empty() ? sample(spec.service, s.rng) + (n - 1) * spec.extra_item_time
-                                                         : spec.batch_service[batch.items.size() - 1]) +
-                             n * s.per_item_overhead;
+      const double service =
+          (spec.batch_service.empty() ? (sample(spec.service, s.rng) + (n - 1) * spec.extra_item_time) / spec.speed
+                                      : spec.batch_service[batch.items.size() - 1]) +
+          n * s.per_item_overhead;
       const double begin = now();
       for (ItemId id : batch.items)
         if (items_[id].measured) s.raw->wait.push_back(begin - entered(id, s));

@@ -862,6 +862,15 @@ void serving_fields(std::vector<F>& f) {
                   .label("Warm-up")
                   .doc("requests sent before this time are left out of the latency statistics; throughput, "
                        "utilisation and queue length are taken from this time to the end"));
+  f.push_back(F(w + "latency_target", T::Quantity, "serving")
+                  .kinds(serving)
+                  .dim(Dimension::Time)
+                  .positive(1e7)
+                  .def_doc("none")
+                  .label("Latency target")
+                  .doc("an end-to-end latency objective: the report gives the share of the measured requests "
+                       "answered within it (drops count as missed) and those answers per second, and the GUI's "
+                       "latency CDF marks it"));
   f.push_back(F(w + "orchestration", T::Object, "serving")
                   .kinds(serving)
                   .def_doc("none")
@@ -900,6 +909,20 @@ void serving_fields(std::vector<F>& f) {
                   .range(1, 4096)
                   .def(1)
                   .doc("replicas on each node, each serving one batch at a time from the stage's shared queue"));
+  f.push_back(F(st + "pool/cores", T::Integer, "serving_stage")
+                  .kinds(serving)
+                  .range(1, 4096)
+                  .def_doc("no bound")
+                  .doc("the pool's node type: cores per node; each replica takes one, so `replicas_per_node` is at "
+                       "most this"));
+  f.push_back(F(st + "pool/speed", T::Number, "serving_stage")
+                  .kinds(serving)
+                  .closed(1e-3, 1e3)
+                  .def(1)
+                  .allowed("not with `llm` or `model_service` (their time comes from the cluster's GPU profile)")
+                  .doc("the pool's node type: its speed against the processor the `service` times were measured on "
+                       "(2: each service, with `extra_item_time`, takes half as long); the orchestration's per-item "
+                       "overhead is not scaled"));
   f.push_back(F(st + "service", T::Object, "serving_stage")
                   .kinds(serving)
                   .def_doc("required without `llm`")

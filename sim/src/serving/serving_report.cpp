@@ -57,6 +57,14 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
   s.window = std::max(0.0, r.end - r.window_begin);
   s.throughput = s.window > 0 ? static_cast<double>(r.answered_in_window) / s.window : 0.0;
   s.latency = latency_section(r.latency);
+  s.latency_quantiles = percent_quantiles(r.latency);
+  if (w.latency_target) {
+    const auto met = static_cast<double>(
+        std::count_if(r.latency.begin(), r.latency.end(), [&](double l) { return l <= *w.latency_target; }));
+    s.latency_target = w.latency_target;
+    s.within_target = r.measured_sent > 0 ? met / static_cast<double>(r.measured_sent) : 0.0;
+    s.within_target_per_s = s.window > 0 ? met / s.window : 0.0;
+  }
   // One bin width for every stage's series: the widest any of them reached.
   double bin = 0.0;
   for (const ServingStageRaw& raw : r.stages)
@@ -84,6 +92,7 @@ ReportServing make_serving_section(const ServingWorkload& w, const ServingRunRes
     for (double v : raw.wait) wait += v;
     st.mean_wait = raw.wait.empty() ? 0.0 : wait / static_cast<double>(raw.wait.size());
     st.latency = latency_section(raw.latency);
+    st.latency_quantiles = percent_quantiles(raw.latency);
     {
       BinnedIntegral queue = raw.queue_over_time;
       BinnedIntegral busy = raw.busy_over_time;
@@ -203,6 +212,9 @@ std::string format_serving_table(const ReportDocument& doc) {
   line("latency mean (95% CI)", with_ci(s.latency.mean, s.latency.mean_ci));
   line("latency p50 / p90 / p95 / p99", fmt::format("{} / {} / {} / {}", ms(s.latency.p50), ms(s.latency.p90),
                                                     ms(s.latency.p95), with_ci(s.latency.p99, s.latency.p99_ci)));
+  if (s.within_target)
+    line("within the latency target", fmt::format("{:.4g}% of requests ({:.6g}/s) within {}", *s.within_target * 100.0,
+                                                  s.within_target_per_s.value_or(0.0), ms(*s.latency_target)));
   line("bottleneck", s.bottleneck);
   out += fmt::format("\n  {:<16} {:>8} {:>7} {:>9} {:>10} {:>11} {:>10} {:>10} {:>9}\n", "stage", "replicas", "util",
                      "queue", "batch", "cap items/s", "p50", "p99", "dropped");

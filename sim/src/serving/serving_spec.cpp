@@ -405,6 +405,19 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
     s.device = pool.enum_choice_or("device", PoolDevice::Gpu);
     s.nodes = static_cast<int>(pool.integer("nodes"));
     s.replicas_per_node = static_cast<int>(pool.integer("replicas_per_node"));
+    if (pool.has("cores")) {
+      s.cores = static_cast<int>(pool.integer("cores"));
+      if (s.replicas_per_node > *s.cores)
+        throw InputError(pool.source(), pool.pointer() + "/replicas_per_node",
+                         fmt::format("a node of this pool has {} cores (`cores`), each replica takes one; expected at "
+                                     "most {} replicas per node, got {}",
+                                     *s.cores, *s.cores, s.replicas_per_node));
+    }
+    s.speed = pool.number_or("speed", 1.0);
+    if (s.speed != 1.0 && (reader.has("llm") || reader.has("model_service")))
+      throw InputError(pool.source(), pool.pointer() + "/speed",
+                       "an LLM stage's or `model_service` stage's time comes from the cluster's GPU profile; expected "
+                       "no speed factor (give the cluster's `gpu` instead)");
     s.first_node = next_node;
     if (next_node + s.nodes > cluster.nodes)
       throw InputError(pool.source(), pool.pointer() + "/nodes",
@@ -631,6 +644,7 @@ ServingWorkload parse_serving_workload(JsonReader& reader, const ClusterSpec& cl
                      "a closed loop whose requests take no time (think time and every service time 0) never reaches "
                      "its duration; expected a request count");
   w.warmup = reader.quantity("warmup");
+  if (reader.has("latency_target")) w.latency_target = reader.quantity("latency_target");
   if (w.duration && w.warmup >= *w.duration)
     throw InputError(reader.source(), reader.pointer() + "/warmup",
                      fmt::format("expected a warm-up shorter than the duration ({:g} s)", *w.duration));

@@ -40,6 +40,16 @@ double quantile_of_sorted(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+std::vector<double> percent_quantiles(const std::vector<double>& values) {
+  if (values.empty()) return {};
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> out;
+  out.reserve(101);
+  for (int i = 0; i <= 100; ++i) out.push_back(quantile_of_sorted(sorted, i / 100.0));
+  return out;
+}
+
 LatencySummary summarize_latency(const std::vector<double>& values, int batches) {
   LatencySummary s;
   s.count = values.size();

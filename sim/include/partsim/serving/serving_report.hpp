@@ -168,6 +168,7 @@ struct ReportServingStage {
   double capacity = 0.0;
   double mean_wait = 0.0;
   ReportLatency latency;
+  std::vector<double> latency_quantiles;
   ReportServingOverTime over_time;
   std::optional<ReportServingLlm> llm;
 
@@ -189,6 +190,9 @@ struct ReportServingStage {
             "replicas x items served per second of service: what the stage sustains at the batch sizes seen");
     f.field("mean_wait_s", s.mean_wait, "s", "measured items' time in the queue (and in a filling batch)");
     f.field("latency", s.latency, "", "measured items' time in the stage: queue, batching, service");
+    f.field("latency_quantiles_s", s.latency_quantiles, "s",
+            "that time's CDF: 101 quantiles, at 0, 1, .., 99 and 100% (the smallest, each percentile, the largest); "
+            "empty without measured items");
     f.field("over_time", s.over_time, "", "its queue length and utilisation over the window");
     f.field("llm", s.llm, "", "an LLM stage's figures; absent for other stages");
   }
@@ -209,6 +213,10 @@ struct ReportServing {
   double throughput = 0.0;
   std::string bottleneck;
   ReportLatency latency;
+  std::vector<double> latency_quantiles;
+  std::optional<double> latency_target;
+  std::optional<double> within_target;
+  std::optional<double> within_target_per_s;
   std::vector<ReportServingStage> stages;
 
   template <typename Self, typename Fields>
@@ -226,6 +234,13 @@ struct ReportServing {
     f.field("throughput_items_per_s", s.throughput, "items/s", "answers within the window / window_s");
     f.field("bottleneck", s.bottleneck, "", "the stage of highest utilisation");
     f.field("latency", s.latency, "", "end to end, from sending to the last stage's end");
+    f.field("latency_quantiles_s", s.latency_quantiles, "s",
+            "its CDF: 101 quantiles, at 0, 1, .., 99 and 100% (the smallest, each percentile, the largest)");
+    f.field("latency_target_s", s.latency_target, "s", "the scenario's end-to-end latency target; absent: none");
+    f.field("within_target", s.within_target, "",
+            "share of the measured requests sent (drops included) answered within the target; absent without one");
+    f.field("within_target_items_per_s", s.within_target_per_s, "items/s",
+            "measured requests answered within the target / window_s; absent without a target");
     f.field("stages", s.stages, "", "one per stage, in pipeline order");
   }
 };

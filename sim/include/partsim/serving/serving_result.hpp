@@ -154,6 +154,10 @@ inline constexpr int kLatencyBatches = 20;
 /** The q-quantile (0..1) of `sorted` by linear interpolation between order statistics; 0 when empty. */
 double quantile_of_sorted(const std::vector<double>& sorted, double q);
 
+/** The CDF of `values` as 101 quantiles, at q = 0, 0.01, .., 1 (the smallest, each percentile, the largest); empty
+ * when `values` is. */
+std::vector<double> percent_quantiles(const std::vector<double>& values);
+
 /** Summarises `values` (in completion order). */
 LatencySummary summarize_latency(const std::vector<double>& values, int batches = kLatencyBatches);
 

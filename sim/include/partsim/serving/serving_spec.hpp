@@ -133,7 +133,9 @@ struct ServingStage {
   PoolDevice device = PoolDevice::Gpu;
   int nodes = 1;
   int replicas_per_node = 1;
-  int first_node = 0; ///< resolved: the cluster node of the pool's first node
+  int first_node = 0;       ///< resolved: the cluster node of the pool's first node
+  std::optional<int> cores; ///< the pool's node type: cores per node, the most replicas a node runs; absent: no bound
+  double speed = 1.0;       ///< the pool's node type: its speed against the one `service` was measured on
   TimeDistribution service;
   int max_batch = 1;            ///< items served together
   double max_wait = 0.0;        ///< s a replica holding a partial batch waits for more, from taking its first item
@@ -232,6 +234,7 @@ struct ServingWorkload {
   std::optional<std::int64_t> requests; ///< requests sent in all (warm-up included)
   std::optional<double> duration;       ///< s: no request is sent after this time
   double warmup = 0.0;                  ///< s: requests sent before are left out of the statistics
+  std::optional<double> latency_target; ///< s end to end: the report's share of requests answered within it
   Orchestration orchestration;
   std::int64_t iterations = 1; ///< one run of the pipeline (for code that asks every workload)
   std::string data_type = "bf16";
