@@ -413,7 +413,7 @@ ServingStage parse_stage(JsonReader& reader, int& next_node, const ClusterSpec& 
                                      "most {} replicas per node, got {}",
                                      *s.cores, *s.cores, s.replicas_per_node));
     }
-    s.speed = pool.number_or("speed", 1.0);
+    s.speed = pool.number("speed");
     if (s.speed != 1.0 && (reader.has("llm") || reader.has("model_service")))
       throw InputError(pool.source(), pool.pointer() + "/speed",
                        "an LLM stage's or `model_service` stage's time comes from the cluster's GPU profile; expected "
