@@ -1,9 +1,11 @@
 // Mixture of experts: the published models' parameter counts, the routed experts' flops, the routing's shares and
 // loads, the plans of expert parallelism (all-to-alls, expert-data groups, per-rank loads), memory, input errors,
-// and one simulation whose traffic is checked against the all-to-all's closed form.
+// and one simulation whose traffic is checked against the all-to-all's closed form; expert tensor parallelism (the
+// experts split over the tensor group: flops, weights, gathers, memory, errors, and its traffic's closed form).
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/expert_routing.hpp"
 #include "partsim/model/transformer.hpp"
+#include "partsim/plan/placement.hpp"
 #include "partsim/plan/sharded_memory.hpp"
 #include "partsim/plan/strategy.hpp"
 #include "test_support.hpp"
@@ -591,6 +593,188 @@ TEST(ExpertParallelRun, TwoHopTakesAsLongAtEveryFidelityAndLessThanDirect) {
   const double direct = a2a_time("direct", "steps");
   EXPECT_LT(steps, 0.65 * direct);
   EXPECT_GT(steps, 0.45 * direct);
+}
+
+// --- expert tensor parallelism ------------------------------------------------------------------------------------
+
+TEST(ExpertTensorParallel, EachExpertSplitsOverTheTensorGroupWithTheSameFlops) {
+  // Mixtral on 4 tensor ranks with sequence parallelism, EP 8: each rank routes a quarter of the 32,768 tokens. With
+  // the experts split over the 4 tensor ranks, a rank runs a quarter of its expert's FFN on the copies of all 4 ranks:
+  // the same flops, a quarter of the weights, GEMMs 4x taller and 4x narrower.
+  const TransformerModel mixtral = library_model("mixtral-8x7b");
+  const double t = 32768.0;
+  const double h = 4096.0;
+  const double f = 14336.0;
+  TensorSplit whole{4, true, 8};
+  TensorSplit split = whole;
+  split.expert_tensor = 4;
+  const auto [flops1, weights1] = routed_experts(mixtral, whole);
+  const auto [flops4, weights4] = routed_experts(mixtral, split);
+  EXPECT_DOUBLE_EQ(flops1, 2.0 * t / 4 * 2.0 * 3.0 * h * f);
+  EXPECT_DOUBLE_EQ(flops4, flops1);
+  EXPECT_DOUBLE_EQ(weights1, 3.0 * h * f);
+  EXPECT_DOUBLE_EQ(weights4, weights1 / 4);
+  EXPECT_DOUBLE_EQ(mixtral.expert_parameters(8, 4), mixtral.expert_parameters(8) / 4);
+  for (const ComputeOp& op : mixtral.layer_ops(1, split))
+    if (op.name == "expert_up") {
+      ASSERT_TRUE(op.gemm.has_value());
+      EXPECT_DOUBLE_EQ(static_cast<double>(op.gemm->m), t / 4 * 2.0 * 4.0); // the gathered copies
+      EXPECT_EQ(op.gemm->n, 14336 / 4);
+    }
+}
+
+/** A rank's tensor-group collectives of `op` on groups of `size`: count and bytes. */
+Collectives tensor_collectives_of(const Plan& plan, int rank, CollectiveOp op) {
+  return collectives_of(plan, rank, CommKind::Tensor, op);
+}
+
+TEST(ExpertTensorParallelPlan, TheCopiesAreGatheredAndReduceScatteredOverTheTensorGroup) {
+  // Data 2 x tensor 4 x expert 2 on 8 GPUs, 4 micro-batches per replica: with the experts split over the tensor
+  // group, every layer's experts are wrapped, forward and backward, in an all-gather and a reduce-scatter of the
+  // 4 ranks' copies: 4 x (4096 / 4 tokens x top-2) x 4,096 bf16 values.
+  const nlohmann::json strategy = {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
+  nlohmann::json split = strategy;
+  split["expert_tensor"] = 4;
+  const Scenario s1 = parse(moe_scenario(strategy, 8, 8));
+  const Scenario s4 = parse(moe_scenario(split, 8, 8));
+  const Plan p1 = build_plan(s1);
+  const Plan p4 = build_plan(s4);
+  const std::uint64_t gathered = std::uint64_t{4} * (1024 * 2) * 4096 * 2;
+  for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
+    const Collectives c1 = tensor_collectives_of(p1, 0, op);
+    const Collectives c4 = tensor_collectives_of(p4, 0, op);
+    EXPECT_EQ(c4.count - c1.count, 32 * 2 * 4) << static_cast<int>(op);
+    EXPECT_EQ(c4.bytes - c1.bytes, std::uint64_t{32} * 2 * 4 * gathered) << static_cast<int>(op);
+    EXPECT_EQ(c4.group_size, 4u);
+  }
+  // The all-to-alls are unchanged; the experts' gradients, reduced over the expert-data group (the 1 other replica
+  // holding the same experts: no group with data 2 = expert 2), are absent, the rest as before.
+  EXPECT_EQ(collectives_of(p4, 0, CommKind::Expert, CollectiveOp::AllToAll).bytes,
+            collectives_of(p1, 0, CommKind::Expert, CollectiveOp::AllToAll).bytes);
+  EXPECT_NE(p4.summary.find("split over 4 tensor ranks"), std::string::npos) << p4.summary;
+
+  // Data 4 x expert 2: the experts' gradients go over the expert-data group of 2, a quarter of them per rank.
+  nlohmann::json wide = strategy;
+  wide["data"] = 4;
+  nlohmann::json wide4 = split;
+  wide4["data"] = 4;
+  auto expert_sync = [](const Plan& plan) {
+    std::uint64_t bytes = 0;
+    for (const Step& step : resolved_steps(plan, 0))
+      if (const auto* c = std::get_if<CollectiveStep>(&step);
+          c && c->kind == CommKind::Data && plan.groups[static_cast<std::size_t>(c->group)].size() == 2u &&
+          c->op != CollectiveOp::AllGather)
+        bytes += c->bytes;
+    return static_cast<double>(bytes);
+  };
+  const double sync1 = expert_sync(build_plan(parse(moe_scenario(wide, 16, 16))));
+  const double sync4 = expert_sync(build_plan(parse(moe_scenario(wide4, 16, 16))));
+  EXPECT_GT(sync1, 0.0);
+  EXPECT_NEAR(sync4, sync1 / 4, 64.0);
+}
+
+TEST(ExpertTensorParallelPlan, SkewedRoutingGathersEachPositionsLoad) {
+  // Zipf routing: the tensor group of expert position j gathers 4 x its copies, round(1024 x 2 x load_j), per layer.
+  nlohmann::json doc = moe_scenario(
+      {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"expert_tensor", 4}, {"sequence_parallel", true}}, 8, 8);
+  doc["workload"]["expert_routing"] = {{"distribution", "zipf"}, {"zipf_exponent", 1.0}};
+  const Scenario scenario = parse(doc);
+  const Plan plan = build_plan(scenario);
+  const auto& routing = std::get<ModelTraining>(scenario.workload).expert_routing;
+  const auto& mp = std::get<ModelParallel>(scenario.strategy);
+  for (int j = 0; j < 2; ++j) {
+    std::uint64_t expected = 0;
+    for (int l = 0; l < 32; ++l) {
+      const double load = route_layer(routing, 8, 2, l, scenario.run.seed).rank_load[static_cast<std::size_t>(j)];
+      expected += std::uint64_t{4} * static_cast<std::uint64_t>(std::round(1024.0 * 2.0 * load)) * 4096 * 2;
+    }
+    // The rank at data position j, tensor 0; its reduce-scatters beyond the layers' sequence-parallel ones.
+    const int rank = rank_of(mp, {j, 0, 0});
+    std::uint64_t gathered = 0;
+    const std::uint64_t sequence = std::uint64_t{4096} * 4096 * 2; // b·s·h, the sequence-parallel collectives
+    for (const Step& step : resolved_steps(plan, rank))
+      if (const auto* c = std::get_if<CollectiveStep>(&step);
+          c && c->kind == CommKind::Tensor && c->op == CollectiveOp::AllGather && c->bytes != sequence)
+        gathered += c->bytes;
+    EXPECT_EQ(gathered, expected * 2 /* forward, backward */ * 4 /* micro-batches */) << "position " << j;
+  }
+}
+
+TEST(ExpertTensorParallelMemory, ExpertWeightsFallByTheTensorDegree) {
+  // Tensor 4, expert 2: the experts' weights, gradients and optimizer states per rank fall by 4; the gathered copies
+  // kept for the experts' first GEMMs add (4 - 1) / 4 of k·b·s·h per MoE layer and micro-batch in flight.
+  const nlohmann::json strategy = {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
+  nlohmann::json split = strategy;
+  split["expert_tensor"] = 4;
+  const Scenario s1 = parse(moe_scenario(strategy, 8, 8));
+  const Scenario s4 = parse(moe_scenario(split, 8, 8));
+  const auto& training = std::get<ModelTraining>(s1.workload);
+  const MemoryBreakdown m1 = model_parallel_memory(training, std::get<ModelParallel>(s1.strategy), s1.cluster.gpu, 0);
+  const MemoryBreakdown m4 = model_parallel_memory(training, std::get<ModelParallel>(s4.strategy), s4.cluster.gpu, 0);
+  const TransformerModel model = training.transformer();
+  const double removed = 32.0 * model.expert_parameters(2) * 3.0 / 4.0;
+  EXPECT_NEAR(m1.parameters - m4.parameters, removed * 2.0, 1.0);
+  EXPECT_NEAR(m1.optimizer_states - m4.optimizer_states, removed * m1.optimizer_states / (m1.parameters / 2.0),
+              1e-6 * m1.optimizer_states);
+  EXPECT_NEAR(m4.activations - m1.activations, 32.0 * 2.0 * 2.0 * 4096.0 * 4096.0 * 3.0 / 4.0, 1.0);
+}
+
+TEST(ExpertTensorParallelErrors, EachInvalidCombinationNamesItsKey) {
+  const auto error_of = [](const nlohmann::json& doc) -> std::string {
+    try {
+      parse(doc);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"sequence_parallel", true}, {"expert_tensor", 2}}))
+                .find("/strategy/expert_tensor: the experts split over the tensor group: expected 1 or the tensor "
+                      "degree (4), got 2"),
+            std::string::npos);
+  EXPECT_NE(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"sequence_parallel", true}, {"expert_tensor", 4}}, 8, 8,
+                                  "llama3-8b"))
+                .find("/strategy/expert_tensor"),
+            std::string::npos);
+  EXPECT_EQ(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"sequence_parallel", true}, {"expert_tensor", 4}})),
+            "");
+}
+
+TEST(ExpertTensorParallelRun, RanksSendWhatTheGatherAndReduceScatterClosedFormsSay) {
+  // A small mixture of experts on 4 GPUs: tensor 2 x data 2 x expert 2, every message simulated, no gradient
+  // synchronisation. Splitting the experts over the tensor pair adds, per layer and pass, an all-gather and a
+  // reduce-scatter of S = 2 x (64 tokens x top-2) x 256 bf16 values on 2 ranks: each rank sends and receives S / 2
+  // for each, (n - 1) / n of S as the ring's closed form says.
+  nlohmann::json doc = base_scenario(1, 4);
+  doc["workload"] = {{"kind", "model_training"},
+                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
+                     {"global_batch", 8},
+                     {"micro_batch", 1}};
+  doc["strategy"] = {{"kind", "model_parallel"},
+                     {"data", 2},
+                     {"tensor", 2},
+                     {"expert", 2},
+                     {"sequence_parallel", true},
+                     {"gradient_sync", "none"},
+                     {"tensor_collectives", {{"fidelity", "steps"}}}};
+  const std::filesystem::path folder = temp_dir();
+  { std::ofstream(folder / "whole.json") << doc.dump(); }
+  const CliResult whole = run_cli({"run", (folder / "whole.json").string(), "--json", "--no-files", "--no-progress"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const nlohmann::json before = nlohmann::json::parse(whole.out);
+  doc["strategy"]["expert_tensor"] = 2;
+  const Outcome out = simulate_document(doc);
+  ASSERT_FALSE(out.report.out_of_memory);
+  ASSERT_EQ(out.report.ranks.size(), 4u);
+  const double s = 2.0 * (64 * 2) * 256 * 2;
+  const double added = 4 /* micro-batches */ * 2 /* layers */ * 2 /* passes */ * 2 /* collectives */ * s / 2;
+  for (const RankMetrics& m : out.report.ranks) {
+    const nlohmann::json& r = before["ranks"][static_cast<std::size_t>(m.rank)];
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent) - r["bytes_sent"].get<double>(), added) << "rank " << m.rank;
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received) - r["bytes_received"].get<double>(), added)
+        << "rank " << m.rank;
+    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
+  }
 }
 
 } // namespace

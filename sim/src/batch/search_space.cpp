@@ -247,7 +247,7 @@ void derive_data_degree(SearchSpace& space, const nlohmann::json& scenario) {
   for (const SweepAxis& axis : space.axes) {
     if (names(axis.pointer)) return;
     varies_split = varies_split || axis.pointer == "/strategy/tensor" || axis.pointer == "/strategy/pipeline" ||
-                   axis.pointer.rfind("/cluster", 0) == 0;
+                   axis.pointer == "/strategy/context" || axis.pointer.rfind("/cluster", 0) == 0;
   }
   for (const Override& o : space.sets)
     if (names(o.pointer)) return;
@@ -256,7 +256,7 @@ void derive_data_degree(SearchSpace& space, const nlohmann::json& scenario) {
   if (!varies_split) return;
   space.derived.push_back({"/strategy/data", std::nullopt, "default", "<search>", ""});
   space.notes.push_back(fmt::format("/strategy/data (the scenario's {}) derived for each point: the GPU count / "
-                                    "(tensor x pipeline); give it an axis or a --set to fix it",
+                                    "(tensor x pipeline x context); give it an axis or a --set to fix it",
                                     scenario.at(kData).dump()));
 }
 

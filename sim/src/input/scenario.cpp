@@ -734,12 +734,26 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                                    config.experts.count, mp.data, mp.expert));
     if (mp.tensor > 1 && !mp.sequence_parallel)
       throw InputError(reader.source(), at + "/sequence_parallel",
-                       "a mixture of experts with tensor parallelism routes each rank's sequence slice (experts are "
-                       "whole on their ranks, as Megatron-Core requires sequence parallelism with MoE and tensor "
-                       "parallelism); expected true");
+                       "a mixture of experts with tensor parallelism routes each rank's sequence slice (Megatron-Core "
+                       "requires sequence parallelism with MoE and tensor parallelism); expected true");
   } else if (mp.expert > 1) {
     throw InputError(reader.source(), at + "/expert",
                      fmt::format("model \"{}\" has no experts; expected 1", training->model.name));
+  }
+  mp.expert_tensor = static_cast<int>(reader.integer("expert_tensor"));
+  if (mp.expert_tensor > 1) {
+    if (!config.experts.moe())
+      throw InputError(reader.source(), at + "/expert_tensor",
+                       fmt::format("model \"{}\" has no experts; expected 1", training->model.name));
+    if (mp.expert_tensor != mp.tensor)
+      throw InputError(reader.source(), at + "/expert_tensor",
+                       fmt::format("the experts split over the tensor group: expected 1 or the tensor degree ({}), "
+                                   "got {}",
+                                   mp.tensor, mp.expert_tensor));
+    if (config.ffn % mp.expert_tensor != 0)
+      throw InputError(reader.source(), at + "/expert_tensor",
+                       fmt::format("expected a degree that divides the experts' ffn_size ({}), got {}", config.ffn,
+                                   mp.expert_tensor));
   }
   mp.expert_dispatch = reader.enum_choice_or("expert_dispatch", ExpertDispatch::Direct);
   mp.context_comm = reader.enum_choice_or("context_comm", ContextComm::P2P);

@@ -1438,16 +1438,30 @@ void strategy_fields(std::vector<F>& f) {
                   .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients (reduce-"
                        "scattered after every micro-batch's backward; FSDP without resharding after the forward), 3 "
                        "also the parameters (FSDP)"));
-  f.push_back(F(s + "expert", T::Integer, "model_parallel")
+  f.push_back(
+      F(s + "expert", T::Integer, "model_parallel")
+          .kinds(mp)
+          .range(1, kMaxGpus)
+          .def(1)
+          .allowed("divides `data` and the model's experts; above 1 only for a mixture-of-experts model")
+          .label("Expert-parallel degree")
+          .doc("expert-parallel degree EP: `expert` consecutive data-parallel replicas share each layer's "
+               "routed experts (experts / EP each, whole unless `expert_tensor` splits them) and exchange their "
+               "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
+               "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
+  f.push_back(F(s + "expert_tensor", T::Integer, "model_parallel")
                   .kinds(mp)
                   .range(1, kMaxGpus)
                   .def(1)
-                  .allowed("divides `data` and the model's experts; above 1 only for a mixture-of-experts model")
-                  .label("Expert-parallel degree")
-                  .doc("expert-parallel degree EP: `expert` consecutive data-parallel replicas share each layer's "
-                       "routed experts (experts / EP each, whole: expert tensor parallelism 1) and exchange their "
-                       "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
-                       "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
+                  .allowed("1, or `tensor` for a mixture-of-experts model (whose experts' `ffn_size` it divides)")
+                  .label("Expert tensor-parallel degree")
+                  .doc("expert tensor parallelism: 1 keeps every routed expert whole on its rank (Megatron-Core's "
+                       "`--expert-tensor-parallel-size 1`); `tensor` splits each expert's FFN over the tensor group "
+                       "(its first GEMMs column-parallel, its last row-parallel: Megatron-Core's default before that "
+                       "option, and the option at the tensor degree), whose ranks all-gather the copies routed to any "
+                       "of them after the dispatch all-to-all and reduce-scatter the experts' outputs before the "
+                       "combine: 1/tensor of the experts' weights per rank for two collectives per layer and pass on "
+                       "the tensor group ([model-parallelism.md](model-parallelism.md#mixture-of-experts))"));
   f.push_back(F(s + "expert_dispatch", T::Choice, "model_parallel")
                   .kinds(mp)
                   .choices(enum_names<ExpertDispatch>())

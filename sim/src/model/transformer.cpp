@@ -163,10 +163,12 @@ double TransformerModel::layer_parameters(int tensor) const {
   return total;
 }
 
-double TransformerModel::expert_parameters(int expert) const {
+double TransformerModel::expert_parameters(int expert, int expert_tensor) const {
   if (!config_.experts.moe()) return 0.0;
   double total = 0.0;
-  for (const ComputeOp& op : layer_ops(1, TensorSplit{1, false, expert}))
+  TensorSplit split{1, false, expert};
+  split.expert_tensor = expert_tensor;
+  for (const ComputeOp& op : layer_ops(1, split))
     if (is_routed_expert_op(op)) total += op.weight_elements;
   return total;
 }
@@ -364,16 +366,19 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     push_residual(ops, "mlp", r * t * h);
     return ops;
   }
-  // Mixture of experts (expert tensor parallelism 1: every expert whole on the rank that holds it). The rank routes
-  // its own tokens (its sequence slice with sequence parallelism): a router GEMM h -> E and the softmax / top-k over
-  // the E logits; the k copies of each token are permuted into expert order and sent to the experts' ranks (the
-  // planner's all-to-all); this rank's experts (E / expert ranks of them) run on the copies routed to them, `load`
-  // times the uniform share (tokens x k on every rank when routing is uniform); the results come back and are
-  // unpermuted: each token sums its k copies weighted by their router probabilities. Shared experts are a dense MLP
-  // on the rank's own tokens.
+  // Mixture of experts. The rank routes its own tokens (its sequence slice with sequence parallelism): a router GEMM
+  // h -> E and the softmax / top-k over the E logits; the k copies of each token are permuted into expert order and
+  // sent to the experts' ranks (the planner's all-to-all); this rank's experts (E / expert ranks of them) run on the
+  // copies routed to them, `load` times the uniform share (tokens x k on every rank when routing is uniform); the
+  // results come back and are unpermuted: each token sums its k copies weighted by their router probabilities.
+  // Shared experts are a dense MLP on the rank's own tokens. With expert tensor parallelism ET each expert's FFN is
+  // split over ET ranks, which gather the copies routed to each of them (the planner's all-gather) and run their
+  // 1/ET of the FFN on all of them: ET x the rows, 1/ET of the width, the same flops in narrower GEMMs.
   const ExpertConfig& x = c.experts;
-  PARTSIM_CHECK(split.expert >= 1 && x.count % split.expert == 0 && split.expert_load >= 0.0)
-      << split.expert << " expert ranks for " << x.count << " experts, load " << split.expert_load;
+  PARTSIM_CHECK(split.expert >= 1 && x.count % split.expert == 0 && split.expert_load >= 0.0 &&
+                split.expert_tensor >= 1 && c.ffn % split.expert_tensor == 0)
+      << split.expert << " expert ranks for " << x.count << " experts, load " << split.expert_load << ", "
+      << split.expert_tensor << " expert tensor ranks for an FFN of " << c.ffn;
   const double own = r * t; // the tokens this rank routes
   const double k = as_double(x.top_k);
   const double logits = own * as_double(x.count);
@@ -381,7 +386,8 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(pointwise_op("router_topk", OpKind::Softmax, kSoftmaxFlop, logits, logits, 0.0));
   ops.push_back(pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * k * h, own * k * h, 0.0));
   const double routed = std::round(own * k * split.expert_load); // the copies this rank's experts process
-  push_mlp("expert", routed, c.ffn, as_double(x.count / split.expert));
+  const double et = as_double(split.expert_tensor);
+  push_mlp("expert", routed * et, c.ffn / split.expert_tensor, as_double(x.count / split.expert));
   ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
   if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);

@@ -115,7 +115,9 @@ class Planner {
           for (const Action& action : *actions) {
             per_position.executions +=
                 std::holds_alternative<TensorCollective>(action) || std::holds_alternative<RingHop>(action) ? 0.0 : 1.0;
-            per_position.steps += std::holds_alternative<Beside>(action) ? 2.0 : 1.0;
+            per_position.steps += std::holds_alternative<Beside>(action)                                ? 2.0
+                                  : std::holds_alternative<ExpertWork>(action) && mp_.expert_tensor > 1 ? 3.0
+                                                                                                        : 1.0;
           }
     }
     const double positions = static_cast<double>(mp_.data_ranks()) * static_cast<double>(mp_.tensor);
@@ -416,9 +418,10 @@ class Planner {
       dense_layer =
           dense_unit(price_ops("mlp", dense_mlp, gpu, type, training_.recomputation), dense.layer_parameters(t));
     }
-    // A mixture-of-experts layer (expert tensor parallelism 1, so with sequence parallelism when T > 1): the attention
-    // block ends in a reduce-scatter; the MoE block runs on the rank's sequence slice, its tokens sent to their
-    // experts' ranks and back by two all-to-alls of the copies (k·tokens·h values) on the expert group; the next
+    // A mixture-of-experts layer (with sequence parallelism when T > 1): the attention block ends in a reduce-scatter;
+    // the MoE block runs on the rank's sequence slice, its tokens sent to their experts' ranks and back by two
+    // all-to-alls of the copies (k·tokens·h values) on the expert group (with expert tensor parallelism the experts'
+    // work is wrapped in an all-gather and a reduce-scatter of the copies on the tensor group: see pass()); the next
     // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients, the reduce-scatter's
     // backward an all-gather and the all-gather's a reduce-scatter.
     // What every MoE layer shares, priced once (the layers differ only in the index their expert work carries).
@@ -426,7 +429,7 @@ class Planner {
         moe() ? price_ops("moe", moe_before, gpu, type, training_.recomputation) : TrainingUnit{};
     const TrainingUnit after = moe() ? price_ops("moe", moe_after, gpu, type, training_.recomputation) : TrainingUnit{};
     const double moe_dense_parameters = moe() ? model_.layer_parameters(t) - model_.expert_parameters() : 0.0;
-    const double moe_expert_parameters = moe() ? model_.expert_parameters(mp_.expert) : 0.0;
+    const double moe_expert_parameters = moe() ? model_.expert_parameters(mp_.expert, mp_.expert_tensor) : 0.0;
     const double k = static_cast<double>(c.experts.top_k);
     const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
     const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
@@ -582,7 +585,18 @@ class Planner {
    * positions (the same for every layer and position with uniform routing: priced once). */
   void price_experts(const GpuProfile& gpu, const std::string& type) {
     const TransformerConfig& c = model_.config();
-    const TensorSplit base{mp_.tensor, mp_.sequence_parallel, mp_.expert};
+    TensorSplit base{mp_.tensor, mp_.sequence_parallel, mp_.expert};
+    base.expert_tensor = mp_.expert_tensor;
+    // Expert tensor parallelism: the copies a position's experts get from its expert group, gathered over the tensor
+    // group (each tensor rank's expert group routes with the layer's same shares: expert_tensor x as many), in bytes.
+    const double own = static_cast<double>(training_.micro_batch * c.sequence_length) /
+                       (mp_.sequence_parallel ? static_cast<double>(mp_.tensor) : 1.0);
+    auto gathered = [&](double load) -> std::uint64_t {
+      if (mp_.expert_tensor <= 1) return 0;
+      const double copies = std::round(own * static_cast<double>(c.experts.top_k) * load);
+      return static_cast<std::uint64_t>(
+          std::llround(static_cast<double>(mp_.expert_tensor) * copies * static_cast<double>(c.hidden) * element_));
+    };
     const bool full = training_.recomputation == Recomputation::Full;
     std::map<double, std::pair<double, double>> by_load; // load -> (forward, backward)
     auto price = [&](double load) {
@@ -599,6 +613,7 @@ class Planner {
       return it->second;
     };
     expert_times_.assign(static_cast<std::size_t>(c.layers), {});
+    expert_gathers_.assign(static_cast<std::size_t>(c.layers), {});
     routing_.clear();
     skews_.clear();
     layer_skew_.clear();
@@ -610,7 +625,10 @@ class Planner {
       if (!model_.moe_layer(l)) continue; // a first dense layer: no experts, no routing
       routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
       const std::vector<double>& load = routing_.back().rank_load;
-      for (const double x : load) expert_times_[static_cast<std::size_t>(l)].push_back(price(x));
+      for (const double x : load) {
+        expert_times_[static_cast<std::size_t>(l)].push_back(price(x));
+        expert_gathers_[static_cast<std::size_t>(l)].push_back(gathered(x));
+      }
       // A layer whose ranks' loads differ sends them its tokens in that proportion: its dispatch and combine. A two-hop
       // all-to-all also carries the network's share per node.
       if (mp_.expert > 1 &&
@@ -921,6 +939,13 @@ class Planner {
       const auto& [f, b] = expert_times_[static_cast<std::size_t>(work.layer)][position];
       return work.forward ? f : b;
     };
+    // Expert tensor parallelism (Megatron-Core's all-to-all dispatcher with a tensor group: the received copies
+    // all-gathered over it before the experts, their outputs reduce-scattered after; backward, the output gradients
+    // gathered, the input gradients reduce-scattered). The members of a tensor group share their data position, so
+    // their loads and bytes agree.
+    auto expert_gather = [&](const ExpertWork& work) -> std::uint64_t {
+      return mp_.expert_tensor > 1 ? expert_gathers_[static_cast<std::size_t>(work.layer)][position] : 0;
+    };
     auto group_of = [&](const TensorCollective& c) {
       return c.kind == CommKind::Expert ? expert_group : c.kind == CommKind::Context ? context_group : tensor_group;
     };
@@ -1013,16 +1038,22 @@ class Planner {
             ++k;
             continue;
           }
+          auto add = [&](const TensorCollective& c) {
+            auto it = std::find_if(fused.begin(), fused.end(), [&](const TensorCollective& f) { return f.op == c.op; });
+            if (it == fused.end())
+              fused.push_back(c);
+            else
+              it->bytes += c.bytes;
+          };
           if (const auto* work = std::get_if<ExpertWork>(&action)) {
             time += expert_time(*work);
+            if (const std::uint64_t bytes = expert_gather(*work); bytes > 0) {
+              add({CollectiveOp::AllGather, bytes});
+              add({CollectiveOp::ReduceScatter, bytes});
+            }
             continue;
           }
-          const auto& c = std::get<TensorCollective>(action);
-          auto it = std::find_if(fused.begin(), fused.end(), [&](const TensorCollective& f) { return f.op == c.op; });
-          if (it == fused.end())
-            fused.push_back(c);
-          else
-            it->bytes += c.bytes;
+          add(std::get<TensorCollective>(action));
         }
       }
       if (gathers) { // one compute for the whole pass: every bucket of the chunk first (the last has the fewest left)
@@ -1058,9 +1089,12 @@ class Planner {
       for (const Action& action : forward ? unit.forward : unit.backward) {
         if (const auto* seconds = std::get_if<double>(&action))
           compute(*seconds);
-        else if (const auto* work = std::get_if<ExpertWork>(&action))
+        else if (const auto* work = std::get_if<ExpertWork>(&action)) {
+          const std::uint64_t bytes = expert_gather(*work);
+          if (bytes > 0) tensor_collective(steps, tensor_group, {CollectiveOp::AllGather, bytes});
           compute(expert_time(*work));
-        else if (const auto* hop = std::get_if<RingHop>(&action))
+          if (bytes > 0) tensor_collective(steps, tensor_group, {CollectiveOp::ReduceScatter, bytes});
+        } else if (const auto* hop = std::get_if<RingHop>(&action))
           ring_hop(steps, at, *hop);
         else if (const auto* b = std::get_if<Beside>(&action))
           beside(*b);
@@ -1203,11 +1237,13 @@ class Planner {
         dropped += r.dropped;
       }
       const auto layers = static_cast<double>(routing_.size());
-      plan.summary +=
-          fmt::format(", {} routed experts (top-{}{}) over expert groups of {} ({} each), {} routing: the "
-                      "busiest expert rank takes {:.3g}x the mean on average over the layers",
-                      x.count, x.top_k, x.shared > 0 ? fmt::format(", {} shared", x.shared) : std::string(), mp_.expert,
-                      x.count / mp_.expert, to_string(training_.expert_routing.distribution), busiest / layers);
+      plan.summary += fmt::format(
+          ", {} routed experts (top-{}{}) over expert groups of {} ({} each{}), {} routing: the "
+          "busiest expert rank takes {:.3g}x the mean on average over the layers",
+          x.count, x.top_k, x.shared > 0 ? fmt::format(", {} shared", x.shared) : std::string(), mp_.expert,
+          x.count / mp_.expert,
+          mp_.expert_tensor > 1 ? fmt::format(", split over {} tensor ranks", mp_.expert_tensor) : std::string(),
+          to_string(training_.expert_routing.distribution), busiest / layers);
       if (two_hop()) {
         double share = 0.0;
         for (const double d : node_share_) share += d / static_cast<double>(node_share_.size());
@@ -1255,6 +1291,9 @@ class Planner {
   std::vector<double> node_share_; ///< two-hop: by node of an expert group, the copies' share that crosses the network
   /** Per layer, per position in the expert group: the routed experts' forward and backward time (s). */
   std::vector<std::vector<std::pair<double, double>>> expert_times_;
+  /** Per layer, per position: with expert tensor parallelism the bytes of the copies the tensor group gathers for
+   * its experts (and reduce-scatters back); 0 without. */
+  std::vector<std::vector<std::uint64_t>> expert_gathers_;
   std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its last expert gradient collectives
   std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
   std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named

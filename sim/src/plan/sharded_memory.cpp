@@ -64,10 +64,11 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const StageParameters held = stage_parameters(model, mp, stage);
   const double all = held.parameters;
   const int layers = held.layers;
-  // The routed experts: a rank holds experts / expert of each MoE layer's, sharded by ZeRO over the expert-data group
-  // (data / expert replicas of them) where the rest is sharded over all data replicas.
+  // The routed experts: a rank holds experts / expert of each MoE layer's (each split over expert_tensor ranks),
+  // sharded by ZeRO over the expert-data group (data / expert replicas of them) where the rest is sharded over all
+  // data replicas.
   const auto moe_layers = static_cast<double>(held.moe_layers);
-  const double experts = moe_layers * model.expert_parameters(mp.expert);
+  const double experts = moe_layers * model.expert_parameters(mp.expert, mp.expert_tensor);
   const double local = all - moe_layers * model.expert_parameters();
   const double de = d / static_cast<double>(mp.expert);
   MemoryBreakdown m;
@@ -102,6 +103,13 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
       peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
   // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
   m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
+  // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
+  // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
+  // 1/expert_tensor of the width) and outputs weigh what they would whole.
+  if (mp.expert_tensor > 1 && training.recomputation != Recomputation::Full)
+    m.activations += in_flight * moe_layers / static_cast<double>(mp.virtual_stages) *
+                     static_cast<double>(c.experts.top_k) * e * tokens * h * static_cast<double>(mp.expert_tensor - 1) /
+                     t;
   // Under full recomputation one layer at a time rebuilds all its activations: the stage's largest.
   if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None, true);
   if (stage == mp.pipeline - 1) {

@@ -275,6 +275,10 @@ struct ModelParallel {
    * its GEMMs as Transformer Engine's userbuffers run them (ring exchange, pipelined chunks, bulk). */
   bool tp_comm_overlap = false;
   int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
+  /** Expert tensor-parallel degree: 1 (every routed expert whole on its rank) or `tensor` (each expert's FFN split
+   * over the tensor group, the copies routed to it gathered over the group before its GEMMs and reduce-scattered
+   * after: Megatron-Core's default before --expert-tensor-parallel-size, and that option set to the tensor degree). */
+  int expert_tensor = 1;
   ExpertDispatch expert_dispatch = ExpertDispatch::Direct;
   /** Context-parallel degree C: each sequence split over C ranks (2C chunks, rank i holding chunks i and 2C-1-i so
    * that causal attention work is even); the C ranks of a group hold the same weights and synchronise gradients with

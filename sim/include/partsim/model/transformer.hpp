@@ -205,6 +205,10 @@ struct TensorSplit {
    * getting `expert_load` times the uniform share of the token copies (1: uniform routing). */
   int expert = 1;
   double expert_load = 1.0;
+  /** Expert tensor parallelism: each routed expert's FFN split over `expert_tensor` ranks (its first GEMMs
+   * column-parallel, its last row-parallel), which run it on the copies routed to any of them (gathered): rows x
+   * expert_tensor, width / expert_tensor. 1: experts whole. */
+  int expert_tensor = 1;
   /** Context parallelism: the rank's tokens are s/context of each sequence, its attention queries those against all
    * the sequence's keys (load-balanced causal chunks: 1/context of the attention work). */
   int context = 1;
@@ -256,8 +260,9 @@ class TransformerModel {
   double output_parameters(int tensor = 1) const;
   /** Everything: layers_parameters(0, layers) + embedding_parameters() + output_parameters(). */
   double parameters() const;
-  /** The routed experts' weights of one layer on one of `expert` ranks (experts / expert of them); 0 when dense. */
-  double expert_parameters(int expert = 1) const;
+  /** The routed experts' weights of one layer on one of `expert` x `expert_tensor` ranks (experts / expert of them,
+   * each split over expert_tensor ranks); 0 when dense. */
+  double expert_parameters(int expert = 1, int expert_tensor = 1) const;
   /** The parameters a token goes through: all but the routed experts it is not sent to (E - k of E per layer). */
   double active_parameters() const;
 
