@@ -219,9 +219,11 @@ TEST(ContextParallelErrors, EachInvalidCombinationNamesItsKey) {
   // 8 GPUs are not data 4 x context 4.
   const std::string product = message(cp_scenario({{"data", 4}, {"context", 4}}));
   EXPECT_NE(product.find("data x tensor x pipeline x context"), std::string::npos) << product;
-  nlohmann::json moe = cp_scenario({{"data", 4}, {"context", 2}});
+  // A mixture of experts takes context parallelism (ContextParallelExperts in moe_test.cpp), with an expert degree
+  // dividing data x context.
+  nlohmann::json moe = cp_scenario({{"data", 4}, {"context", 2}, {"expert", 16}});
   moe["workload"]["model"] = "mixtral-8x7b";
-  EXPECT_NE(message(moe).find("/strategy/context"), std::string::npos);
+  EXPECT_NE(message(moe).find("/strategy/expert"), std::string::npos);
   EXPECT_NE(
       message(cp_scenario({{"data", 4}, {"context", 2}, {"context_comm", "ring"}})).find("/strategy/context_comm"),
       std::string::npos);

@@ -1,13 +1,16 @@
 // Mixture of experts: the published models' parameter counts, the routed experts' flops, the routing's shares and
 // loads, the plans of expert parallelism (all-to-alls, expert-data groups, per-rank loads), memory, input errors,
 // and one simulation whose traffic is checked against the all-to-all's closed form; expert tensor parallelism (the
-// experts split over the tensor group: flops, weights, gathers, memory, errors, and its traffic's closed form).
+// experts split over the tensor group: flops, weights, gathers, memory, errors, and its traffic's closed form);
+// context parallelism of a mixture of experts (expert groups over data x context ranks); checkpoint sizes.
 #include "partsim/input/workload_library.hpp"
 #include "partsim/model/expert_routing.hpp"
+#include "partsim/model/memory.hpp"
 #include "partsim/model/transformer.hpp"
 #include "partsim/plan/placement.hpp"
 #include "partsim/plan/sharded_memory.hpp"
 #include "partsim/plan/strategy.hpp"
+#include "partsim/report/reliability.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -775,6 +778,127 @@ TEST(ExpertTensorParallelRun, RanksSendWhatTheGatherAndReduceScatterClosedFormsS
         << "rank " << m.rank;
     EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
   }
+}
+
+// --- context parallelism of a mixture of experts --------------------------------------------------------------------
+
+TEST(ContextParallelExperts, ExpertGroupsSpanTheDataAndContextRanks) {
+  // Mixtral on 8 GPUs: data 4 x context 2, expert 8. The expert group holds the 8 data x context ranks (Megatron-Core
+  // carves expert groups out of them); each rank routes its s/C = 2,048 tokens: 4 all-to-alls per layer and
+  // micro-batch of 2,048 x top-2 x 4,096 bf16 values, half what the same split without context parallelism sends.
+  const Scenario scenario = parse(moe_scenario({{"data", 4}, {"context", 2}, {"expert", 8}}, 8, 8));
+  const Plan plan = build_plan(scenario);
+  const Collectives a2a = collectives_of(plan, 0, CommKind::Expert, CollectiveOp::AllToAll);
+  EXPECT_EQ(a2a.group_size, 8u);
+  EXPECT_EQ(a2a.count, 32 * 4 * 2 /* micro-batches */);
+  EXPECT_EQ(a2a.bytes, std::uint64_t{32} * 4 * 2 * (2048 * 2 * 4096 * 2));
+  const auto& mp = std::get<ModelParallel>(scenario.strategy);
+  std::set<int> members;
+  for (const Step& step : resolved_steps(plan, 0))
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Expert)
+      for (const int r : plan.groups[static_cast<std::size_t>(c->group)]) members.insert(r);
+  std::set<int> expected;
+  for (int d = 0; d < 4; ++d)
+    for (int c = 0; c < 2; ++c) expected.insert(rank_of(mp, {d, 0, 0, c}));
+  EXPECT_EQ(members, expected);
+  // Every rank's experts and its attention core keep their share: the expert time, priced at the rank's tokens,
+  // is the same on every rank; the context exchange runs in every MoE layer (the ring's hops).
+  int hops = 0;
+  for (const Step& step : resolved_steps(plan, 0)) hops += std::holds_alternative<SendStep>(step) ? 1 : 0;
+  EXPECT_EQ(hops, 32 * 2 /* micro-batches */ * (1 + 2) /* forward 1 block, backward 2 */);
+  EXPECT_EQ(mp.data_ranks(), 8);
+}
+
+TEST(ContextParallelExperts, MemoryFallsWithTheContextDegree) {
+  // Data 8 x expert 8 against data 4 x context 2 x expert 8: the same experts per rank (one), the same ZeRO shards,
+  // activations halved but for the exchange's buffers.
+  const Scenario plain = parse(moe_scenario({{"data", 8}, {"expert", 8}, {"zero", 1}}, 8, 16));
+  const Scenario split = parse(moe_scenario({{"data", 4}, {"context", 2}, {"expert", 8}, {"zero", 1}}, 8, 8));
+  const auto& training = std::get<ModelTraining>(plain.workload);
+  const auto& training2 = std::get<ModelTraining>(split.workload);
+  const MemoryBreakdown m1 =
+      model_parallel_memory(training, std::get<ModelParallel>(plain.strategy), plain.cluster.gpu, 0);
+  const MemoryBreakdown m2 =
+      model_parallel_memory(training2, std::get<ModelParallel>(split.strategy), split.cluster.gpu, 0);
+  EXPECT_DOUBLE_EQ(m2.parameters, m1.parameters);
+  EXPECT_DOUBLE_EQ(m2.optimizer_states, m1.optimizer_states);
+  EXPECT_NEAR(m2.activations, m1.activations / 2.0, 1e-9 * m1.activations);
+}
+
+TEST(ContextParallelExperts, TheDegreeMustDivideTheDataAndContextRanks) {
+  try {
+    parse(moe_scenario({{"data", 2}, {"context", 2}, {"pipeline", 2}, {"expert", 8}}, 8, 8));
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/strategy/expert: expected a degree that divides the 8 experts and the "
+                                         "data-parallel degree x context (4), got 8"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ContextParallelExpertsRun, RanksSendTheAllToAllsAndTheRingsClosedForms) {
+  // A small mixture of experts on 2 GPUs: context 2 x expert 2, every message simulated, no gradient
+  // synchronisation. Against the same split with expert 1 (each rank holding all experts), each rank sends and
+  // receives (EP - 1) / EP of 4 all-to-alls per layer and micro-batch of (128 / 2 tokens) x top-2 x 256 bf16 values.
+  nlohmann::json doc = base_scenario(1, 2);
+  doc["workload"] = {{"kind", "model_training"},
+                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
+                     {"global_batch", 4},
+                     {"micro_batch", 1}};
+  doc["strategy"] = {{"kind", "model_parallel"},
+                     {"data", 1},
+                     {"context", 2},
+                     {"gradient_sync", "none"},
+                     {"tensor_collectives", {{"fidelity", "steps"}}}};
+  const std::filesystem::path folder = temp_dir();
+  { std::ofstream(folder / "whole.json") << doc.dump(); }
+  const CliResult whole = run_cli({"run", (folder / "whole.json").string(), "--json", "--no-files", "--no-progress"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const nlohmann::json before = nlohmann::json::parse(whole.out);
+  doc["strategy"]["expert"] = 2;
+  const Outcome out = simulate_document(doc);
+  ASSERT_FALSE(out.report.out_of_memory);
+  ASSERT_EQ(out.report.ranks.size(), 2u);
+  const double per_all_to_all = 64.0 * 2 * 256 * 2;
+  const double added = 4 /* micro-batches */ * 2 /* layers */ * 4 * per_all_to_all / 2;
+  for (const RankMetrics& m : out.report.ranks) {
+    const nlohmann::json& r = before["ranks"][static_cast<std::size_t>(m.rank)];
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent) - r["bytes_sent"].get<double>(), added) << "rank " << m.rank;
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received) - r["bytes_received"].get<double>(), added)
+        << "rank " << m.rank;
+    EXPECT_GT(m.expert_exposed, 0.0);
+    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
+  }
+}
+
+TEST(ExpertParallelCheckpoint, EveryExpertIsWrittenOnce) {
+  // Mixtral, expert 8 over 8 data ranks: a checkpoint holds every parameter and optimizer state once, whether ZeRO
+  // shards the states or not, whether the data ranks are replicas or context ranks, and whether the experts are
+  // whole or split over the tensor group. Without ZeRO the 8 ranks of the first expert group write (each its
+  // experts; rank 0 the dense part too).
+  const TransformerModel model = library_model("mixtral-8x7b");
+  auto size_of = [&](const nlohmann::json& strategy) {
+    const Scenario scenario = parse(moe_scenario(strategy, static_cast<int>(strategy.value("tensor", 1)) * 8, 16));
+    const auto& training = std::get<ModelTraining>(scenario.workload);
+    const CheckpointSize size = checkpoint_size(scenario, build_plan(scenario));
+    const double per_parameter =
+        bytes_per_element(training.data_type) + optimizer_bytes_per_parameter(training.optimizer, training.data_type);
+    return std::pair{size.bytes / (model.parameters() * per_parameter), size.writers};
+  };
+  const auto [plain, plain_writers] = size_of({{"data", 8}, {"expert", 8}});
+  EXPECT_NEAR(plain, 1.0, 1e-12);
+  EXPECT_EQ(plain_writers, 8);
+  const auto [zero, zero_writers] = size_of({{"data", 8}, {"expert", 8}, {"zero", 1}});
+  EXPECT_NEAR(zero, 1.0, 1e-12);
+  EXPECT_EQ(zero_writers, 8);
+  EXPECT_NEAR(size_of({{"data", 4}, {"context", 2}, {"expert", 8}, {"zero", 1}}).first, 1.0, 1e-12);
+  EXPECT_NEAR(size_of({{"data", 2}, {"context", 4}, {"expert", 4}}).first, 1.0, 1e-12);
+  // Tensor 2: the dense part's replicated norms and routers are written by both tensor ranks (1.3M of 46.7B
+  // parameters); the experts once.
+  EXPECT_NEAR(
+      size_of({{"data", 8}, {"tensor", 2}, {"expert", 8}, {"sequence_parallel", true}, {"expert_tensor", 2}}).first,
+      1.0, 1e-4);
 }
 
 } // namespace

@@ -727,11 +727,12 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     throw InputError(reader.source(), at + "/sequence_parallel", "sequence parallelism needs /strategy/tensor >= 2");
   mp.expert = static_cast<int>(reader.integer("expert"));
   if (config.experts.moe()) {
-    if (config.experts.count % mp.expert != 0 || mp.data % mp.expert != 0)
+    if (config.experts.count % mp.expert != 0 || mp.data_ranks() % mp.expert != 0)
       throw InputError(reader.source(), at + "/expert",
-                       fmt::format("expected a degree that divides the {} experts and the data-parallel degree ({}), "
+                       fmt::format("expected a degree that divides the {} experts and the data-parallel degree{} ({}), "
                                    "got {}",
-                                   config.experts.count, mp.data, mp.expert));
+                                   config.experts.count, mp.context > 1 ? " x context" : "", mp.data_ranks(),
+                                   mp.expert));
     if (mp.tensor > 1 && !mp.sequence_parallel)
       throw InputError(reader.source(), at + "/sequence_parallel",
                        "a mixture of experts with tensor parallelism routes each rank's sequence slice (Megatron-Core "
@@ -765,12 +766,6 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                                    "attention); expected a degree with 2 x context dividing the sequence length ({}), "
                                    "got {}",
                                    config.sequence_length, mp.context));
-    if (config.experts.moe())
-      throw InputError(reader.source(), at + "/context",
-                       "context parallelism of a mixture of experts is not modelled; expected 1");
-    if (config.mla.enabled())
-      throw InputError(reader.source(), at + "/context",
-                       "context parallelism of multi-head latent attention is not modelled; expected 1");
     if (mp.context_comm == ContextComm::AllToAll &&
         ((config.heads / mp.tensor) % mp.context != 0 || (config.kv_heads / mp.tensor) % mp.context != 0))
       throw InputError(reader.source(), at + "/context_comm",

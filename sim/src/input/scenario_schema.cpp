@@ -1443,12 +1443,12 @@ void strategy_fields(std::vector<F>& f) {
           .kinds(mp)
           .range(1, kMaxGpus)
           .def(1)
-          .allowed("divides `data` and the model's experts; above 1 only for a mixture-of-experts model")
+          .allowed("divides `data` x `context` and the model's experts; above 1 only for a mixture-of-experts model")
           .label("Expert-parallel degree")
-          .doc("expert-parallel degree EP: `expert` consecutive data-parallel replicas share each layer's "
-               "routed experts (experts / EP each, whole unless `expert_tensor` splits them) and exchange their "
-               "tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
-               "the data / EP replicas that hold the same ones (Megatron-Core's expert-data-parallel group)"));
+          .doc("expert-parallel degree EP: `expert` consecutive data-parallel ranks (data x context) share each "
+               "layer's routed experts (experts / EP each, whole unless `expert_tensor` splits them) and exchange "
+               "their tokens by two all-to-alls per layer and pass; the experts' gradients are synchronised over "
+               "the data x context / EP ranks that hold the same ones (Megatron-Core's expert-data-parallel group)"));
   f.push_back(F(s + "expert_tensor", T::Integer, "model_parallel")
                   .kinds(mp)
                   .range(1, kMaxGpus)

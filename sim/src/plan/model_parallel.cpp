@@ -15,6 +15,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <variant>
@@ -431,7 +432,7 @@ class Planner {
     const double moe_dense_parameters = moe() ? model_.layer_parameters(t) - model_.expert_parameters() : 0.0;
     const double moe_expert_parameters = moe() ? model_.expert_parameters(mp_.expert, mp_.expert_tensor) : 0.0;
     const double k = static_cast<double>(c.experts.top_k);
-    const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1);
+    const double own = static_cast<double>(b * c.sequence_length) / (sp ? t : 1) / mp_.context;
     const auto copies = static_cast<std::uint64_t>(std::llround(own * k * static_cast<double>(c.hidden) * element_));
     // A layer's dispatch (each rank's copies to the experts' ranks, in proportion to their load) and combine (each
     // expert rank returning what it received); backward, the combine's gradients go the dispatch's way and the
@@ -448,7 +449,7 @@ class Planner {
     const std::vector<Action> gather_next =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
     auto moe_layer = [&](std::int32_t index) {
-      const std::vector<Action> forward = join({{a.forward_time},
+      const std::vector<Action> forward = join({attention_forward,
                                                 scatter,
                                                 {before.forward_time},
                                                 all_to_all(index, false),
@@ -465,7 +466,7 @@ class Planner {
                                                  all_to_all(index, true),
                                                  {before_backward},
                                                  gather_next,
-                                                 {attention_backward},
+                                                 attention_backward_actions,
                                                  scatter});
       return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters};
     };
@@ -502,25 +503,30 @@ class Planner {
 
   bool moe() const { return model_.config().experts.moe(); }
 
-  /** Bytes of the keys and values one rank of the context group holds for a layer: 2·b·(s/C)·(kv heads / T)·d. */
+  /** Bytes of the keys and values one rank of the context group holds for a layer: b·(s/C)·(kv heads / T)·(d + dv). */
   std::uint64_t context_block_bytes() const {
     const TransformerConfig& c = model_.config();
-    const double values = 2.0 * static_cast<double>(training_.micro_batch) *
+    // Keys of head_dim and values of value_dim per key/value head (multi-head latent attention: every head's own,
+    // after the up projection, 192 + 128 in DeepSeek-V3).
+    const double values = static_cast<double>(training_.micro_batch) *
                           static_cast<double>(c.sequence_length / mp_.context) *
-                          static_cast<double>(c.kv_heads / mp_.tensor * c.head_dim);
+                          static_cast<double>(c.kv_heads / mp_.tensor * (c.head_dim + model_.value_dim()));
     return static_cast<std::uint64_t>(std::llround(values * element_));
   }
 
   /** Bytes a rank holds on either side of a Ulysses all-to-all (all_to_all): its s/C tokens of the tensor rank's heads
-   * for the queries, keys and values (`qkv`: b·(s/C)·(heads + 2·kv heads)/T·d values) or for the attention's output
-   * (b·(s/C)·(heads/T)·d); it keeps 1/C and sends the rest, 1/C to each peer. */
+   * for the queries, keys and values (`qkv`: b·(s/C)·(heads·d + kv heads·(d + dv))/T values, dv the value head
+   * dimension) or for the attention's output (b·(s/C)·(heads/T)·dv); it keeps 1/C and sends the rest, 1/C to each
+   * peer. */
   std::uint64_t ulysses_bytes(bool qkv) const {
     const TransformerConfig& c = model_.config();
-    const double heads =
-        static_cast<double>(c.heads / mp_.tensor) + (qkv ? 2.0 * static_cast<double>(c.kv_heads / mp_.tensor) : 0.0);
-    const double values = static_cast<double>(training_.micro_batch) *
-                          static_cast<double>(c.sequence_length / mp_.context) * heads *
-                          static_cast<double>(c.head_dim);
+    const auto kv = static_cast<double>(c.kv_heads / mp_.tensor);
+    const auto value = static_cast<double>(model_.value_dim());
+    const double width =
+        qkv ? static_cast<double>(c.heads / mp_.tensor * c.head_dim) + kv * (static_cast<double>(c.head_dim) + value)
+            : static_cast<double>(c.heads / mp_.tensor) * value;
+    const double values =
+        static_cast<double>(training_.micro_batch) * static_cast<double>(c.sequence_length / mp_.context) * width;
     return static_cast<std::uint64_t>(std::llround(values * element_));
   }
 
@@ -587,10 +593,12 @@ class Planner {
     const TransformerConfig& c = model_.config();
     TensorSplit base{mp_.tensor, mp_.sequence_parallel, mp_.expert};
     base.expert_tensor = mp_.expert_tensor;
+    base.context = mp_.context;
     // Expert tensor parallelism: the copies a position's experts get from its expert group, gathered over the tensor
     // group (each tensor rank's expert group routes with the layer's same shares: expert_tensor x as many), in bytes.
     const double own = static_cast<double>(training_.micro_batch * c.sequence_length) /
-                       (mp_.sequence_parallel ? static_cast<double>(mp_.tensor) : 1.0);
+                       (mp_.sequence_parallel ? static_cast<double>(mp_.tensor) : 1.0) /
+                       static_cast<double>(mp_.context);
     auto gathered = [&](double load) -> std::uint64_t {
       if (mp_.expert_tensor <= 1) return 0;
       const double copies = std::round(own * static_cast<double>(c.experts.top_k) * load);
@@ -647,7 +655,7 @@ class Planner {
   partsim::GroupShape expert_layout(int t, int p, int block) const {
     std::vector<int> node_key;
     for (int j = 0; j < mp_.expert; ++j)
-      node_key.push_back(rank_of(mp_, {block * mp_.expert + j, t, p}) / cluster_.gpus_per_node);
+      node_key.push_back(rank_of(mp_, at_data_rank(block * mp_.expert + j, t, p)) / cluster_.gpus_per_node);
     partsim::GroupShape shape;
     place_members(shape, node_key);
     return shape;
@@ -665,13 +673,14 @@ class Planner {
   bool tied_copy() const { return mp_.pipeline > 1 && model_.config().tied_embeddings; }
 
   /** The rank whose program rank `r` runs relabeled: the one at the same (tensor, pipeline, context) position in the
-   * first data-parallel replica (in the first `expert` replicas with expert parallelism, where each position of an
-   * expert group routes its own tokens). The rest of a program depends on its position only through its peers (the
-   * same offset away in every replica: rank_of is linear in the data coordinate) and its groups (group_map). */
+   * first data-parallel replica (with expert parallelism, where each position of an expert group routes its own
+   * tokens, the first data rank at the same position of its expert group and the same context index: data rank
+   * modulo lcm(expert, context)). The rest of a program depends on its position only through its peers (the same
+   * offset away in every replica: rank_of is linear in the data coordinate) and its groups (group_map). */
   int template_of(int r) const {
-    ParallelCoordinates at = coordinates_of(mp_, r);
-    at.data %= moe() && mp_.expert > 1 ? mp_.expert : 1;
-    return rank_of(mp_, at);
+    const ParallelCoordinates at = coordinates_of(mp_, r);
+    const int period = moe() && mp_.expert > 1 ? std::lcm(mp_.expert, mp_.context) : mp_.context;
+    return rank_of(mp_, at_data_rank(data_rank(at) % period, at.tensor, at.pipeline));
   }
 
   /** (template's group, rank's group) for the groups of the template's program that differ for the rank. */
@@ -688,8 +697,10 @@ class Planner {
     add(tensor_group_, std::pair{data_rank(a), a.pipeline}, std::pair{data_rank(b), b.pipeline});
     add(context_group_, std::tuple{a.data, a.tensor, a.pipeline}, std::tuple{b.data, b.tensor, b.pipeline});
     const int e = std::max(1, mp_.expert);
-    add(expert_group_, std::tuple{a.tensor, a.pipeline, a.data / e}, std::tuple{b.tensor, b.pipeline, b.data / e});
-    add(expert_data_group_, std::tuple{a.tensor, a.pipeline, a.data % e}, std::tuple{b.tensor, b.pipeline, b.data % e});
+    const int da = data_rank(a);
+    const int db = data_rank(b);
+    add(expert_group_, std::tuple{a.tensor, a.pipeline, da / e}, std::tuple{b.tensor, b.pipeline, db / e});
+    add(expert_data_group_, std::tuple{a.tensor, a.pipeline, da % e}, std::tuple{b.tensor, b.pipeline, db % e});
     add(data_group_, std::pair{a.tensor, a.pipeline}, std::pair{b.tensor, b.pipeline});
     add(embedding_group_, std::pair{data_rank(a), a.tensor}, std::pair{data_rank(b), b.tensor});
     std::sort(map.begin(), map.end());
@@ -736,24 +747,25 @@ class Planner {
           plan.groups.emplace_back();
           for (int c = 0; c < mp_.context; ++c) plan.groups.back().push_back(rank_of(mp_, {d, t, p, c}));
         }
-    // Expert groups: `expert` consecutive data positions of one (tensor, pipeline) position route their tokens to each
-    // other's experts; their expert-data groups (the same position in every expert group) synchronise those experts.
+    // Expert groups: `expert` consecutive data ranks (data x context, as Megatron-Core carves expert groups out of the
+    // data and context ranks) of one (tensor, pipeline) position route their tokens to each other's experts; their
+    // expert-data groups (the same position in every expert group) synchronise those experts.
     for (int p = 0; p < mp_.pipeline && mp_.expert > 1; ++p)
       for (int t = 0; t < mp_.tensor; ++t)
-        for (int block = 0; block < mp_.data / mp_.expert; ++block) {
+        for (int block = 0; block < data_ranks / mp_.expert; ++block) {
           expert_group_[{t, p, block}] = static_cast<int>(plan.groups.size());
           plan.groups.emplace_back();
           for (int j = 0; j < mp_.expert; ++j)
-            plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
+            plan.groups.back().push_back(rank_of(mp_, at_data_rank(block * mp_.expert + j, t, p)));
           if (two_hop()) check_two_hop(expert_layout(t, p, block));
         }
-    for (int p = 0; p < mp_.pipeline && moe() && sync && mp_.data > mp_.expert; ++p)
+    for (int p = 0; p < mp_.pipeline && moe() && sync && data_ranks > mp_.expert; ++p)
       for (int t = 0; t < mp_.tensor; ++t)
         for (int j = 0; j < mp_.expert; ++j) {
           expert_data_group_[{t, p, j}] = static_cast<int>(plan.groups.size());
           plan.groups.emplace_back();
-          for (int block = 0; block < mp_.data / mp_.expert; ++block)
-            plan.groups.back().push_back(rank_of(mp_, {block * mp_.expert + j, t, p}));
+          for (int block = 0; block < data_ranks / mp_.expert; ++block)
+            plan.groups.back().push_back(rank_of(mp_, at_data_rank(block * mp_.expert + j, t, p)));
         }
     // Megatron-LM's embedding group: the first and last stage of each (data, tensor) position.
     for (int d = 0; d < data_ranks && tied_copy(); ++d)
@@ -930,10 +942,10 @@ class Planner {
     const int context_group = context_group_.empty() ? -1 : context_group_.at({at.data, at.tensor, at.pipeline});
     const int data_group = data_group_.empty() ? -1 : data_group_.at({at.tensor, at.pipeline});
     const int expert_group =
-        expert_group_.empty() ? -1 : expert_group_.at({at.tensor, at.pipeline, at.data / mp_.expert});
+        expert_group_.empty() ? -1 : expert_group_.at({at.tensor, at.pipeline, data_rank(at) / mp_.expert});
     const int expert_data_group =
-        expert_data_group_.empty() ? -1 : expert_data_group_.at({at.tensor, at.pipeline, at.data % mp_.expert});
-    const auto position = static_cast<std::size_t>(at.data % mp_.expert);
+        expert_data_group_.empty() ? -1 : expert_data_group_.at({at.tensor, at.pipeline, data_rank(at) % mp_.expert});
+    const auto position = static_cast<std::size_t>(data_rank(at) % mp_.expert);
     // The routed experts' time on this rank for a layer (forward or backward as the pass).
     auto expert_time = [&](const ExpertWork& work) {
       const auto& [f, b] = expert_times_[static_cast<std::size_t>(work.layer)][position];
@@ -1166,7 +1178,7 @@ class Planner {
       }
     const bool experts_synced = !expert_data_group_.empty();
     const double share = parameters / parameters_ / (mp_.zero >= 1 && synced ? mp_.data_ranks() : 1) +
-                         experts / parameters_ / (mp_.zero >= 1 && experts_synced ? mp_.data / mp_.expert : 1);
+                         experts / parameters_ / (mp_.zero >= 1 && experts_synced ? mp_.data_ranks() / mp_.expert : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
     // micro-batch's gradients), in the data type, where the reduction moved gradients in theirs. The routed experts'

@@ -54,6 +54,12 @@ StageParameters stage_parameters(const TransformerModel& model, const ModelParal
 
 } // namespace
 
+double stage_expert_parameters(const ModelTraining& training, const ModelParallel& mp, int stage) {
+  const TransformerModel model = training.transformer();
+  return static_cast<double>(stage_parameters(model, mp, stage).moe_layers) *
+         model.expert_parameters(mp.expert, mp.expert_tensor);
+}
+
 MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
                                       int stage) {
   const TransformerModel model = training.transformer();
@@ -126,11 +132,12 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   if (mp.context > 1) {
     const double cp = static_cast<double>(mp.context);
     m.activations /= cp;
-    const double kv = 2.0 * e * static_cast<double>(b) * static_cast<double>(c.sequence_length) *
-                      static_cast<double>(c.kv_heads / mp.tensor * c.head_dim);
+    const double kv = e * static_cast<double>(b) * static_cast<double>(c.sequence_length) *
+                      static_cast<double>(c.kv_heads / mp.tensor * (c.head_dim + model.value_dim()));
     // all_to_all: the all-to-all's send and receive buffers of the rank's queries, keys and values.
     const double qkv = e * static_cast<double>(b) * static_cast<double>(c.sequence_length) / cp *
-                       static_cast<double>((c.heads + 2 * c.kv_heads) / mp.tensor * c.head_dim);
+                       static_cast<double>(c.heads / mp.tensor * c.head_dim +
+                                           c.kv_heads / mp.tensor * (c.head_dim + model.value_dim()));
     m.workspace += mp.context_comm == ContextComm::AllGather  ? 2.0 * kv
                    : mp.context_comm == ContextComm::AllToAll ? 2.0 * qkv
                                                               : 2.0 * kv / cp;

@@ -3,8 +3,10 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/memory.hpp"
 #include "partsim/plan/placement.hpp"
 #include "partsim/plan/plan.hpp"
+#include "partsim/plan/sharded_memory.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -49,28 +51,56 @@ std::int64_t distinct(const std::vector<std::int64_t>& v, std::int64_t n) {
 
 } // namespace
 
+namespace {
+
+/** checkpoint_writes before /reliability/checkpoint/size scales them. */
+std::vector<CheckpointWrite> unscaled_writes(const Scenario& scenario, const Plan& plan) {
+  std::vector<CheckpointWrite> out;
+  const auto* mp = std::get_if<ModelParallel>(&scenario.strategy);
+  const auto* training = std::get_if<ModelTraining>(&scenario.workload);
+  if (mp == nullptr || training == nullptr) {
+    PARTSIM_CHECK(plan.memory.has_value()) << "a model-training plan without memory figures";
+    out.push_back({0, plan.memory->parameters + plan.memory->optimizer_states});
+    return out;
+  }
+  const double element = bytes_per_element(training->data_type);
+  const double state = optimizer_bytes_per_parameter(training->optimizer, training->data_type);
+  const double expert_replicas = static_cast<double>(mp->data_ranks()) / static_cast<double>(mp->expert);
+  std::vector<double> experts; // per stage: the routed experts' parameters on one GPU, before ZeRO
+  for (int s = 0; s < mp->pipeline; ++s) experts.push_back(stage_expert_parameters(*training, *mp, s));
+  for (std::size_t rank = 0; rank < plan.ranks.size(); ++rank) {
+    const ParallelCoordinates at = coordinates_of(*mp, static_cast<int>(rank));
+    const int data_rank = at.data * mp->context + at.context;
+    const MemoryBreakdown& m = static_cast<std::size_t>(at.pipeline) < plan.stage_memory.size()
+                                   ? plan.stage_memory[static_cast<std::size_t>(at.pipeline)]
+                                   : *plan.memory;
+    const double x = experts[static_cast<std::size_t>(at.pipeline)];
+    const double expert_parameters = x * element / (mp->zero >= 3 ? expert_replicas : 1.0);
+    const double expert_states = x * state / (mp->zero >= 1 ? expert_replicas : 1.0);
+    const double dense_parameters = std::max(0.0, m.parameters - expert_parameters);
+    const double dense_states = std::max(0.0, m.optimizer_states - expert_states);
+    const bool first = data_rank == 0;               // the dense part is whole on every data rank
+    const bool first_group = data_rank < mp->expert; // every expert once in the first expert group
+    const double part =
+        (mp->zero >= 3 || first ? dense_parameters : 0.0) + (mp->zero >= 1 || first ? dense_states : 0.0) +
+        (mp->zero >= 3 || first_group ? expert_parameters : 0.0) + (mp->zero >= 1 || first_group ? expert_states : 0.0);
+    if (part > 0.0) out.push_back({plan.ranks[rank].gpu, part});
+  }
+  if (out.empty()) out.push_back({0, 0.0});
+  return out;
+}
+
+} // namespace
+
 CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
   CheckpointSize out;
-  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
-    const double data = mp->data;
-    for (int s = 0; s < mp->pipeline; ++s) {
-      const MemoryBreakdown& m = static_cast<std::size_t>(s) < plan.stage_memory.size()
-                                     ? plan.stage_memory[static_cast<std::size_t>(s)]
-                                     : *plan.memory;
-      // Per GPU, already divided by the data degree for what ZeRO shards.
-      const double parameters = m.parameters * (mp->zero >= 3 ? data : 1.0);
-      const double optimizer = m.optimizer_states * (mp->zero >= 1 ? data : 1.0);
-      out.bytes += mp->tensor * (parameters + optimizer);
-      out.largest_writer_bytes = std::max(out.largest_writer_bytes, m.parameters + m.optimizer_states);
-    }
-    out.writers = static_cast<std::int64_t>(mp->pipeline) * mp->tensor * (mp->zero >= 1 ? mp->data : 1);
-  } else {
-    PARTSIM_CHECK(plan.memory.has_value()) << "a model-training plan without memory figures";
-    out.bytes = plan.memory->parameters + plan.memory->optimizer_states;
-    out.largest_writer_bytes = out.bytes;
-    out.writers = 1;
+  for (const CheckpointWrite& w : unscaled_writes(scenario, plan)) {
+    out.bytes += w.bytes;
+    out.largest_writer_bytes = std::max(out.largest_writer_bytes, w.bytes);
+    ++out.writers;
   }
-  if (scenario.reliability && scenario.reliability->checkpoint_bytes) { // /reliability/checkpoint/size
+  if (scenario.reliability && scenario.reliability->checkpoint_bytes && out.bytes > 0.0) {
+    // /reliability/checkpoint/size
     const double scale = *scenario.reliability->checkpoint_bytes / out.bytes;
     out.largest_writer_bytes *= scale;
     out.bytes = *scenario.reliability->checkpoint_bytes;
@@ -80,23 +110,11 @@ CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
 
 std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan) {
   const double bytes = checkpoint_size(scenario, plan).bytes;
-  std::vector<CheckpointWrite> out;
-  if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
-    for (std::size_t rank = 0; rank < plan.ranks.size(); ++rank) {
-      const ParallelCoordinates at = coordinates_of(*mp, static_cast<int>(rank));
-      if (at.context != 0) continue;
-      const MemoryBreakdown& m = static_cast<std::size_t>(at.pipeline) < plan.stage_memory.size()
-                                     ? plan.stage_memory[static_cast<std::size_t>(at.pipeline)]
-                                     : *plan.memory;
-      const double part = (mp->zero >= 3 || at.data == 0 ? m.parameters : 0.0) +
-                          (mp->zero >= 1 || at.data == 0 ? m.optimizer_states : 0.0);
-      if (part > 0.0) out.push_back({plan.ranks[rank].gpu, part});
-    }
-  }
-  if (out.empty()) out.push_back({0, bytes});
+  std::vector<CheckpointWrite> out = unscaled_writes(scenario, plan);
   double sum = 0.0;
   for (const CheckpointWrite& w : out) sum += w.bytes;
-  for (CheckpointWrite& w : out) w.bytes *= bytes / sum;
+  if (sum > 0.0)
+    for (CheckpointWrite& w : out) w.bytes *= bytes / sum;
   return out;
 }
 

@@ -17,6 +17,11 @@ namespace partsim {
 MemoryBreakdown model_parallel_memory(const ModelTraining& training, const ModelParallel& mp, const GpuProfile& gpu,
                                       int stage);
 
+/** The routed experts' parameters one GPU of pipeline stage `stage` holds before ZeRO sharding (its MoE layers'
+ * experts / expert, each split over expert_tensor ranks): the part of model_parallel_memory's parameters and
+ * optimizer states that ZeRO shards over the expert-data group; 0 for a dense model. */
+double stage_expert_parameters(const ModelTraining& training, const ModelParallel& mp, int stage);
+
 /** The stage needing the most memory and its breakdown. */
 MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
                                            const GpuProfile& gpu, int* stage = nullptr);

@@ -26,9 +26,8 @@ struct CheckpointSize {
   double largest_writer_bytes = 0.0; ///< the most one GPU writes (its copy to host memory blocks async checkpoints)
 };
 
-/** The checkpoint of a model-training plan: each (stage, tensor rank) of one replica writes its parameters and
- * optimizer states; with ZeRO >= 1 every data-parallel replica writes its optimizer shard (>= 3: its parameter shard
- * too). The per-GPU bytes are the memory model's; /reliability/checkpoint/size, when given, scales them to it. */
+/** The checkpoint of a model-training plan: the sum of checkpoint_writes' parts (one copy of every parameter and
+ * optimizer state; /reliability/checkpoint/size, when given, scales them to it). */
 CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan);
 
 /** One writer of a checkpoint: its GPU (= rank) and the bytes it writes. */
@@ -37,10 +36,12 @@ struct CheckpointWrite {
   double bytes = 0.0;
 };
 
-/** Who writes what (checkpoint_size's parts): in a model-parallel split each GPU of context index 0 writes, of its
- * stage's per-GPU memory figures, the parameters when its data index is 0 or ZeRO >= 3 shards them, and the optimizer
- * states when its data index is 0 or ZeRO >= 1 shards them; otherwise GPU 0 writes everything. Scaled so that the
- * parts add up to checkpoint_size's bytes. */
+/** Who writes what: in a model-parallel split every GPU holds, of its stage's per-GPU memory figures, dense parameters
+ * and optimizer states and (a mixture of experts) its routed experts'. It writes its dense parameters when its data
+ * rank (data x context index) is 0 or ZeRO >= 3 shards them over the data ranks, its dense optimizer states when its
+ * data rank is 0 or ZeRO >= 1 shards them, and its experts' parameters and states when its data rank is in the first
+ * expert group (where each expert is held once) or ZeRO shards them over the expert-data group. Otherwise GPU 0
+ * writes everything. Scaled so that the parts add up to checkpoint_size's bytes. */
 std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan);
 
 /** `/reliability` of a run. */
