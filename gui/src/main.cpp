@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
                                    QStringLiteral("PATH=VALUE"));
   const QCommandLineOption tab(QStringLiteral("tab"),
                                QStringLiteral("Tab to show: imbalance, overhead, speedup, timeline, ranks, search, "
-                                              "expert_load, serving (a serving run)"),
+                                              "expert_load, serving (a serving run), replay (a run with /reliability)"),
                                QStringLiteral("NAME"), QStringLiteral("imbalance"));
   const QCommandLineOption sweep(QStringLiteral("sweep"),
                                  QStringLiteral("Also run the speedup sweep before the screenshot"));
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   // In MainWindow::Tab order.
   const QStringList tabs{QStringLiteral("imbalance"),   QStringLiteral("overhead"), QStringLiteral("speedup"),
                          QStringLiteral("timeline"),    QStringLiteral("ranks"),    QStringLiteral("search"),
-                         QStringLiteral("expert_load"), QStringLiteral("serving")};
+                         QStringLiteral("expert_load"), QStringLiteral("serving"),  QStringLiteral("replay")};
   const qsizetype tab_index = tabs.indexOf(parser.value(tab));
   if (tab_index < 0) return fail(QStringLiteral("unknown --tab %1").arg(parser.value(tab)));
   window.show_tab(static_cast<partsim::gui::MainWindow::Tab>(tab_index));

@@ -71,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   search_ = new SearchView;
   expert_load_ = new ExpertLoadChart;
   serving_ = new ServingView;
+  replay_ = new TimelineView;
   ranks_ = new RankModel(this);
   auto* rank_view = new QTableView;
   rank_view->setModel(ranks_);
@@ -85,6 +86,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_->addTab(expert_load_, tr("Expert load"));
   tabs_->addTab(serving_, tr("Serving"));
   tabs_->setTabVisible(ServingTab, false); // until a serving run
+  tabs_->addTab(replay_, tr("Failures and checkpoints"));
+  tabs_->setTabVisible(ReplayTab, false); // until a run with /reliability
 
   summary_ = new SummaryModel(this);
   summary_view_ = new QTableView;
@@ -273,6 +276,7 @@ void MainWindow::on_loaded() {
   speedup_->set_result(std::nullopt);
   timeline_->set_trace(nullptr);
   timeline_->set_failure(std::nullopt);
+  replay_->set_trace(nullptr);
   last_wall_s_ = -1;
   // The sweep's default node counts: powers of two up to twice the scenario's.
   const nlohmann::json* nodes = document_->value("/cluster/nodes");
@@ -353,8 +357,12 @@ void MainWindow::start_run() {
   request.program = partsim_;
   request.scenario_args = document_->scenario_arguments();
   request.with_trace = validation_ && validation_->planned_events <= kTraceEventLimit;
-  if (document_->value("/run") == nullptr || !document_->value("/run")->is_object())
+  // The replay's timeline is small (at most 10,000 events) however large the split: always asked for.
+  request.with_replay = document_->value("/reliability") != nullptr && document_->value("/reliability")->is_object();
+  if (document_->value("/run") == nullptr || !document_->value("/run")->is_object()) {
     request.trace_set = QStringLiteral("/run={\"outputs\":[\"trace\"]}");
+    request.replay_set = QStringLiteral("/run={\"outputs\":[\"reliability_trace\"]}");
+  }
   ++runs_started_;
   set_status(tr("running: %1").arg(request.scenario_args.join(QLatin1Char(' '))));
   runner_->start(request);
@@ -378,6 +386,16 @@ void MainWindow::on_run_finished(const RunOutcome& outcome) {
                              ? QString()
                              : tr("no timeline: runs over %1 planned events record no trace").arg(kTraceEventLimit));
     timeline_->set_failure(current_->failure);
+    replay_->set_trace(outcome.replay, tr("no replay: the run has no /reliability section"));
+    {
+      const auto failures = current_->figure("reliability/failures");
+      const bool cut = outcome.replay && failures && static_cast<double>(outcome.replay->instant_count()) < *failures;
+      replay_->set_note(cut ? tr("the timeline holds the replay's first 10,000 events (%1 of the run's %2 failures; "
+                                 "the summary counts all)")
+                                  .arg(outcome.replay->instant_count())
+                                  .arg(*failures)
+                            : QString());
+    }
     set_status(current_->verdict == QLatin1String("out_of_memory")
                    ? tr("not simulated: out of memory (%1)").arg(current_->warnings.value(0))
                    : tr("finished in %1 s of wall time: makespan %2")
@@ -413,6 +431,13 @@ void MainWindow::show_report() {
   tabs_->setTabVisible(ServingTab, serving);
   if (serving && requested_tab_ == ServingTab) {
     tabs_->setCurrentIndex(ServingTab);
+    requested_tab_.reset();
+  }
+  // The Replay tab only for a run with failures and checkpoints replayed (report.json `reliability`).
+  const bool replayed = current_ && current_->figure("reliability/goodput").has_value();
+  tabs_->setTabVisible(ReplayTab, replayed);
+  if (replayed && requested_tab_ == ReplayTab) {
+    tabs_->setCurrentIndex(ReplayTab);
     requested_tab_.reset();
   }
   overhead_->set_pinned(pinned_);
@@ -634,6 +659,10 @@ QString MainWindow::export_chart(Tab tab, const QString& path) {
   case ServingTab:
     widget = serving_; // its latency, TTFT/TPOT and over-time charts together
     title = tr("Serving");
+    break;
+  case ReplayTab:
+    widget = replay_->canvas();
+    title = tr("Failures and checkpoints");
     break;
   default:
     widget = tabs_->widget(static_cast<int>(tab));

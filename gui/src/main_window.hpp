@@ -47,7 +47,8 @@ class MainWindow : public QMainWindow {
   /** Edits are validated (and maybe re-run) this long after the last one. */
   static constexpr int kDebounceMs = 300;
 
-  /** In tab order. The Serving tab is shown only for a report with a `serving` section. */
+  /** In tab order. The Serving tab is shown only for a report with a `serving` section, the Replay tab (failures and
+   * checkpoints over the whole run) only for one with a `reliability` section. */
   enum Tab {
     ImbalanceTab,
     OverheadTab,
@@ -57,6 +58,7 @@ class MainWindow : public QMainWindow {
     SearchTab,
     ExpertLoadTab,
     ServingTab,
+    ReplayTab,
     NUM_TABS
   };
 
@@ -99,6 +101,8 @@ class MainWindow : public QMainWindow {
   ServingView* serving_view() const { return serving_; }
   SpeedupChart* speedup_chart() const { return speedup_; }
   TimelineView* timeline() const { return timeline_; }
+  /** The Replay tab: a run with /reliability replayed over failures and checkpoints (reliability_trace.json). */
+  TimelineView* replay() const { return replay_; }
   SummaryModel* summary_model() const { return summary_; }
   RankModel* rank_model() const { return ranks_; }
   QListWidget* warnings() const { return warnings_; }
@@ -144,6 +148,7 @@ class MainWindow : public QMainWindow {
   ServingView* serving_ = nullptr;
   SpeedupChart* speedup_ = nullptr;
   TimelineView* timeline_ = nullptr;
+  TimelineView* replay_ = nullptr;
   SearchView* search_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;

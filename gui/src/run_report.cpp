@@ -293,6 +293,15 @@ QString format_seconds(double s) {
   return QStringLiteral("%1 s").arg(s, 0, 'g', 4);
 }
 
+QString format_duration(double s) {
+  constexpr double kHour = 3600.0;
+  constexpr double kDay = 86400.0;
+  const double a = std::fabs(s);
+  if (a < 2 * kHour) return format_seconds(s);
+  if (a < 2 * kDay) return QStringLiteral("%1 h").arg(s / kHour, 0, 'g', 4);
+  return QStringLiteral("%1 days").arg(s / kDay, 0, 'g', 4);
+}
+
 QString format_figure(const std::string& key, double value) {
   const KnownFigure* k = known(key);
   const std::string kind = k != nullptr ? k->kind : (key.ends_with("_s") ? "s" : key.ends_with("_bytes") ? "B" : "f");

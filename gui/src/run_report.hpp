@@ -107,6 +107,8 @@ QString figure_label(const std::string& key);
 QString format_figure(const std::string& key, double value);
 /** Formats a number of seconds with a fitting unit. */
 QString format_seconds(double s);
+/** The same, in hours from 2 h and in days from 2 days (a replayed run's time axis). */
+QString format_duration(double s);
 
 /** ranks.csv text as partsim writes it, from a snapshot. */
 QByteArray ranks_csv(const RunReport& report);

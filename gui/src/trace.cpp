@@ -14,7 +14,13 @@ std::size_t Trace::interval_count() const {
   return n;
 }
 
-std::optional<Trace> parse_trace(const QByteArray& text, QString* error) {
+std::size_t Trace::instant_count() const {
+  std::size_t n = 0;
+  for (const TraceTrack& t : tracks) n += t.instants.size();
+  return n;
+}
+
+std::optional<Trace> parse_trace(const QByteArray& text, QString* error, bool rank_kinds) {
   using nlohmann::json;
   const json doc = json::parse(text.constData(), text.constData() + text.size(), nullptr, false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
@@ -22,8 +28,9 @@ std::optional<Trace> parse_trace(const QByteArray& text, QString* error) {
     return std::nullopt;
   }
   Trace trace;
-  trace.kinds = {QStringLiteral("compute"), QStringLiteral("communication"), QStringLiteral("wait"),
-                 QStringLiteral("coordination")};
+  if (rank_kinds)
+    trace.kinds = {QStringLiteral("compute"), QStringLiteral("communication"), QStringLiteral("wait"),
+                   QStringLiteral("coordination")};
   std::map<std::pair<int, int>, TraceTrack> tracks;
   auto track = [&](int pid, int tid) -> TraceTrack& {
     TraceTrack& t = tracks[{pid, tid}];
@@ -49,14 +56,19 @@ std::optional<Trace> parse_trace(const QByteArray& text, QString* error) {
       const double end = begin + e.value("dur", 0.0) * 1e-6;
       track(pid, tid).intervals.push_back({begin, end, static_cast<std::uint8_t>(std::min<qsizetype>(kind, 255))});
       trace.end = std::max(trace.end, end);
+    } else if (ph == "i" || ph == "I") {
+      const double at = e.value("ts", 0.0) * 1e-6;
+      track(pid, tid).instants.push_back(at);
+      trace.end = std::max(trace.end, at);
     }
   }
   // Ranks are numbered by tid across nodes; the coordinator has the highest tid.
   std::vector<TraceTrack> ordered;
   for (auto& [key, t] : tracks) {
-    if (t.intervals.empty() && t.name.isEmpty()) continue;
+    if (t.intervals.empty() && t.instants.empty() && t.name.isEmpty()) continue;
     std::sort(t.intervals.begin(), t.intervals.end(),
               [](const TraceInterval& a, const TraceInterval& b) { return a.begin < b.begin; });
+    std::sort(t.instants.begin(), t.instants.end());
     if (t.name.isEmpty()) t.name = QStringLiteral("track %1").arg(t.tid);
     ordered.push_back(std::move(t));
   }

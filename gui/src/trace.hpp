@@ -17,19 +17,22 @@ struct TraceInterval {
   std::uint8_t kind = 0; ///< index into Trace::kinds
 };
 
-/** One track: a rank (or the coordinator), its intervals sorted by begin. */
+/** One track: a rank (or the coordinator), its intervals sorted by begin, and its instant events ("ph": "i", such as
+ * a replayed run's failures) sorted. */
 struct TraceTrack {
   QString name;
   int pid = 0;
   int tid = 0;
   std::vector<TraceInterval> intervals;
+  std::vector<double> instants; ///< s
 };
 
 struct Trace {
   QStringList kinds; ///< "compute", "communication", "wait", "coordination", then any others in order of appearance
   std::vector<TraceTrack> tracks; ///< ranks in order, the coordinator last
-  double end = 0;                 ///< s: the last interval's end
+  double end = 0;                 ///< s: the last interval's end (or instant)
   std::size_t interval_count() const;
+  std::size_t instant_count() const;
 };
 
 /** A failure injected into the iteration (report.json's reliability/injected), to mark on the timeline. */
@@ -40,7 +43,9 @@ struct FailureMark {
   std::vector<int> failed_ranks;
 };
 
-/** Parses trace.json text. @returns nullopt with `error` set when it is not a trace. */
-std::optional<Trace> parse_trace(const QByteArray& text, QString* error = nullptr);
+/** Parses trace.json text. `rank_kinds`: the kinds start with compute, communication, wait and coordination (an
+ * iteration's trace), else with the kinds in order of appearance (reliability_trace.json: training, checkpoint,
+ * recovery). @returns nullopt with `error` set when it is not a trace. */
+std::optional<Trace> parse_trace(const QByteArray& text, QString* error = nullptr, bool rank_kinds = true);
 
 } // namespace partsim::gui

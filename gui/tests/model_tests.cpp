@@ -613,6 +613,55 @@ class ModelTests : public QObject {
     canvas->grab();
     QCOMPARE(canvas->last_painted_marks(), 0);
   }
+
+  void replay_shows_training_checkpoints_recoveries_and_failures() {
+    // reliability_trace.json as partsim writes it: training, checkpoints (one lost), a recovery, and failures as
+    // instants on their component's track, over days; the kinds are the replay's, not a rank's.
+    const QByteArray text = R"json({"displayTimeUnit":"ms","traceEvents":[
+      {"ph":"M","name":"process_name","pid":0,"tid":0,"args":{"name":"the run, replayed"}},
+      {"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"training"}},
+      {"ph":"M","name":"thread_name","pid":0,"tid":1,"args":{"name":"checkpoints"}},
+      {"ph":"M","name":"thread_name","pid":0,"tid":2,"args":{"name":"recovery"}},
+      {"ph":"M","name":"thread_name","pid":0,"tid":3,"args":{"name":"failures: gpu"}},
+      {"ph":"M","name":"thread_name","pid":0,"tid":4,"args":{"name":"failures: switch"}},
+      {"ph":"X","name":"training","pid":0,"tid":0,"ts":0,"dur":100000000000},
+      {"ph":"X","name":"checkpoint","pid":0,"tid":1,"ts":50000000000,"dur":10000000},
+      {"ph":"X","name":"checkpoint (lost)","pid":0,"tid":1,"ts":99000000000,"dur":10000000},
+      {"ph":"i","s":"t","name":"gpu failure","pid":0,"tid":3,"ts":99005000000,"args":{"rolled_back_to_iteration":9}},
+      {"ph":"i","s":"t","name":"gpu failure","pid":0,"tid":3,"ts":30000000000,"args":{"rolled_back_to_iteration":2}},
+      {"ph":"X","name":"recovery","pid":0,"tid":2,"ts":99005000000,"dur":3600000000},
+      {"ph":"X","name":"training","pid":0,"tid":0,"ts":102605000000,"dur":100000000000}]})json";
+    const auto replay = parse_trace(text, nullptr, false);
+    QVERIFY(replay.has_value());
+    QCOMPARE(replay->kinds, (QStringList{QStringLiteral("training"), QStringLiteral("checkpoint"),
+                                         QStringLiteral("checkpoint (lost)"), QStringLiteral("recovery")}));
+    QCOMPARE(replay->tracks.size(), std::size_t(5)); // the switch's track is named, though empty
+    QCOMPARE(replay->tracks[3].name, QStringLiteral("failures: gpu"));
+    QCOMPARE(replay->tracks[3].instants, (std::vector<double>{30000.0, 99005.0})); // sorted, in s
+    QCOMPARE(replay->instant_count(), std::size_t(2));
+    QCOMPARE(replay->end, 202605.0);
+    QCOMPARE(format_duration(202605.0), QStringLiteral("2.345 days"));
+    QCOMPARE(format_duration(5400.0), QStringLiteral("5400 s"));
+    QCOMPARE(format_duration(36000.0), QStringLiteral("10 h"));
+    // The rank kinds stay first in an iteration's trace.
+    QCOMPARE(parse_trace(text)->kinds.first(), QStringLiteral("compute"));
+
+    TimelineView view;
+    view.resize(900, 300);
+    view.set_trace(std::make_shared<const Trace>(*replay));
+    view.show();
+    TimelineCanvas* canvas = view.canvas();
+    canvas->grab();
+    QCOMPARE(canvas->last_painted_instants(), 2);
+    bool said = false;
+    for (const QLabel* label : view.findChildren<QLabel*>())
+      said = said || (label->text().contains(QStringLiteral("2 instants")) &&
+                      label->text().contains(QStringLiteral("of 2.345 days")));
+    QVERIFY(said);
+    canvas->set_view(0.0, 50000.0); // the first failure only
+    canvas->grab();
+    QCOMPARE(canvas->last_painted_instants(), 1);
+  }
 };
 
 QTEST_MAIN(ModelTests)

@@ -22,6 +22,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QHorizontalPercentBarSeries>
+#include <QLabel>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QScatterSeries>
@@ -173,6 +174,49 @@ class WindowTests : public QObject {
     QVERIFY(std::fabs(trace->end - cli->makespan()) < 1e-6 * cli->makespan());
     qInfo("longest event-loop stall: %lld ms", static_cast<long long>(stalls.max_gap_ms()));
     QVERIFY2(stalls.max_gap_ms() < 1000, "the event loop was blocked");
+  }
+
+  void a_run_with_failures_shows_its_replay() {
+    // The seed-9 scenario plans over the trace limit (1,024 GPUs): no iteration timeline, but its replay over the
+    // whole run (reliability_trace.json, asked for alone) in the Failures and checkpoints tab: the tracks of
+    // training, checkpoints, recovery and each component, one red mark per failure the report counts.
+    MainWindow w;
+    w.set_auto_run(false);
+    w.show();
+    QSignalSpy runs(&w, &MainWindow::run_finished);
+    QSignalSpy validated(&w, &MainWindow::validated);
+    QVERIFY(w.open_scenario(scenario("seed-9-failures-checkpointing.json")).isEmpty());
+    QVERIFY(validated.wait(20000));
+    QVERIFY(!w.tab_visible(MainWindow::ReplayTab));
+    w.run();
+    QCOMPARE(wait_run(runs, 120000), RunState::Finished);
+    QVERIFY(w.timeline()->canvas()->trace() == nullptr);
+    QVERIFY(w.tab_visible(MainWindow::ReplayTab));
+    const Trace* replay = w.replay()->canvas()->trace();
+    QVERIFY(replay != nullptr);
+    QStringList names;
+    for (const TraceTrack& t : replay->tracks) names << t.name;
+    const QStringList first{QStringLiteral("training"), QStringLiteral("checkpoints"), QStringLiteral("recovery"),
+                            QStringLiteral("failures: gpu")};
+    QVERIFY2(names.mid(0, 4) == first, qPrintable(names.join(QLatin1Char(','))));
+    const auto failures = w.current_report()->figure("reliability/failures");
+    QVERIFY(failures.has_value() && *failures > 0);
+    // reliability_trace.json holds the replay's first 10,000 events: here 10 of the 11 failures, 9.3 of 9.8 days,
+    // which the caption says.
+    QVERIFY(replay->instant_count() > 0);
+    QVERIFY(static_cast<double>(replay->instant_count()) <= *failures);
+    const auto days = w.current_report()->figure("reliability/time_to_finish_days");
+    QVERIFY(days.has_value());
+    QVERIFY(replay->end <= *days * 86400.0 * (1 + 1e-9));
+    if (static_cast<double>(replay->instant_count()) < *failures) {
+      bool said = false;
+      for (const QLabel* label : w.replay()->findChildren<QLabel*>())
+        said = said || label->text().contains(QStringLiteral("first 10,000 events"));
+      QVERIFY(said);
+    }
+    w.show_tab(MainWindow::ReplayTab);
+    QTest::qWait(50);
+    QVERIFY(w.replay()->canvas()->last_painted_instants() > 0);
   }
 
   void invalid_edit_shows_the_cli_error_at_the_field() {

@@ -246,11 +246,11 @@ int run(const RunOptions& options) {
       write_file_atomically(dir / "trace.json",
                             [&](std::ostream& o) { write_chrome_trace(o, scenario, plan, result); });
       written.push_back("trace.json");
-      if (report.reliability) {
-        write_file_atomically(dir / "reliability_trace.json",
-                              reliability_chrome_trace(scenario.name, *report.reliability));
-        written.push_back("reliability_trace.json");
-      }
+    }
+    if (out.reliability_trace && report.reliability) {
+      write_file_atomically(dir / "reliability_trace.json",
+                            reliability_chrome_trace(scenario.name, *report.reliability));
+      written.push_back("reliability_trace.json");
     }
     if (out.report_json) {
       write_file_atomically(dir / "report.json", report_json());

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -302,6 +303,28 @@ TEST(ReliabilityScenario, BadInputExitsWithTwoAndOneLine) {
   EXPECT_NE(run.err.find("/reliability/checkpoint/mode"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("gpt3-1.3b-dp-8xa100.json"), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST(ReliabilityTrace, ItCanBeWrittenWithoutTheIterationsTrace) {
+  // `reliability_trace` alone writes the replay's timeline (small) without trace.json (large for a big split: the
+  // GUI asks for it so); `trace` writes both; without a /reliability section there is nothing to write.
+  const std::string scenario = (test::source_dir() / "scenarios/gpt3-1.3b-dp-8xa100.json").string();
+  const std::string section = R"(/reliability={"iterations":1000,"failures":{"gpu_mtbf_hours":1000}})";
+  auto files = [&](const std::string& outputs, bool reliability) {
+    const std::filesystem::path dir = test::temp_dir() / "out";
+    std::vector<std::string> args{
+        "run", scenario, "--out", dir.string(), "--no-progress", "--set", "/run/outputs=" + outputs};
+    if (reliability) args.insert(args.end(), {"--set", section});
+    const test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) names.insert(entry.path().filename().string());
+    return names;
+  };
+  EXPECT_EQ(files(R"(["report_json","reliability_trace"])", true),
+            (std::set<std::string>{"report.json", "reliability_trace.json"}));
+  EXPECT_EQ(files(R"(["trace"])", true), (std::set<std::string>{"trace.json", "reliability_trace.json"}));
+  EXPECT_EQ(files(R"(["report_json","reliability_trace"])", false), (std::set<std::string>{"report.json"}));
 }
 
 TEST(ReliabilityTrace, TheTimelineIsTheReplaysEvents) {

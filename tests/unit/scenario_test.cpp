@@ -81,6 +81,7 @@ TEST(Scenario, Defaults) {
   EXPECT_TRUE(s.run.outputs.report_json);
   EXPECT_TRUE(s.run.outputs.ranks_csv);
   EXPECT_TRUE(s.run.outputs.trace);
+  EXPECT_TRUE(s.run.outputs.reliability_trace);
   EXPECT_EQ(s.run.max_events, 200'000'000u);
 }
 
@@ -125,6 +126,7 @@ TEST(Scenario, RunSettings) {
   EXPECT_FALSE(s.run.outputs.report_json);
   EXPECT_FALSE(s.run.outputs.ranks_csv);
   EXPECT_TRUE(s.run.outputs.trace);
+  EXPECT_TRUE(s.run.outputs.reliability_trace); // with the trace
   EXPECT_EQ(s.run.max_events, 1000u);
 }
 

@@ -27,6 +27,10 @@ QColor kind_color(const QString& kind) {
   if (kind == QLatin1String("wait")) return QColor(0xc8, 0x3e, 0x4d);
   if (kind == QLatin1String("idle")) return QColor(0xc9, 0xcc, 0xd1);
   if (kind == QLatin1String("coordination")) return QColor(0x6a, 0x4c, 0x93);
+  // A replayed run (reliability_trace.json): training, checkpoints (those a failure interrupted) and recoveries.
+  if (kind == QLatin1String("checkpoint")) return QColor(0x3b, 0x7d, 0xd8);
+  if (kind.startsWith(QLatin1String("checkpoint"))) return QColor(0x9a, 0xb8, 0xe6);
+  if (kind == QLatin1String("recovery")) return QColor(0xe8, 0x7d, 0x1e);
   return QColor(0x4c, 0xa8, 0x6b);
 }
 

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPolygon>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
@@ -79,6 +80,7 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), palette().base());
   painted_ = 0;
   painted_marks_ = 0;
+  painted_instants_ = 0;
   if (!trace_ || trace_->tracks.empty()) {
     p.drawText(rect(), Qt::AlignCenter, tr("No timeline: run a scenario"));
     return;
@@ -86,14 +88,21 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
   const int plot_w = std::max(1, width() - kLabelWidth);
   // Time axis: about one tick per 100 px at a 1-2-5 step.
   const double span = end_ - begin_;
-  const double raw = span / std::max(1.0, plot_w / 100.0);
+  // In the unit the labels use (format_duration): seconds, hours from 2 h, days from 2 days.
+  const double unit = span >= 2 * 86400.0 ? 86400.0 : span >= 2 * 3600.0 ? 3600.0 : 1.0;
+  const double raw = span / unit / std::max(1.0, plot_w / 100.0);
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw / magnitude < 2 ? 2 * magnitude : raw / magnitude < 5 ? 5 * magnitude : 10 * magnitude;
+  const double step = unit * (raw / magnitude < 2   ? 2 * magnitude
+                              : raw / magnitude < 5 ? 5 * magnitude
+                                                    : 10 * magnitude);
   p.setPen(palette().text().color());
   for (double t = std::ceil(begin_ / step) * step; t <= end_; t += step) {
     const int x = static_cast<int>(x_at(t));
     p.drawLine(x, kHeaderHeight - 6, x, kHeaderHeight);
-    p.drawText(QRect(x - 50, 2, 100, kHeaderHeight - 8), Qt::AlignCenter, format_seconds(t));
+    p.drawText(QRect(x - 50, 2, 100, kHeaderHeight - 8), Qt::AlignCenter,
+               unit == 86400.0  ? QStringLiteral("%1 days").arg(t / unit, 0, 'g', 4)
+               : unit == 3600.0 ? QStringLiteral("%1 h").arg(t / unit, 0, 'g', 4)
+                                : format_seconds(t));
   }
   p.drawLine(kLabelWidth, kHeaderHeight, width(), kHeaderHeight);
 
@@ -125,6 +134,20 @@ void TimelineCanvas::paintEvent(QPaintEvent*) {
       if (next != iv.end() && next->end < next_t)
         next = std::lower_bound(next, iv.end(), next_t, [](const TraceInterval& i, double t) { return i.end < t; });
       it = next;
+    }
+    // Instant events (a replayed run's failures): a red tick across the row under a triangle, one per pixel column.
+    const auto& instants = track.instants;
+    int last_x = -1;
+    for (auto m = std::lower_bound(instants.begin(), instants.end(), begin_); m != instants.end() && *m <= end_; ++m) {
+      const int x = static_cast<int>(x_at(*m));
+      if (x == last_x) continue;
+      last_x = x;
+      p.setPen(QPen(QColor(Qt::red), 2));
+      p.drawLine(x, y + 1, x, y + kRowHeight - 2);
+      p.setBrush(QColor(Qt::red));
+      p.drawPolygon(QPolygon({QPoint(x - 4, y + 1), QPoint(x + 4, y + 1), QPoint(x, y + 7)}));
+      p.setBrush(Qt::NoBrush);
+      ++painted_instants_;
     }
   }
   // The injected failure: a red line over every row at its time, and what failed in the header.
@@ -240,6 +263,11 @@ void TimelineView::set_failure(std::optional<FailureMark> mark) {
   update_caption();
 }
 
+void TimelineView::set_note(const QString& note) {
+  note_ = note;
+  update_caption();
+}
+
 void TimelineView::update_caption() {
   const Trace* t = canvas_->trace();
   if (t == nullptr) {
@@ -248,12 +276,15 @@ void TimelineView::update_caption() {
   }
   QString text =
       tr("%1 to %2 of %3; %4 intervals on %5 tracks")
-          .arg(format_seconds(canvas_->view_begin()), format_seconds(canvas_->view_end()), format_seconds(t->end))
+          .arg(format_duration(canvas_->view_begin()), format_duration(canvas_->view_end()), format_duration(t->end))
           .arg(t->interval_count())
           .arg(t->tracks.size());
+  if (const std::size_t instants = t->instant_count(); instants > 0)
+    text += tr("; %1 instants (red marks)").arg(instants);
   if (const auto& f = canvas_->failure())
     text += tr("; injected: %1 fails at %2 (red line; the clean iteration is shown), the job stops at %3")
                 .arg(f->what, format_seconds(f->at), format_seconds(f->stopped));
+  if (!note_.isEmpty()) text += QStringLiteral("; ") + note_;
   caption_->setText(text);
 }
 

@@ -44,6 +44,8 @@ class TimelineCanvas : public QWidget {
   int last_painted_rectangles() const { return painted_; }
   /** Failure lines painted by the last paint (0 or 1). */
   int last_painted_marks() const { return painted_marks_; }
+  /** Instant events (a replayed run's failures) painted by the last paint, at most one per pixel column and row. */
+  int last_painted_instants() const { return painted_instants_; }
 
  signals:
   void view_changed(double begin, double end);
@@ -68,9 +70,11 @@ class TimelineCanvas : public QWidget {
   int painted_ = 0;
   std::optional<FailureMark> failure_;
   int painted_marks_ = 0;
+  int painted_instants_ = 0;
 };
 
-/** The timeline tab: zoom buttons, a legend, and the canvas in a vertical scroll area. */
+/** The timeline tab: zoom buttons, a legend, and the canvas in a vertical scroll area. The same view shows a
+ * replayed run (reliability_trace.json: training, checkpoints, recoveries, failures as red marks) over days. */
 class TimelineView : public QWidget {
   Q_OBJECT
  public:
@@ -79,6 +83,8 @@ class TimelineView : public QWidget {
   void set_trace(std::shared_ptr<const Trace> trace, const QString& why_none = {});
   /** Marks the run's injected failure on the canvas and says it in the caption (none: no mark). */
   void set_failure(std::optional<FailureMark> mark);
+  /** A sentence added to the caption (empty: none). */
+  void set_note(const QString& note);
   TimelineCanvas* canvas() const { return canvas_; }
 
  private:
@@ -88,6 +94,7 @@ class TimelineView : public QWidget {
   QLabel* caption_ = nullptr;
   QLabel* legend_ = nullptr;
   QString why_none_;
+  QString note_;
 };
 
 } // namespace partsim::gui

@@ -53,6 +53,7 @@ void SimulationRunner::start(const RunRequest& request) {
   ++run_id_;
   stderr_.clear();
   with_trace_ = request.with_trace;
+  with_replay_ = request.with_replay;
   state_ = RunState::Running;
   if (request.program.isEmpty()) {
     RunOutcome o;
@@ -66,9 +67,10 @@ void SimulationRunner::start(const RunRequest& request) {
   args << request.scenario_args << QStringLiteral("--json") << QStringLiteral("--progress=json")
        << QStringLiteral("--error-format=json") << QStringLiteral("--no-expect"); // what-ifs move figures on purpose
   stream_ = StreamReader();
-  if (request.with_trace) {
+  if (request.with_trace || request.with_replay) {
     trace_dir_ = std::make_unique<QTemporaryDir>();
-    args << QStringLiteral("--out") << trace_dir_->path() << QStringLiteral("--set") << request.trace_set;
+    args << QStringLiteral("--out") << trace_dir_->path() << QStringLiteral("--set")
+         << (request.with_trace ? request.trace_set : request.replay_set);
   } else {
     trace_dir_.reset();
     args << QStringLiteral("--no-files");
@@ -141,9 +143,11 @@ void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
     return;
   }
   const QString trace_path = with_trace_ && trace_dir_ ? trace_dir_->filePath(QStringLiteral("trace.json")) : QString();
+  const QString replay_path =
+      with_replay_ && trace_dir_ ? trace_dir_->filePath(QStringLiteral("reliability_trace.json")) : QString();
   // Reports and traces of large runs take longer than a frame to parse: do it on a worker thread.
   parsing_run_ = run_id_;
-  parse_watcher_.setFuture(QtConcurrent::run([out, trace_path, wall] {
+  parse_watcher_.setFuture(QtConcurrent::run([out, trace_path, replay_path, wall] {
     RunOutcome o;
     o.wall_s = wall;
     QString error;
@@ -160,6 +164,12 @@ void SimulationRunner::on_finished(int exit_code, QProcess::ExitStatus status) {
       if (file.open(QIODevice::ReadOnly))
         if (std::optional<Trace> trace = parse_trace(file.readAll()))
           o.trace = std::make_shared<const Trace>(std::move(*trace));
+    }
+    if (!replay_path.isEmpty()) {
+      QFile file(replay_path);
+      if (file.open(QIODevice::ReadOnly))
+        if (std::optional<Trace> replay = parse_trace(file.readAll(), nullptr, false))
+          o.replay = std::make_shared<const Trace>(std::move(*replay));
     }
     return o;
   }));

@@ -38,15 +38,22 @@ struct RunOutcome {
   ErrorLine error;                    ///< InputError / Failed / Crashed / NotFound
   RunReport report;                   ///< Finished
   std::shared_ptr<const Trace> trace; ///< Finished with a trace requested; may be null
-  double wall_s = 0;                  ///< wall time of the child
+  /** Finished with a /reliability section: reliability_trace.json, the replayed run's timeline; may be null. */
+  std::shared_ptr<const Trace> replay;
+  double wall_s = 0; ///< wall time of the child
 };
 
 struct RunRequest {
   QString program;           ///< the partsim binary
   QStringList scenario_args; ///< [PATH] --set P=V ...
   bool with_trace = false;   ///< also write trace.json to a temporary folder and read it for the timeline
-  /** The override that selects trace.json alone (its parent /run must exist in the scenario). */
+  /** The override that selects trace.json alone (its parent /run must exist in the scenario); with a /reliability
+   * section it brings reliability_trace.json too. */
   QString trace_set = QStringLiteral("/run/outputs=[\"trace\"]");
+  /** The scenario has a /reliability section: write reliability_trace.json (small) to the temporary folder and read
+   * it, with `replay_set` when there is no trace. */
+  bool with_replay = false;
+  QString replay_set = QStringLiteral("/run/outputs=[\"reliability_trace\"]");
 };
 
 class SimulationRunner : public QObject {
@@ -86,6 +93,7 @@ class SimulationRunner : public QObject {
   QStringList last_arguments_;
   QElapsedTimer clock_;
   bool with_trace_ = false;
+  bool with_replay_ = false;
   quint64 run_id_ = 0;      ///< increases with every start()
   quint64 parsing_run_ = 0; ///< the run whose report is being parsed
 };

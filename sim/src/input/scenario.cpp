@@ -971,8 +971,8 @@ RunSpec parse_run(JsonReader reader) {
   run.seed = static_cast<std::uint64_t>(reader.integer("seed"));
   run.network_model = reader.enum_choice_or("network_model", NetworkModel::CM02);
   if (auto outputs = reader.optional_child("outputs")) {
-    run.outputs = OutputSelection{false, false, false, false};
-    for (const JsonReader& item : outputs->elements(0, 4)) {
+    run.outputs = OutputSelection{false, false, false, false, false};
+    for (const JsonReader& item : outputs->elements(0, 5)) {
       const std::string name = item.as_string();
       if (name == "table")
         run.outputs.table = true;
@@ -981,9 +981,12 @@ RunSpec parse_run(JsonReader reader) {
       else if (name == "ranks_csv")
         run.outputs.ranks_csv = true;
       else if (name == "trace")
-        run.outputs.trace = true;
+        run.outputs.trace = run.outputs.reliability_trace = true;
+      else if (name == "reliability_trace")
+        run.outputs.reliability_trace = true;
       else
-        throw item.error(fmt::format("expected one of table, report_json, ranks_csv, trace, got \"{}\"", name));
+        throw item.error(
+            fmt::format("expected one of table, report_json, ranks_csv, trace, reliability_trace, got \"{}\"", name));
     }
   }
   run.max_events = static_cast<std::uint64_t>(reader.integer("max_events"));

@@ -1666,12 +1666,14 @@ void run_fields(std::vector<F>& f) {
                   .doc("SimGrid's network model; see [engine.md](engine.md)"));
   f.push_back(F(r + "outputs", T::Array, "run")
                   .type_doc("array of strings")
-                  .def_doc("all four")
-                  .allowed("`table`, `report_json`, `ranks_csv`, `trace`")
+                  .def_doc("all five")
+                  .allowed("`table`, `report_json`, `ranks_csv`, `trace` (with a `/reliability` section: "
+                           "reliability_trace.json too), `reliability_trace` (reliability_trace.json alone)")
                   .label("Outputs")
                   .doc("what `partsim run` writes"));
-  f.push_back(
-      F(r + "outputs/*", T::Choice, "").choices({"table", "report_json", "ranks_csv", "trace"}).doc("an output"));
+  f.push_back(F(r + "outputs/*", T::Choice, "")
+                  .choices({"table", "report_json", "ranks_csv", "trace", "reliability_trace"})
+                  .doc("an output"));
   f.push_back(F(r + "max_events", T::Integer, "run")
                   .range(1, kInt64Max)
                   .def(200'000'000)

@@ -312,6 +312,9 @@ struct OutputSelection {
   bool report_json = true;
   bool ranks_csv = true;
   bool trace = true;
+  /** reliability_trace.json (a run with /reliability): with `trace`, or alone without trace.json (the replay's
+   * timeline is small where the iteration's may not be). */
+  bool reliability_trace = true;
 };
 
 struct RunSpec {
