@@ -254,15 +254,17 @@ TEST(ExpertParallelMemory, RoutedExpertsShardOverTheExpertGroup) {
   EXPECT_NEAR(m8.optimizer_states, (model.parameters() - experts) * state / 8.0 + experts / 8.0 * state, 16.0);
 }
 
+/** The input error `doc` gets, or "" when it parses. */
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    parse(doc);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ExpertParallelErrors, EachInvalidCombinationNamesItsKey) {
-  const auto error_of = [](const nlohmann::json& doc) -> std::string {
-    try {
-      parse(doc);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  };
   EXPECT_NE(error_of(moe_scenario({{"data", 8}, {"expert", 3}})).find("/strategy/expert"), std::string::npos);
   EXPECT_NE(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"expert", 4}})).find("/strategy/expert"),
             std::string::npos);
@@ -312,20 +314,46 @@ TEST(ExpertParallelRun, TheReportGivesEachLayersLoadPerRank) {
   EXPECT_FALSE(run_scenario_json("llama3-70b-3d-64xh100.json", {}).contains("expert_routing"));
 }
 
+/** A tiny mixture of experts (2 layers of 256, 8 experts, top-2, 128 tokens) on `gpus` GPUs of one node, split as
+ * `strategy` says (model_parallel), with no gradient synchronisation and every message simulated. */
+nlohmann::json tiny_moe_run(int gpus, int global_batch, nlohmann::json strategy) {
+  nlohmann::json doc = base_scenario(1, gpus);
+  doc["workload"] = {{"kind", "model_training"},
+                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
+                     {"global_batch", global_batch},
+                     {"micro_batch", 1}};
+  strategy["kind"] = "model_parallel";
+  strategy["gradient_sync"] = "none";
+  strategy["tensor_collectives"] = {{"fidelity", "steps"}};
+  doc["strategy"] = std::move(strategy);
+  return doc;
+}
+
+/** The report of `doc` run by the CLI (a child process: its own SimGrid engine). */
+nlohmann::json cli_report(const nlohmann::json& doc) {
+  const std::filesystem::path folder = temp_dir();
+  { std::ofstream(folder / "scenario.json") << doc.dump(); }
+  const CliResult r = run_cli({"run", (folder / "scenario.json").string(), "--json", "--no-files", "--no-progress"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+}
+
+/** Every rank of `out` sends and receives `added` bytes more than in report `before`; busy + idle = makespan. */
+void expect_added_bytes(const Outcome& out, const nlohmann::json& before, double added) {
+  ASSERT_TRUE(before.contains("ranks"));
+  for (const RankMetrics& m : out.report.ranks) {
+    const nlohmann::json& r = before["ranks"][static_cast<std::size_t>(m.rank)];
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent) - r["bytes_sent"].get<double>(), added) << "rank " << m.rank;
+    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received) - r["bytes_received"].get<double>(), added)
+        << "rank " << m.rank;
+    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
+  }
+}
+
 TEST(ExpertParallelRun, RanksSendWhatTheAllToAllsClosedFormSays) {
   // A small mixture of experts on 4 GPUs, expert 4, no gradient synchronisation, every message simulated: each rank
   // sends (EP - 1) / EP of its 4 all-to-alls per layer and micro-batch, of b·s·k·h·2 bytes each, and receives as much.
-  nlohmann::json doc = base_scenario(1, 4);
-  doc["workload"] = {{"kind", "model_training"},
-                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
-                     {"global_batch", 8},
-                     {"micro_batch", 1}};
-  doc["strategy"] = {{"kind", "model_parallel"},
-                     {"data", 4},
-                     {"expert", 4},
-                     {"gradient_sync", "none"},
-                     {"tensor_collectives", {{"fidelity", "steps"}}}};
-  const Outcome out = simulate_document(doc);
+  const Outcome out = simulate_document(tiny_moe_run(4, 8, {{"data", 4}, {"expert", 4}}));
   ASSERT_FALSE(out.report.out_of_memory);
   ASSERT_EQ(out.report.ranks.size(), 4u);
   const double per_all_to_all = 128.0 * 2 * 256 * 2; // b·s·k·h bytes at bf16
@@ -631,15 +659,20 @@ Collectives tensor_collectives_of(const Plan& plan, int rank, CollectiveOp op) {
   return collectives_of(plan, rank, CommKind::Tensor, op);
 }
 
+/** Mixtral on 8 GPUs, data 2 x tensor 4 x expert 2 with sequence parallelism, 4 micro-batches per replica: the
+ * experts whole (expert_tensor 1), then split over the tensor group (4). */
+std::pair<Scenario, Scenario> whole_and_split_experts() {
+  const nlohmann::json strategy = {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
+  nlohmann::json split = strategy;
+  split["expert_tensor"] = 4;
+  return {parse(moe_scenario(strategy, 8, 8)), parse(moe_scenario(split, 8, 8))};
+}
+
 TEST(ExpertTensorParallelPlan, TheCopiesAreGatheredAndReduceScatteredOverTheTensorGroup) {
   // Data 2 x tensor 4 x expert 2 on 8 GPUs, 4 micro-batches per replica: with the experts split over the tensor
   // group, every layer's experts are wrapped, forward and backward, in an all-gather and a reduce-scatter of the
   // 4 ranks' copies: 4 x (4096 / 4 tokens x top-2) x 4,096 bf16 values.
-  const nlohmann::json strategy = {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
-  nlohmann::json split = strategy;
-  split["expert_tensor"] = 4;
-  const Scenario s1 = parse(moe_scenario(strategy, 8, 8));
-  const Scenario s4 = parse(moe_scenario(split, 8, 8));
+  const auto [s1, s4] = whole_and_split_experts();
   const Plan p1 = build_plan(s1);
   const Plan p4 = build_plan(s4);
   const std::uint64_t gathered = std::uint64_t{4} * (1024 * 2) * 4096 * 2;
@@ -657,10 +690,9 @@ TEST(ExpertTensorParallelPlan, TheCopiesAreGatheredAndReduceScatteredOverTheTens
   EXPECT_NE(p4.summary.find("split over 4 tensor ranks"), std::string::npos) << p4.summary;
 
   // Data 4 x expert 2: the experts' gradients go over the expert-data group of 2, a quarter of them per rank.
-  nlohmann::json wide = strategy;
-  wide["data"] = 4;
-  nlohmann::json wide4 = split;
-  wide4["data"] = 4;
+  const nlohmann::json wide = {{"data", 4}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
+  nlohmann::json wide4 = wide;
+  wide4["expert_tensor"] = 4;
   auto expert_sync = [](const Plan& plan) {
     std::uint64_t bytes = 0;
     for (const Step& step : resolved_steps(plan, 0))
@@ -706,11 +738,7 @@ TEST(ExpertTensorParallelPlan, SkewedRoutingGathersEachPositionsLoad) {
 TEST(ExpertTensorParallelMemory, ExpertWeightsFallByTheTensorDegree) {
   // Tensor 4, expert 2: the experts' weights, gradients and optimizer states per rank fall by 4; the gathered copies
   // kept for the experts' first GEMMs add (4 - 1) / 4 of k·b·s·h per MoE layer and micro-batch in flight.
-  const nlohmann::json strategy = {{"data", 2}, {"tensor", 4}, {"expert", 2}, {"sequence_parallel", true}};
-  nlohmann::json split = strategy;
-  split["expert_tensor"] = 4;
-  const Scenario s1 = parse(moe_scenario(strategy, 8, 8));
-  const Scenario s4 = parse(moe_scenario(split, 8, 8));
+  const auto [s1, s4] = whole_and_split_experts();
   const auto& training = std::get<ModelTraining>(s1.workload);
   const MemoryBreakdown m1 = model_parallel_memory(training, std::get<ModelParallel>(s1.strategy), s1.cluster.gpu, 0);
   const MemoryBreakdown m4 = model_parallel_memory(training, std::get<ModelParallel>(s4.strategy), s4.cluster.gpu, 0);
@@ -723,14 +751,6 @@ TEST(ExpertTensorParallelMemory, ExpertWeightsFallByTheTensorDegree) {
 }
 
 TEST(ExpertTensorParallelErrors, EachInvalidCombinationNamesItsKey) {
-  const auto error_of = [](const nlohmann::json& doc) -> std::string {
-    try {
-      parse(doc);
-    } catch (const InputError& e) {
-      return e.what();
-    }
-    return "";
-  };
   EXPECT_NE(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"sequence_parallel", true}, {"expert_tensor", 2}}))
                 .find("/strategy/expert_tensor: the experts split over the tensor group: expected 1 or the tensor "
                       "degree (4), got 2"),
@@ -748,36 +768,15 @@ TEST(ExpertTensorParallelRun, RanksSendWhatTheGatherAndReduceScatterClosedFormsS
   // synchronisation. Splitting the experts over the tensor pair adds, per layer and pass, an all-gather and a
   // reduce-scatter of S = 2 x (64 tokens x top-2) x 256 bf16 values on 2 ranks: each rank sends and receives S / 2
   // for each, (n - 1) / n of S as the ring's closed form says.
-  nlohmann::json doc = base_scenario(1, 4);
-  doc["workload"] = {{"kind", "model_training"},
-                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
-                     {"global_batch", 8},
-                     {"micro_batch", 1}};
-  doc["strategy"] = {{"kind", "model_parallel"},
-                     {"data", 2},
-                     {"tensor", 2},
-                     {"expert", 2},
-                     {"sequence_parallel", true},
-                     {"gradient_sync", "none"},
-                     {"tensor_collectives", {{"fidelity", "steps"}}}};
-  const std::filesystem::path folder = temp_dir();
-  { std::ofstream(folder / "whole.json") << doc.dump(); }
-  const CliResult whole = run_cli({"run", (folder / "whole.json").string(), "--json", "--no-files", "--no-progress"});
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  const nlohmann::json before = nlohmann::json::parse(whole.out);
+  nlohmann::json doc = tiny_moe_run(4, 8, {{"data", 2}, {"tensor", 2}, {"expert", 2}, {"sequence_parallel", true}});
+  const nlohmann::json before = cli_report(doc);
   doc["strategy"]["expert_tensor"] = 2;
   const Outcome out = simulate_document(doc);
   ASSERT_FALSE(out.report.out_of_memory);
   ASSERT_EQ(out.report.ranks.size(), 4u);
   const double s = 2.0 * (64 * 2) * 256 * 2;
-  const double added = 4 /* micro-batches */ * 2 /* layers */ * 2 /* passes */ * 2 /* collectives */ * s / 2;
-  for (const RankMetrics& m : out.report.ranks) {
-    const nlohmann::json& r = before["ranks"][static_cast<std::size_t>(m.rank)];
-    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent) - r["bytes_sent"].get<double>(), added) << "rank " << m.rank;
-    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received) - r["bytes_received"].get<double>(), added)
-        << "rank " << m.rank;
-    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
-  }
+  expect_added_bytes(out, before,
+                     4 /* micro-batches */ * 2 /* layers */ * 2 /* passes */ * 2 /* collectives */ * s / 2);
 }
 
 // --- context parallelism of a mixture of experts --------------------------------------------------------------------
@@ -841,35 +840,15 @@ TEST(ContextParallelExpertsRun, RanksSendTheAllToAllsAndTheRingsClosedForms) {
   // A small mixture of experts on 2 GPUs: context 2 x expert 2, every message simulated, no gradient
   // synchronisation. Against the same split with expert 1 (each rank holding all experts), each rank sends and
   // receives (EP - 1) / EP of 4 all-to-alls per layer and micro-batch of (128 / 2 tokens) x top-2 x 256 bf16 values.
-  nlohmann::json doc = base_scenario(1, 2);
-  doc["workload"] = {{"kind", "model_training"},
-                     {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
-                     {"global_batch", 4},
-                     {"micro_batch", 1}};
-  doc["strategy"] = {{"kind", "model_parallel"},
-                     {"data", 1},
-                     {"context", 2},
-                     {"gradient_sync", "none"},
-                     {"tensor_collectives", {{"fidelity", "steps"}}}};
-  const std::filesystem::path folder = temp_dir();
-  { std::ofstream(folder / "whole.json") << doc.dump(); }
-  const CliResult whole = run_cli({"run", (folder / "whole.json").string(), "--json", "--no-files", "--no-progress"});
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
-  const nlohmann::json before = nlohmann::json::parse(whole.out);
+  nlohmann::json doc = tiny_moe_run(2, 4, {{"data", 1}, {"context", 2}});
+  const nlohmann::json before = cli_report(doc);
   doc["strategy"]["expert"] = 2;
   const Outcome out = simulate_document(doc);
   ASSERT_FALSE(out.report.out_of_memory);
   ASSERT_EQ(out.report.ranks.size(), 2u);
+  for (const RankMetrics& m : out.report.ranks) EXPECT_GT(m.expert_exposed, 0.0);
   const double per_all_to_all = 64.0 * 2 * 256 * 2;
-  const double added = 4 /* micro-batches */ * 2 /* layers */ * 4 * per_all_to_all / 2;
-  for (const RankMetrics& m : out.report.ranks) {
-    const nlohmann::json& r = before["ranks"][static_cast<std::size_t>(m.rank)];
-    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent) - r["bytes_sent"].get<double>(), added) << "rank " << m.rank;
-    EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received) - r["bytes_received"].get<double>(), added)
-        << "rank " << m.rank;
-    EXPECT_GT(m.expert_exposed, 0.0);
-    EXPECT_NEAR(m.busy() + m.idle(), out.report.makespan, 1e-9 * out.report.makespan);
-  }
+  expect_added_bytes(out, before, 4 /* micro-batches */ * 2 /* layers */ * 4 * per_all_to_all / 2);
 }
 
 TEST(ExpertParallelCheckpoint, EveryExpertIsWrittenOnce) {
