@@ -581,7 +581,7 @@ class Planner {
   }
 
   /** Index of a rank's (data, context) position along the data ranks: d·C + c. */
-  int data_rank(const ParallelCoordinates& at) const { return at.data * mp_.context + at.context; }
+  int data_rank(const ParallelCoordinates& at) const { return partsim::data_rank(mp_, at); }
   /** Coordinates of data rank `dr` (d·C + c) at tensor `t`, pipeline `p`. */
   ParallelCoordinates at_data_rank(int dr, int t, int p) const {
     return ParallelCoordinates{dr / mp_.context, t, p, dr % mp_.context};

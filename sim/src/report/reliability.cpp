@@ -49,10 +49,6 @@ std::int64_t distinct(const std::vector<std::int64_t>& v, std::int64_t n) {
   return std::unique(head.begin(), head.end()) - head.begin();
 }
 
-} // namespace
-
-namespace {
-
 /** checkpoint_writes before /reliability/checkpoint/size scales them. */
 std::vector<CheckpointWrite> unscaled_writes(const Scenario& scenario, const Plan& plan) {
   std::vector<CheckpointWrite> out;
@@ -70,7 +66,7 @@ std::vector<CheckpointWrite> unscaled_writes(const Scenario& scenario, const Pla
   for (int s = 0; s < mp->pipeline; ++s) experts.push_back(stage_expert_parameters(*training, *mp, s));
   for (std::size_t rank = 0; rank < plan.ranks.size(); ++rank) {
     const ParallelCoordinates at = coordinates_of(*mp, static_cast<int>(rank));
-    const int data_rank = at.data * mp->context + at.context;
+    const int dr = data_rank(*mp, at);
     const MemoryBreakdown& m = static_cast<std::size_t>(at.pipeline) < plan.stage_memory.size()
                                    ? plan.stage_memory[static_cast<std::size_t>(at.pipeline)]
                                    : *plan.memory;
@@ -79,8 +75,8 @@ std::vector<CheckpointWrite> unscaled_writes(const Scenario& scenario, const Pla
     const double expert_states = x * state / (mp->zero >= 1 ? expert_replicas : 1.0);
     const double dense_parameters = std::max(0.0, m.parameters - expert_parameters);
     const double dense_states = std::max(0.0, m.optimizer_states - expert_states);
-    const bool first = data_rank == 0;               // the dense part is whole on every data rank
-    const bool first_group = data_rank < mp->expert; // every expert once in the first expert group
+    const bool first = dr == 0;               // the dense part is whole on every data rank
+    const bool first_group = dr < mp->expert; // every expert once in the first expert group
     const double part =
         (mp->zero >= 3 || first ? dense_parameters : 0.0) + (mp->zero >= 1 || first ? dense_states : 0.0) +
         (mp->zero >= 3 || first_group ? expert_parameters : 0.0) + (mp->zero >= 1 || first_group ? expert_states : 0.0);
@@ -90,11 +86,11 @@ std::vector<CheckpointWrite> unscaled_writes(const Scenario& scenario, const Pla
   return out;
 }
 
-} // namespace
-
-CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
+/** The checkpoint's size from its writes: their sum, or /reliability/checkpoint/size with the largest write scaled
+ * alike. */
+CheckpointSize size_of(const Scenario& scenario, const std::vector<CheckpointWrite>& writes) {
   CheckpointSize out;
-  for (const CheckpointWrite& w : unscaled_writes(scenario, plan)) {
+  for (const CheckpointWrite& w : writes) {
     out.bytes += w.bytes;
     out.largest_writer_bytes = std::max(out.largest_writer_bytes, w.bytes);
     ++out.writers;
@@ -108,13 +104,19 @@ CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
   return out;
 }
 
+} // namespace
+
+CheckpointSize checkpoint_size(const Scenario& scenario, const Plan& plan) {
+  return size_of(scenario, unscaled_writes(scenario, plan));
+}
+
 std::vector<CheckpointWrite> checkpoint_writes(const Scenario& scenario, const Plan& plan) {
-  const double bytes = checkpoint_size(scenario, plan).bytes;
   std::vector<CheckpointWrite> out = unscaled_writes(scenario, plan);
+  const CheckpointSize size = size_of(scenario, out);
   double sum = 0.0;
   for (const CheckpointWrite& w : out) sum += w.bytes;
   if (sum > 0.0)
-    for (CheckpointWrite& w : out) w.bytes *= bytes / sum;
+    for (CheckpointWrite& w : out) w.bytes *= size.bytes / sum;
   return out;
 }
 

@@ -22,6 +22,12 @@ struct ParallelCoordinates {
 int rank_of(const ModelParallel& mp, const ParallelCoordinates& at);
 ParallelCoordinates coordinates_of(const ModelParallel& mp, int rank);
 
+/** A rank's data-parallel rank counted over data x context (the ranks that hold the same weights: gradient
+ * reduction, ZeRO shards and expert groups span them, as Megatron-Core cuts them). */
+inline int data_rank(const ModelParallel& mp, const ParallelCoordinates& at) {
+  return at.data * mp.context + at.context;
+}
+
 /** Layers of each virtual stage (pipeline x virtual_stages of them, virtual stage = chunk x pipeline + stage): the
  * explicit split, or an even one. */
 std::vector<int> virtual_stage_layers(const ModelParallel& mp, std::int64_t layers);
