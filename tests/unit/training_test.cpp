@@ -54,6 +54,45 @@ TEST(Training, OptimizerStepTrafficByClosedForm) {
   EXPECT_NEAR(a.optimizer_time - b.optimizer_time, a.parameters * 2.0 / gpu.achieved_memory_bandwidth(), 1e-12);
 }
 
+TEST(Training, EmbeddingBackwardWritesAndAccumulatesTheWholeTable) {
+  // PyTorch's dense embedding backward zero-fills the rank's tables (e) and the gradient is accumulated into the one
+  // the optimizer reads (read e, read and write e_g): bf16 with fp32 gradients 2 + 2 + 2 x 4 = 12 bytes per element
+  // of vocab_shard·h plus the learned position table; 8 with bf16 gradients. Nothing else of the outer ops changes.
+  nlohmann::json doc = training_scenario();
+  doc["workload"]["data_type"] = "bf16";
+  doc["workload"]["gradient_data_type"] = "fp32";
+  const Scenario fp32_gradients = parse(doc);
+  doc["workload"]["gradient_data_type"] = "bf16";
+  const Scenario bf16_gradients = parse(doc);
+  const ModelTraining& training = training_of(fp32_gradients);
+  const TransformerModel model = training.transformer();
+  const TransformerConfig& c = model.config();
+  ASSERT_EQ(c.position, PositionEmbedding::Learned);
+  for (const int tensor : {1, 2}) {
+    const TensorSplit split{tensor, false};
+    const double table = static_cast<double>(model.vocab_shard(tensor) * c.hidden + c.sequence_length * c.hidden);
+    const std::vector<ComputeOp> plain = model.outer_ops(2, split);
+    const std::vector<ComputeOp> run = training_outer_ops(training, model, 2, split);
+    const std::vector<ComputeOp> bf16 = training_outer_ops(training_of(bf16_gradients), model, 2, split);
+    ASSERT_EQ(run.size(), plain.size());
+    for (std::size_t i = 0; i < run.size(); ++i) {
+      const bool embedding = run[i].name == "embedding";
+      EXPECT_DOUBLE_EQ(run[i].backward_bytes(2.0) - plain[i].backward_bytes(2.0), embedding ? 12.0 * table : 0.0)
+          << run[i].name;
+      EXPECT_DOUBLE_EQ(bf16[i].backward_bytes(2.0) - plain[i].backward_bytes(2.0), embedding ? 8.0 * table : 0.0)
+          << run[i].name;
+      EXPECT_DOUBLE_EQ(run[i].forward_bytes(2.0), plain[i].forward_bytes(2.0)) << run[i].name;
+    }
+  }
+  // The training cost prices it: the embedding unit's backward grows by the traffic at the achieved bandwidth.
+  const GpuProfile& gpu = fp32_gradients.cluster.gpu;
+  const TrainingCost a = training_cost(training, gpu);
+  const TrainingCost b = training_cost(training_of(bf16_gradients), gpu);
+  const double table = static_cast<double>(model.vocab_shard(1) * c.hidden + c.sequence_length * c.hidden);
+  EXPECT_NEAR(a.units.front().backward_time - b.units.front().backward_time,
+              4.0 * table / gpu.achieved_memory_bandwidth(), 1e-12);
+}
+
 TEST(Training, MixedPrecisionAdamKeepsSixteenBytesPerParameter) {
   // ZeRO (Rajbhandari et al. 2020): 2 (fp16 weights) + 2 (fp16 gradients) + 12 (fp32 master, momentum, variance).
   EXPECT_EQ(optimizer_bytes_per_parameter(Optimizer::Adam, "bf16"), 12.0);

@@ -56,6 +56,16 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
   return unit;
 }
 
+std::vector<ComputeOp> training_outer_ops(const ModelTraining& training, const TransformerModel& model,
+                                          std::int64_t micro_batch, const TensorSplit& split) {
+  std::vector<ComputeOp> ops = model.outer_ops(micro_batch, split);
+  const double per_element =
+      2.0 * bytes_per_element(training.data_type) + 2.0 * bytes_per_element(training.gradient_type());
+  for (ComputeOp& op : ops)
+    if (op.name == "embedding") op.extra_backward_bytes += model.embedding_parameters(split.tensor) * per_element;
+  return ops;
+}
+
 LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const TensorSplit& split, const GpuProfile& gpu) {
   LayerOpsBreakdown out;
   if (!training.model.is_transformer()) return out;
@@ -68,7 +78,7 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
           {op.name, op_time(op, gpu, type, bytes, false), op_time(op, gpu, type, bytes, true), op.forward_flops});
   };
   price(model.layer_ops(training.micro_batch, split), out.layer);
-  price(model.outer_ops(training.micro_batch, split), out.outer);
+  price(training_outer_ops(training, model, training.micro_batch, split), out.outer);
   return out;
 }
 
@@ -90,7 +100,7 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   const std::int64_t b = training.micro_batch;
   if (training.model.is_transformer()) {
     const TransformerModel model = training.transformer();
-    const std::vector<ComputeOp> outer = model.outer_ops(b);
+    const std::vector<ComputeOp> outer = training_outer_ops(training, model, b);
     cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
     cost.units.front().parameters = model.embedding_parameters();
     TrainingUnit priced = price_ops("layer", model.layer_ops(b), gpu, type, training.recomputation);

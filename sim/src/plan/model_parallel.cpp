@@ -333,7 +333,7 @@ class Planner {
     std::vector<ComputeOp> embedding;
     std::vector<ComputeOp> norm;
     std::vector<ComputeOp> head;
-    for (const ComputeOp& op : model_.outer_ops(b, split))
+    for (const ComputeOp& op : training_outer_ops(training_, model_, b, split))
       (op.name == "embedding" ? embedding : op.name == "final_norm" ? norm : head).push_back(op);
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;

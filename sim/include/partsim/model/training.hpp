@@ -31,6 +31,17 @@ struct TrainingUnit {
 TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
                        const std::string& data_type, Recomputation recomputation);
 
+/** The ops outside the layers (embedding, final norm, LM head and loss) of a transformer as a training step runs them:
+ * TransformerModel::outer_ops, with the embedding's backward as PyTorch runs it. Its gradient is dense
+ * (nn.Embedding and Megatron-LM's VocabParallelEmbedding call F.embedding, whose CUDA backward allocates the whole
+ * table's gradient with at::zeros and scatter-adds the token rows into it: aten/src/ATen/native/cuda/Embedding.cu,
+ * embedding_dense_backward_cuda), and that gradient is then accumulated into the one the optimizer reads (Megatron-LM's
+ * gradient hook: main_grad.add_(param.grad); PyTorch's accumulation over micro-batches alike). Per element of the
+ * rank's tables (vocab_shard·h, and the position table when learned): the zero fill (e), the gradient read (e) and
+ * the accumulated gradient read and written (2 e_g), e the data type's size and e_g the gradient type's. */
+std::vector<ComputeOp> training_outer_ops(const ModelTraining& training, const TransformerModel& model,
+                                          std::int64_t micro_batch, const TensorSplit& split = {});
+
 /** One op as the cost model prices it alone (op_time) for one micro-batch on one rank. */
 struct PricedOp {
   std::string name;
