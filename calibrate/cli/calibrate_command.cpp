@@ -112,6 +112,9 @@ void print_table(const CalibrationResult& r) {
   if (r.power)
     fmt::print("  power                            idle {:.0f} W, GEMM {:.0f} W, limit {:.0f} W\n",
                r.power->idle_watts.median, r.power->busy_watts.median, r.power->limit_watts);
+  if (const auto& s = r.sustained_compute)
+    fmt::print("  sustained compute                {:.3f} of the kernel-at-a-time rate ({} {}x{}x{} in a loop)\n",
+               s->ratio, s->data_type, s->shape.m, s->shape.n, s->shape.k);
   for (const std::string& w : r.warnings) fmt::print("  warning: {}\n", w);
 }
 

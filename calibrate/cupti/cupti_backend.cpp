@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -234,19 +235,42 @@ class CuptiBackend final : public MeasurementBackend {
     }
     GemmRunner& runner = gemm_runner(std::max({shape.m, shape.n, shape.k}));
     runner.prepare(shape.m, shape.n, shape.k, type);
+    p.shape = shape;
+    p.data_type = type;
+    // Batches of at least ~50 ms of GEMMs between host synchronisations, so the GPU stays loaded (a batch of 4 for
+    // the size of one, then as many as the first batch's time per GEMM says).
+    int batch = 4;
+    std::vector<double> gemm_seconds;
     const auto start = Clock::now();
     const auto busy_from = start + std::chrono::duration<double>(seconds / 2.0); // let power and clocks settle
     const auto busy_until = start + std::chrono::duration<double>(seconds);
+    bool sized = false;
     while (Clock::now() < busy_until) {
-      for (int i = 0; i < 4; ++i) runner.run();
+      const bool settled = Clock::now() >= busy_from;
+      std::vector<std::uint64_t> ids;
+      const auto batch_start = Clock::now();
+      for (int i = 0; i < batch; ++i) {
+        if (settled) ids.push_back(recorder_->begin());
+        runner.run();
+        if (settled) recorder_->end();
+      }
       stream_->synchronize();
-      if (Clock::now() >= busy_from)
+      if (!sized) {
+        const double per_gemm = std::chrono::duration<double>(Clock::now() - batch_start).count() / batch;
+        batch = static_cast<int>(std::clamp(std::ceil(0.05 / std::max(per_gemm, 1e-6)), 4.0, 4096.0));
+        sized = true;
+      }
+      const auto intervals = recorder_->collect(); // also drops the unsettled half's records
+      for (std::uint64_t id : ids)
+        if (const auto it = intervals.find(id); it != intervals.end() && it->second.end > it->second.start)
+          gemm_seconds.push_back(static_cast<double>(it->second.end - it->second.start) * 1e-9);
+      if (settled)
         if (auto w = nvml.watts()) busy.push_back(*w);
     }
     if (idle.empty() || busy.empty()) throw std::runtime_error("NVML: no power readings (nvmlDeviceGetPowerUsage)");
     p.idle_watts = summarize(idle);
     p.busy_watts = summarize(busy);
-    recorder_->collect(); // drop the loop's records
+    if (!gemm_seconds.empty()) p.busy_gemm_seconds = summarize(gemm_seconds);
     return p;
   }
 

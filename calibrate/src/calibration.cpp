@@ -93,7 +93,41 @@ CalibrationResult fit_samples(DeviceInfo device, std::vector<Sample> samples, st
   }
   if (auto collectives = of_kind(all, SampleKind::Collective); !collectives.empty())
     guarded(result, "collectives", [&] { result.collectives = fit_collectives(collectives); });
+  if (result.power && result.power->busy_gemm_seconds.count > 0) {
+    const PowerMeasurement& p = *result.power;
+    const auto grid = std::find_if(result.gemm.begin(), result.gemm.end(), [&](const GemmPoint& g) {
+      return g.m == p.shape.m && g.n == p.shape.n && g.k == p.shape.k && g.data_type == p.data_type;
+    });
+    if (grid == result.gemm.end() || p.busy_gemm_seconds.median <= 0.0) {
+      result.warnings.push_back(fmt::format("sustained compute: the GEMM grid has no {} {}x{}x{} point to compare "
+                                            "the power loop's GEMMs with; not written",
+                                            p.data_type, p.shape.m, p.shape.n, p.shape.k));
+    } else {
+      SustainedComputeFit fit;
+      fit.shape = p.shape;
+      fit.data_type = p.data_type;
+      fit.kernel_at_a_time_seconds = grid->seconds.median;
+      fit.sustained_seconds = p.busy_gemm_seconds;
+      fit.ratio = fit.kernel_at_a_time_seconds / p.busy_gemm_seconds.median;
+      fit.clamped = fit.ratio > 1.0;
+      fit.ratio = std::min(fit.ratio, 1.0);
+      result.sustained_compute = fit;
+    }
+  }
   return result;
+}
+
+GemmShape3 power_gemm_shape(const GemmAxes& axes) {
+  constexpr std::int64_t kLargest = 8192;
+  std::optional<std::int64_t> best;
+  for (std::int64_t d : axes.m) {
+    const auto on = [d](const std::vector<std::int64_t>& axis) {
+      return std::find(axis.begin(), axis.end(), d) != axis.end();
+    };
+    if (d <= kLargest && on(axes.n) && on(axes.k) && (!best || d > *best)) best = d;
+  }
+  const std::int64_t d = best.value_or(kLargest);
+  return {d, d, d};
 }
 
 CalibrationResult run_calibration(MeasurementBackend& backend, const CalibrationPlan& plan,
@@ -158,12 +192,20 @@ CalibrationResult run_calibration(MeasurementBackend& backend, const Calibration
 
   std::optional<PowerMeasurement> power;
   if (plan.power_seconds > 0.0) {
-    const std::string type = std::find(supported.begin(), supported.end(), "bf16") != supported.end() ? "bf16"
-                             : supported.empty()                                                      ? ""
-                                                 : supported.front();
+    // bf16 where it runs, else the first type the grid measured (so the loop can be set against the grid), else
+    // the first the GPU runs (power only).
+    const auto runs = [&](const std::string& t) {
+      return std::find(supported.begin(), supported.end(), t) != supported.end();
+    };
+    std::string type = runs("bf16") ? "bf16" : "";
+    for (const std::string& t : plan.gemm_data_types)
+      if (type.empty() && runs(t)) type = t;
+    if (type.empty() && !supported.empty()) type = supported.front();
     if (!type.empty()) {
-      say(fmt::format("power: idle, then {} GEMMs for {:g} s", type, plan.power_seconds));
-      guarded(failures, "power", [&] { power = backend.power({8192, 8192, 8192}, type, plan.power_seconds); });
+      const GemmShape3 shape = power_gemm_shape(plan.gemm_axes);
+      say(fmt::format("power and sustained compute: idle, then {} {}x{}x{} GEMMs in a loop for {:g} s", type, shape.m,
+                      shape.n, shape.k, plan.power_seconds));
+      guarded(failures, "power", [&] { power = backend.power(shape, type, plan.power_seconds); });
     }
   }
 

@@ -128,6 +128,7 @@ ordered_json profile_file_json(const GpuProfile& gpu) {
   out["memory_capacity"] = figure_json(gpu.memory_capacity);
   out["kernel_launch_overhead"] = figure_json(gpu.kernel_launch_overhead);
   if (gpu.power) out["power"] = {{"tdp", figure_json(gpu.power->tdp)}, {"idle", figure_json(gpu.power->idle)}};
+  if (gpu.sustained_compute) out["sustained_compute"] = figure_json(*gpu.sustained_compute);
   const GemmEfficiencyTable& t = gpu.gemm_efficiency;
   ordered_json points = ordered_json::array();
   for (const GemmEfficiencyPoint& p : t.points)
@@ -211,6 +212,24 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
     measured_any = true;
   } else if (base.power) {
     out["power"] = {{"tdp", figure_json(base.power->tdp)}, {"idle", figure_json(base.power->idle)}};
+  }
+
+  if (const auto& s = r.sustained_compute) {
+    std::string note = fmt::format(
+        "{} GEMM {}x{}x{}: median GPU time {:.4g} s issued a kernel at a time (the GEMM grid's repeats), {:.4g} s "
+        "(median of {}) in the settled second half of a loop that keeps the GPU busy{}: the fraction of its rate that "
+        "tensor-core work keeps under a sustained load; multiplies every GEMM and attention efficiency of this profile",
+        s->data_type, s->shape.m, s->shape.n, s->shape.k, s->kernel_at_a_time_seconds, s->sustained_seconds.median,
+        s->sustained_seconds.count,
+        r.power && r.power->limit_watts > 0.0 ? fmt::format(" (board at {:.4g} W of its {:.4g} W limit)",
+                                                            r.power->busy_watts.median, r.power->limit_watts)
+                                              : std::string());
+    if (s->clamped) note += "; the loop ran faster than the grid, so 1 is written";
+    out["sustained_compute"] = figure_json(s->ratio, measured_provenance(r.device, options, s->sustained_seconds.count,
+                                                                         s->sustained_seconds.relative_spread(), note));
+    measured_any = true;
+  } else if (base.sustained_compute) {
+    out["sustained_compute"] = figure_json(*base.sustained_compute);
   }
 
   const EfficiencyTable table = efficiency_table(r.gemm, peak_values(base));
@@ -343,6 +362,15 @@ ordered_json calibration_summary(const CalibrationResult& r, const ProfileOption
                     {"busy_W", summary_json(r.power->busy_watts)},
                     {"limit_W", r.power->limit_watts},
                     {"workload", r.power->workload}};
+  if (const auto& s = r.sustained_compute)
+    out["sustained_compute"] = {{"data_type", s->data_type},
+                                {"m", s->shape.m},
+                                {"n", s->shape.n},
+                                {"k", s->shape.k},
+                                {"kernel_at_a_time_s", s->kernel_at_a_time_seconds},
+                                {"sustained_s", summary_json(s->sustained_seconds)},
+                                {"ratio", s->ratio},
+                                {"clamped", s->clamped}};
   out["warnings"] = r.warnings;
   return out;
 }

@@ -34,6 +34,53 @@ TEST(Calibration, QuickPlanMeasuresAndFitsEverything) {
   EXPECT_EQ(progress.back().rfind("fitting ", 0), 0u);
 }
 
+TEST(Calibration, SustainedComputeIsTheLoopsRateOverTheGridsForTheSameGemm) {
+  SyntheticBackend backend; // the loop's GEMMs run at 0.85 of the grid's rate
+  const CalibrationResult r = run_calibration(backend, quick_plan());
+  ASSERT_TRUE(r.sustained_compute.has_value());
+  const SustainedComputeFit& s = *r.sustained_compute;
+  EXPECT_EQ(s.data_type, "bf16");
+  EXPECT_EQ(s.shape, (GemmShape3{8192, 8192, 8192}));
+  EXPECT_NEAR(s.ratio, 0.85, 0.02);
+  EXPECT_FALSE(s.clamped);
+  EXPECT_EQ(s.sustained_seconds.count, 50u);
+  EXPECT_EQ(r.power->shape, s.shape);
+
+  SyntheticGpu faster; // a loop that runs faster than the grid (noise, a boost) is written as 1, and says so
+  faster.sustained = 1.1;
+  SyntheticBackend boost(faster);
+  const CalibrationResult b = run_calibration(boost, quick_plan());
+  ASSERT_TRUE(b.sustained_compute.has_value());
+  EXPECT_DOUBLE_EQ(b.sustained_compute->ratio, 1.0);
+  EXPECT_TRUE(b.sustained_compute->clamped);
+
+  SyntheticGpu untimed; // a backend that does not time the loop's GEMMs: no figure and no warning
+  untimed.sustained = 0.0;
+  SyntheticBackend quiet(untimed);
+  const CalibrationResult q = run_calibration(quiet, quick_plan());
+  EXPECT_FALSE(q.sustained_compute.has_value());
+  EXPECT_TRUE(q.warnings.empty());
+}
+
+TEST(Calibration, SustainedComputeNeedsTheLoopsShapeOnTheGrid) {
+  SyntheticBackend backend;
+  CalibrationPlan plan = quick_plan();
+  plan.gemm_axes = {{1024}, {4096}, {1024}}; // no cube: the loop runs 8192 cubed, which the grid lacks
+  plan.gemm_data_types = {"bf16"};
+  const CalibrationResult r = run_calibration(backend, plan);
+  EXPECT_FALSE(r.sustained_compute.has_value());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0], "sustained compute: the GEMM grid has no bf16 8192x8192x8192 point to compare the power "
+                           "loop's GEMMs with; not written");
+}
+
+TEST(Calibration, PowerLoopRunsTheGridsLargestCubeUpTo8192) {
+  EXPECT_EQ(power_gemm_shape(quick_plan().gemm_axes), (GemmShape3{8192, 8192, 8192}));
+  EXPECT_EQ(power_gemm_shape(full_plan().gemm_axes), (GemmShape3{4096, 4096, 4096})); // 16384 is above 8192
+  EXPECT_EQ(power_gemm_shape({{256, 1024}, {1024, 256}, {4096, 256}}), (GemmShape3{256, 256, 256}));
+  EXPECT_EQ(power_gemm_shape({{128}, {256}, {512}}), (GemmShape3{8192, 8192, 8192}));
+}
+
 TEST(Calibration, OneGpuMeasuresNoPeersOrCollectives) {
   SyntheticGpu gpu;
   gpu.gpus = 1;

@@ -84,6 +84,11 @@ TEST(ProfileWriter, MeasuredProfileParsesWithPartsimAndKeepsTheFigures) {
   EXPECT_DOUBLE_EQ(gpu.power->tdp.value, 700.0);
   EXPECT_DOUBLE_EQ(gpu.power->idle.value, 75.0);
   expect_measured(gpu.power->idle.provenance, "power/idle");
+  ASSERT_TRUE(gpu.sustained_compute.has_value());
+  EXPECT_NEAR(gpu.sustained_compute->value, 0.85, 0.02);
+  expect_measured(gpu.sustained_compute->provenance, "sustained_compute");
+  EXPECT_NE(gpu.sustained_compute->provenance.fields.at("note").find("bf16 GEMM 8192x8192x8192"), std::string::npos)
+      << gpu.sustained_compute->provenance.fields.at("note");
 }
 
 TEST(ProfileWriter, GemmEfficiencyGridIsTheMeasuredOnePerType) {
@@ -97,20 +102,21 @@ TEST(ProfileWriter, GemmEfficiencyGridIsTheMeasuredOnePerType) {
     ASSERT_TRUE(gpu.gemm_efficiency.grids.contains(type)) << type;
     const GemmEfficiencyGrid& grid = gpu.gemm_efficiency.grids.at(type);
     EXPECT_EQ(grid.m, (std::vector<std::int64_t>{128, 1024, 4096, 8192}));
-    // The cost model reads exactly the measured efficiency at a grid point ...
+    // The cost model reads exactly the measured efficiency at a grid point, times the measured sustained fraction ...
     for (const GemmShape3 s : {GemmShape3{128, 1024, 8192}, GemmShape3{8192, 8192, 8192}}) {
-      const double expected = truth.achieved_efficiency(type, s.m, s.n, s.k);
+      const double expected = truth.achieved_efficiency(type, s.m, s.n, s.k) * gpu.sustained_compute_factor();
       EXPECT_NEAR(gemm_efficiency(gpu, {1, s.m, s.n, s.k}, type), expected, 0.015 * expected) << type;
     }
   }
-  // ... so a large bf16 GEMM is priced at the measured rate, not the datasheet curve's.
+  // ... so a large bf16 GEMM is priced at the measured rate, not the datasheet curve's, at the fraction of it that
+  // the power loop kept (the synthetic GPU keeps 0.85).
   ComputeOp op;
   op.name = "big";
   op.kind = OpKind::Gemm;
   op.gemm = GemmShape{1, 8192, 8192, 8192};
   op.forward_flops = op.gemm->flops();
-  const double measured = truth.gemm_seconds("bf16", 8192, 8192, 8192) + gpu.kernel_launch_overhead.value;
-  EXPECT_NEAR(op_time(op, gpu, "bf16", 2.0, false), measured, 0.015 * measured);
+  const double measured = truth.gemm_seconds("bf16", 8192, 8192, 8192) / truth.sustained;
+  EXPECT_NEAR(op_time(op, gpu, "bf16", 2.0, false) - gpu.kernel_launch_overhead.value, measured, 0.025 * measured);
 
   // The default curve: fitted for measured types at the base's half dimension, kept from the base for the others.
   const GemmEfficiencyCurve& curve = gpu.gemm_efficiency.default_curve;
@@ -143,6 +149,7 @@ TEST(ProfileWriter, UnmeasuredFiguresKeepTheBaseProfileAndItsProvenance) {
   EXPECT_EQ(gpu.kernel_launch_overhead.provenance.kind, "assumption");
   ASSERT_TRUE(gpu.power.has_value());
   EXPECT_EQ(gpu.power->tdp.provenance.kind, "datasheet");
+  EXPECT_FALSE(gpu.sustained_compute.has_value()); // no power loop, and the base profile has none
   EXPECT_EQ(gpu.gemm_efficiency.grids.size(), 1u);
   EXPECT_EQ(gpu.gemm_efficiency.grids.at("bf16").k, (std::vector<std::int64_t>{1024, 4096}));
 }
@@ -191,6 +198,9 @@ TEST(ProfileWriter, SummaryRecordsEveryFit) {
   EXPECT_DOUBLE_EQ(last["busbw_Bps"].get<double>(), last["algbw_Bps"].get<double>() * 1.0); // 2 ranks: factor 1
   EXPECT_NEAR(all_reduce["line_over_bus_bytes"]["bandwidth_Bps"].get<double>(), 3.6e11, 0.03 * 3.6e11);
   EXPECT_TRUE(s.contains("power"));
+  ASSERT_TRUE(s.contains("sustained_compute"));
+  EXPECT_NEAR(s["sustained_compute"]["ratio"].get<double>(), 0.85, 0.02);
+  EXPECT_EQ(s["sustained_compute"]["m"], 8192);
   EXPECT_TRUE(s["warnings"].empty());
 }
 

@@ -5,6 +5,8 @@
 #include "partsim/calibrate/fits.hpp"
 #include "partsim/calibrate/measurement_backend.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -46,6 +48,9 @@ struct SyntheticGpu {
   double peer_latency = 8e-6, peer_bandwidth = 4e11;
   double collective_latency = 20e-6, bus_bandwidth = 3.6e11;
   double noise = 0.02; ///< each time is multiplied by 1 + noise·(u - 1/2)
+  /** The fraction of its kernel-at-a-time rate a GEMM keeps in the power loop (the clock lowered at the power limit);
+   * 0: the loop's GEMMs are not timed (a backend that cannot). */
+  double sustained = 0.85;
   int gpus = 2;
 
   double gemm_efficiency(const std::string& type, std::int64_t m, std::int64_t n, std::int64_t k) const {
@@ -148,13 +153,21 @@ class SyntheticBackend : public MeasurementBackend {
     return timed(p, gpu_.collective_latency + double(bytes) * bus_bandwidth_factor(name, ranks) / gpu_.bus_bandwidth,
                  r);
   }
-  std::optional<PowerMeasurement> power(const GemmShape3&, const std::string& type, double) override {
+  std::optional<PowerMeasurement> power(const GemmShape3& shape, const std::string& type, double) override {
     fail_if("power");
     PowerMeasurement p;
     p.idle_watts = summarize({74.0, 75.0, 76.0});
     p.busy_watts = summarize({640.0, 650.0, 660.0});
     p.limit_watts = 700.0;
-    p.workload = type + " GEMM 8192x8192x8192";
+    p.workload = fmt::format("{} GEMM {}x{}x{} in a loop", type, shape.m, shape.n, shape.k);
+    p.shape = shape;
+    p.data_type = type;
+    if (gpu_.sustained > 0.0) {
+      std::vector<double> times;
+      for (int i = 0; i < 50; ++i)
+        times.push_back(gpu_.gemm_seconds(type, shape.m, shape.n, shape.k) / gpu_.sustained * jitter());
+      p.busy_gemm_seconds = summarize(times);
+    }
     return p;
   }
 

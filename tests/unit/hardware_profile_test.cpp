@@ -5,6 +5,7 @@
 #include "partsim/input/json_reader.hpp"
 #include "partsim/input/link_profile.hpp"
 #include "partsim/input/units.hpp"
+#include "partsim/model/cost_model.hpp"
 
 #include "test_support.hpp"
 
@@ -252,7 +253,58 @@ TEST(HardwareProfile, InlineProfileTakesTheNewKeysBare) {
   EXPECT_EQ(gpu.gemm_efficiency.grids.at("fp16").efficiency, (std::vector<double>{0.5}));
 }
 
+TEST(HardwareProfile, SustainedComputeScalesEveryTensorCoreEfficiencyAndNothingElse) {
+  json doc = profile_file();
+  const GpuProfile burst = parse(doc);
+  EXPECT_FALSE(burst.sustained_compute.has_value());
+  EXPECT_DOUBLE_EQ(burst.sustained_compute_factor(), 1.0);
+  doc["sustained_compute"] = {{"value", 0.8},
+                              {"provenance",
+                               {{"kind", "measured"},
+                                {"device", "a GPU"},
+                                {"date", "2026-12-05"},
+                                {"tool", "partsim-calibrate"},
+                                {"note", "a GEMM loop"}}}};
+  const GpuProfile sustained = parse(doc);
+  ASSERT_TRUE(sustained.sustained_compute.has_value());
+  EXPECT_DOUBLE_EQ(sustained.sustained_compute->value, 0.8);
+  EXPECT_EQ(sustained.sustained_compute->provenance.kind, "measured");
+  // On a grid point, between points, and priced by the default curve (fp32 has no points).
+  for (const GemmShape& shape : {GemmShape{1, 4096, 4096, 1024}, GemmShape{1, 1000, 300, 1024}})
+    EXPECT_DOUBLE_EQ(gemm_efficiency(sustained, shape, "bf16"), 0.8 * gemm_efficiency(burst, shape, "bf16"));
+  EXPECT_DOUBLE_EQ(gemm_efficiency(sustained, {1, 512, 512, 512}, "fp32"),
+                   0.8 * gemm_efficiency(burst, {1, 512, 512, 512}, "fp32"));
+  // A compute-bound GEMM takes 1/0.8 of its time (less the launch), a memory-bound kernel the same time.
+  ComputeOp gemm;
+  gemm.name = "gemm";
+  gemm.kind = OpKind::Gemm;
+  gemm.gemm = GemmShape{1, 4096, 4096, 1024};
+  gemm.forward_flops = gemm.gemm->flops();
+  const double launch = burst.kernel_launch_overhead.value;
+  EXPECT_NEAR(op_time(gemm, sustained, "bf16", 2.0, false) - launch,
+              (op_time(gemm, burst, "bf16", 2.0, false) - launch) / 0.8, 1e-15);
+  ComputeOp norm;
+  norm.name = "norm";
+  norm.kind = OpKind::Elementwise;
+  norm.forward_flops = 1e6;
+  norm.input_elements = 1e9;
+  EXPECT_DOUBLE_EQ(op_time(norm, sustained, "bf16", 2.0, false), op_time(norm, burst, "bf16", 2.0, false));
+  // It round-trips through the report's JSON.
+  EXPECT_DOUBLE_EQ(to_json(sustained).at("sustained_compute").at("value").get<double>(), 0.8);
+  EXPECT_FALSE(to_json(burst).contains("sustained_compute"));
+}
+
 // --- bad profiles: one class of mistake each, with its exact pointer -------------------------------------------
+
+TEST(HardwareProfileErrors, SustainedComputeOutsideZeroToOne) {
+  json doc = profile_file();
+  doc["sustained_compute"] = figure(1.1);
+  expect_error_at(doc, "/sustained_compute/value", "<= 1");
+  doc["sustained_compute"] = figure(0);
+  expect_error_at(doc, "/sustained_compute/value", ">= 0.0001");
+  doc["sustained_compute"] = 0.9; // a file needs the figure form
+  expect_error_at(doc, "/sustained_compute");
+}
 
 TEST(HardwareProfileErrors, EfficiencyAboveOne) {
   json doc = profile_file();

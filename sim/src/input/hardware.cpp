@@ -399,6 +399,10 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
       gpu.sm_count = f;
     }
   }
+  if (auto sustained = reader.optional_child("sustained_compute"))
+    gpu.sustained_compute = inline_figure
+                                ? Figure{sustained->as_number(kEfficiencyBounds), scenario_provenance(*sustained)}
+                                : parse_fraction_figure(*sustained, kEfficiencyBounds);
   if (auto table = reader.optional_child("gemm_efficiency"))
     gpu.gemm_efficiency = parse_gemm_efficiency(*table, gpu, inline_figure);
   else {
@@ -450,6 +454,7 @@ nlohmann::json to_json(const GpuProfile& profile) {
   if (profile.power) out["power"] = {{"tdp", to_json(profile.power->tdp)}, {"idle", to_json(profile.power->idle)}};
   out["memory_efficiency"] = to_json(profile.memory_efficiency);
   if (profile.sm_count) out["sm_count"] = to_json(*profile.sm_count);
+  if (profile.sustained_compute) out["sustained_compute"] = to_json(*profile.sustained_compute);
   if (const auto& attention = profile.attention_efficiency) {
     nlohmann::json attention_points = nlohmann::json::array();
     for (const AttentionEfficiencyPoint& p : attention->points)

@@ -114,7 +114,7 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
     double factor = 1.0;
     const std::array<const std::vector<std::int64_t>*, 3> axes{&g.m, &g.n, &g.k};
     for (std::size_t a = 0; a < 3; ++a) factor *= below_edge_factor(h, x[a], static_cast<double>(axes[a]->front()));
-    return factor * interpolate(g, x[0], x[1], x[2]);
+    return gpu.sustained_compute_factor() * factor * interpolate(g, x[0], x[1], x[2]);
   }
   if (const auto scatter = table.scatters.find(data_type); scatter != table.scatters.end()) {
     const GemmEfficiencyScatter& s = scatter->second;
@@ -124,9 +124,9 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
       factor *= below_edge_factor(h, x[a], std::exp(s.log_min[a]));
       log_x[a] = std::clamp(std::log(x[a]), s.log_min[a], s.log_max[a]);
     }
-    return factor * inverse_distance_weighted(s, log_x);
+    return gpu.sustained_compute_factor() * factor * inverse_distance_weighted(s, log_x);
   }
-  return curve_efficiency(table.default_curve, shape, data_type);
+  return gpu.sustained_compute_factor() * curve_efficiency(table.default_curve, shape, data_type);
 }
 
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {
@@ -171,7 +171,7 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   const double peak = gpu.peak(data_type);
   const auto& table = gpu.attention_efficiency;
   if (table && gpu.peak(table->data_type) == peak) // measured at this data type's rate (bf16 and fp16 share one)
-    return kernel_time(gpu, executed, peak * attention_efficiency(*table, a), bytes);
+    return kernel_time(gpu, executed, peak * gpu.sustained_compute_factor() * attention_efficiency(*table, a), bytes);
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
   const GemmShape scores{a.batch_heads, a.query_block(), a.sequence_length, a.head_dim};

@@ -36,6 +36,17 @@ CalibrationPlan quick_plan();
  * by factors of 4. */
 CalibrationPlan full_plan();
 
+/** How much of its kernel-at-a-time rate a GEMM keeps in a sustained loop: the GEMM grid's median time for the
+ * power loop's shape over the loop's settled median time (the same CUPTI span). */
+struct SustainedComputeFit {
+  GemmShape3 shape;
+  std::string data_type;
+  double kernel_at_a_time_seconds = 0.0; ///< median of the grid's repeats of this shape
+  Summary sustained_seconds;             ///< the loop's settled GEMMs
+  double ratio = 0.0;                    ///< kernel_at_a_time / sustained median, at most 1
+  bool clamped = false;                  ///< the loop ran faster than the grid: ratio written as 1
+};
+
 /** Everything fitted from one run. Optional parts are empty when not measured (or not measurable). */
 struct CalibrationResult {
   DeviceInfo device;
@@ -47,12 +58,17 @@ struct CalibrationResult {
   std::vector<LinkFit> links;
   std::vector<CollectiveFit> collectives;
   std::optional<PowerMeasurement> power;
+  std::optional<SustainedComputeFit> sustained_compute;
   std::vector<std::string> warnings; ///< fits that could not be made, and why
 };
 
 /** Fits every figure the samples allow; a fit that fails (too few sizes, ...) leaves a warning instead. */
 CalibrationResult fit_samples(DeviceInfo device, std::vector<Sample> samples,
                               std::optional<PowerMeasurement> power = std::nullopt);
+
+/** The GEMM the power loop runs: the largest cube of the grid (m = n = k on all three axes) up to 8192, so that the
+ * loop's time can be set against the grid's; 8192 cubed when the grid has no cube. */
+GemmShape3 power_gemm_shape(const GemmAxes& axes);
 
 /** Called with one line per step ("gemm bf16 27 shapes", ...). */
 using ProgressFn = std::function<void(const std::string&)>;

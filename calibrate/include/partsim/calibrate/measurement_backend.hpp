@@ -19,12 +19,18 @@ struct Repeats {
   int repeats = 10;
 };
 
-/** Board power readings (W): idle before work, and while a large GEMM runs in a loop. */
+/** Board power readings (W): idle before work, and while a large GEMM runs in a loop; and the GEMM's own time once
+ * power and clocks have settled under that load. */
 struct PowerMeasurement {
   Summary idle_watts;
   Summary busy_watts;
   double limit_watts = 0.0; ///< the enforced power limit, 0 when unknown
   std::string workload;     ///< what ran during the busy readings ("bf16 GEMM 8192x8192x8192")
+  GemmShape3 shape;         ///< the GEMM of the loop
+  std::string data_type;    ///< its data type
+  /** GPU time of each GEMM of the loop's settled half (the same CUPTI span the GEMM grid records); count 0 when the
+   * backend did not time them. */
+  Summary busy_gemm_seconds;
 };
 
 /** A source of timed samples. Implementations throw std::runtime_error with the failing call named. */

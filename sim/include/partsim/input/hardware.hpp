@@ -140,6 +140,10 @@ struct GpuProfile {
   /** Streaming multiprocessors (compute units); absent when the profile gives none. What an overlapped collective
    * that holds some of them takes from a GEMM (tensor-parallel communication overlap). */
   std::optional<Figure> sm_count;
+  /** Fraction of its kernel-at-a-time rate that tensor-core work keeps under a sustained load (a GEMM loop at the
+   * board's power limit lowers the clock); multiplies every GEMM and fused-attention efficiency, since both tables
+   * are measured a kernel at a time. Absent: 1 (nothing lowered); `partsim-calibrate` measures it. */
+  std::optional<Figure> sustained_compute;
   /** Always set: without `gemm_efficiency` in the profile, no points and the default curve (kDefaultGemm...). */
   GemmEfficiencyTable gemm_efficiency;
   /** Measured fused-attention throughput; absent: a fused attention kernel is priced as its two batched products at
@@ -147,6 +151,8 @@ struct GpuProfile {
   std::optional<AttentionEfficiencyTable> attention_efficiency;
   /** Bytes/s that memory-bound kernels reach: memory_bandwidth x memory_efficiency. */
   double achieved_memory_bandwidth() const { return memory_bandwidth.value * memory_efficiency.value; }
+  /** The factor on the GEMM and attention efficiencies: sustained_compute, or 1 when the profile gives none. */
+  double sustained_compute_factor() const { return sustained_compute ? sustained_compute->value : 1.0; }
 
   /** Peak flop/s for a data type. @throws std::out_of_range when the profile has no figure for it. */
   double peak(const std::string& data_type) const { return peak_flops.at(data_type).value; }

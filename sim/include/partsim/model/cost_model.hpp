@@ -27,6 +27,7 @@ namespace partsim {
  *   at 256 is priced below the table's edge, not at it.
  * - Otherwise: the profile's default curve (see curve_efficiency), which for a profile without a table is partsim's
  *   built-in curve (kDefaultGemmSaturatedEfficiency, kDefaultGemmHalfDimension), never 1.
+ * - Times the profile's sustained_compute factor (1 when it has none): the tables are measured a kernel at a time.
  *
  * The data type must be one the profile has a peak rate for (checked: a broken invariant aborts). */
 double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type);
