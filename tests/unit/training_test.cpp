@@ -40,6 +40,10 @@ TEST(Training, OptimizerStepTrafficByClosedForm) {
   EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "fp32", true), 36.0);
   // fp32 SGD without clipping: the gradient read, the weights in place, zeroing.
   EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Sgd, "fp32", false), 16.0);
+  // fp16 with dynamic loss scaling: the unscale-and-check pass reads and writes every gradient first (2 + 2).
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "fp16", true, "", true), 40.0);
+  EXPECT_EQ(optimizer_step_bytes_per_parameter(Optimizer::Adam, "fp16", true, "fp32", true),
+            optimizer_step_bytes_per_parameter(Optimizer::Adam, "fp16", true, "fp32") + 8.0);
 
   // The step is that traffic at the achieved bandwidth (memory bound), one launch; clipping off removes one read.
   nlohmann::json doc = training_scenario();
@@ -52,6 +56,19 @@ TEST(Training, OptimizerStepTrafficByClosedForm) {
   EXPECT_DOUBLE_EQ(a.optimizer_time,
                    a.parameters * 36.0 / gpu.achieved_memory_bandwidth() + gpu.kernel_launch_overhead.value);
   EXPECT_NEAR(a.optimizer_time - b.optimizer_time, a.parameters * 2.0 / gpu.achieved_memory_bandwidth(), 1e-12);
+
+  // Loss scaling: on by default with fp16, off with bf16, settable; it adds the unscale pass's 2 + 2 bytes.
+  EXPECT_FALSE(training_of(clipped).loss_scaling);
+  doc["workload"]["gradient_clipping"] = true;
+  doc["workload"]["data_type"] = "fp16";
+  const Scenario scaled = parse(doc);
+  EXPECT_TRUE(training_of(scaled).loss_scaling);
+  doc["workload"]["loss_scaling"] = false;
+  const Scenario unscaled = parse(doc);
+  EXPECT_FALSE(training_of(unscaled).loss_scaling);
+  const TrainingCost c = training_cost(training_of(scaled), gpu);
+  const TrainingCost d = training_cost(training_of(unscaled), gpu);
+  EXPECT_NEAR(c.optimizer_time - d.optimizer_time, c.parameters * 4.0 / gpu.achieved_memory_bandwidth(), 1e-12);
 }
 
 TEST(Training, EmbeddingBackwardWritesAndAccumulatesTheWholeTable) {

@@ -290,6 +290,7 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
                      "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
   t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
   t.gradient_clipping = reader.boolean("gradient_clipping");
+  t.loss_scaling = reader.boolean_or("loss_scaling", t.data_type == "fp16");
   t.stack = reader.enum_choice_or("stack", TrainingStack::Custom);
   t.kernels = stack_kernels(t.stack);
   for (const char* key : {"attention", "fused_bias_activation", "fused_bias_dropout_add", "cross_entropy"})

@@ -532,6 +532,16 @@ void workload_fields(std::vector<F>& f) {
                   .doc("clip the gradients by their global L2 norm before the optimizer step, as Megatron-LM "
                        "(`--clip-grad`, default 1.0 in 2021, 2022 and 2024) and torchtitan (`max_norm` 1.0) do by "
                        "default: the step first reads every gradient once for the norm ([training.md](training.md))"));
+  f.push_back(F(w + "loss_scaling", T::Boolean, "model_training")
+                  .kinds(training)
+                  .def_doc("`true` with `data_type` `fp16`, else `false`")
+                  .label("Loss scaling")
+                  .doc("dynamic loss scaling, which fp16 training needs and bf16 does not (Megatron-LM's `--fp16` with "
+                       "its DynamicGradScaler, PyTorch's GradScaler): before the optimizer step every gradient is "
+                       "unscaled and checked for infinities in one pass that reads and writes it "
+                       "(torch._amp_foreach_non_finite_check_and_unscale_, Megatron-LM's "
+                       "_unscale_main_grads_and_check_for_nan); the found-inf flag's all-reduce (one value) is not "
+                       "simulated ([training.md](training.md))"));
   f.push_back(F(w + "stack", T::Choice, "model_training")
                   .kinds(training)
                   .choices(enum_names<TrainingStack>())

@@ -83,7 +83,7 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
 }
 
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
-                                          const std::string& gradient_type) {
+                                          const std::string& gradient_type, bool loss_scaling) {
   const double element = bytes_per_element(data_type); // weights
   const double gradient = bytes_per_element(gradient_type.empty() ? data_type : gradient_type);
   const bool master = element < 4.0; // optimizer_bytes_per_parameter keeps an fp32 copy
@@ -91,7 +91,8 @@ double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string
   const double update = gradient + 2.0 * optimizer_bytes_per_parameter(optimizer, data_type);
   const double weights = master ? 4.0 + element : 2.0 * element;
   const double zero = gradient;
-  return norm + update + weights + zero;
+  const double unscale = loss_scaling ? 2.0 * gradient : 0.0;
+  return unscale + norm + update + weights + zero;
 }
 
 TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
@@ -136,7 +137,7 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
   // the vector units.
   const double bytes =
       cost.parameters * optimizer_step_bytes_per_parameter(training.optimizer, type, training.gradient_clipping,
-                                                           training.gradient_type());
+                                                           training.gradient_type(), training.loss_scaling);
   const double rate = gpu.peak_flops.contains("fp32") ? gpu.peak("fp32") : gpu.peak(type);
   cost.optimizer_time = kernel_time(gpu, 10.0 * cost.parameters, rate, bytes);
   return cost;

@@ -124,6 +124,9 @@ struct ModelTraining {
   /** Clip gradients by their global L2 norm before the step (Megatron-LM's --clip-grad 1.0, torchtitan's max_norm
    * 1.0): the step first reads every gradient once for the norm. */
   bool gradient_clipping = true;
+  /** Dynamic loss scaling (fp16 mixed precision: Megatron-LM's --fp16, PyTorch's GradScaler): the step first unscales
+   * every gradient and checks it for infinities (one read and one write). Default: with `data_type` fp16. */
+  bool loss_scaling = false;
   std::int64_t iterations = 1;
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;

@@ -68,10 +68,14 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
  * - the working weights: with a master copy, read it and write the weights (Megatron's
  *   _copy_main_params_to_model_params); without, the update reads and writes them in place;
  * - the gradients are zeroed for the next iteration (one write).
- * Adam in bf16 with clipping: 2 + (2 + 2·12) + (4 + 2) + 2 = 36 bytes. The clipping norm's all-reduce (one fp32 value
- * over the model-parallel group) is not simulated: a few microseconds against a step of milliseconds. */
+ * - with `loss_scaling` (fp16's dynamic loss scaling), first the unscale-and-check pass reads and writes every
+ *   gradient once (Megatron-LM's _unscale_main_grads_and_check_for_nan: torch._amp_foreach_non_finite_check_and_
+ *   unscale_ over the main gradients; PyTorch's GradScaler.unscale_ runs the same kernel).
+ * Adam in bf16 with clipping: 2 + (2 + 2·12) + (4 + 2) + 2 = 36 bytes; fp16 with loss scaling 40. The clipping norm's
+ * all-reduce and the loss scaler's found-inf all-reduce (one fp32 value each over the model-parallel group) are not
+ * simulated: a few microseconds against a step of milliseconds. */
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
-                                          const std::string& gradient_type = {});
+                                          const std::string& gradient_type = {}, bool loss_scaling = false);
 
 /** One micro-batch of a model on a GPU profile. */
 struct TrainingCost {
