@@ -163,6 +163,55 @@ TEST(TrainingRun, OneGpuHasNoCommunicationAndMatchesItsBaseline) {
   EXPECT_TRUE(o.report.collectives.empty());
 }
 
+TEST(TrainingRun, DataLoadingIsAWaitBeforeEveryMicroBatchOfTheIteration) {
+  // 4 replicas, 2 micro-batches each, 3 ms of data loading per micro-batch: every iteration waits 6 ms before its
+  // compute, nothing overlapping it; the GPU is idle then (busy + idle = makespan still). The one-GPU reference loads
+  // all 8 micro-batches.
+  nlohmann::json doc = training_scenario("gpt2-small", 4, false);
+  doc["workload"]["data_loading"] = "3ms";
+  const Outcome o = simulate_document(doc);
+  const Expected e = expected_times(o);
+  const double loading = 2.0 * 0.003;
+  EXPECT_NEAR(o.report.makespan, 2.0 * (loading + e.compute + e.allreduces), o.report.makespan * 1e-6);
+  for (const RankMetrics& m : o.report.ranks) {
+    EXPECT_NEAR(m.data_loading, 2.0 * loading, 1e-12) << "rank " << m.rank;
+    EXPECT_NEAR(m.compute, 2.0 * e.compute, 1e-9 * m.compute) << "rank " << m.rank;
+  }
+  EXPECT_NEAR(o.report.data_loading, 4.0 * 2.0 * loading, 1e-12);
+  const double peak = o.scenario.cluster.gpu.peak("bf16");
+  EXPECT_NEAR(o.report.baseline_time, 2.0 * (o.plan.baseline_amount / peak + 8.0 * 0.003), 1e-9);
+  expect_invariants(o);
+  EXPECT_NE(o.report.strategy_summary.find("data loading 3 ms per micro-batch"), std::string::npos)
+      << o.report.strategy_summary;
+  // The document: per rank and summed, only because the scenario sets a figure.
+  const ReportDocument d = make_report_document(o.report, o.scenario);
+  ASSERT_TRUE(d.summary.has_value());
+  ASSERT_TRUE(d.summary->data_loading.has_value());
+  EXPECT_NEAR(*d.summary->data_loading, 8.0 * loading, 1e-12);
+  ASSERT_TRUE(d.ranks.front().data_loading.has_value());
+  EXPECT_NEAR(d.ranks.front().idle, d.ranks.front().wait + 2.0 * loading + d.ranks.front().tail_idle, 1e-12);
+  // In the Chrome trace, as its own kind.
+  std::size_t loads = 0;
+  for (const Interval& i : o.result.ranks[0].intervals)
+    if (i.kind == IntervalKind::DataLoading) {
+      ++loads;
+      EXPECT_NEAR(i.end - i.begin, loading, 1e-12);
+    }
+  EXPECT_EQ(loads, 2u);
+}
+
+TEST(TrainingRun, WithoutDataLoadingTheReportSaysItAssumedNone) {
+  const Outcome o = simulate_document(training_scenario("gpt2-small", 2, true));
+  EXPECT_NE(o.report.strategy_summary.find("data loading 0 s per micro-batch (assumed hidden by the loader's workers)"),
+            std::string::npos)
+      << o.report.strategy_summary;
+  EXPECT_EQ(o.report.data_loading, 0.0);
+  const ReportDocument d = make_report_document(o.report, o.scenario);
+  ASSERT_TRUE(d.summary.has_value());
+  EXPECT_FALSE(d.summary->data_loading.has_value());
+  EXPECT_FALSE(d.ranks.front().data_loading.has_value());
+}
+
 TEST(TrainingRun, ResNetDataParallelRuns) {
   nlohmann::json doc = training_scenario("resnet50", 8, true);
   doc["workload"]["micro_batch"] = 32;

@@ -55,9 +55,11 @@ auto fields(const Step& step) {
                             s.channel,
                             static_cast<int>(s.kind),
                             0};
-        else
+        else if constexpr (std::is_same_v<S, RecvStep>)
           return std::tuple{
               4, 0.0, static_cast<std::int64_t>(s.peer), std::int64_t{0}, s.channel, static_cast<int>(s.kind), 0};
+        else
+          return std::tuple{5, s.seconds, std::int64_t{0}, std::int64_t{0}, 0, 0, 0};
       },
       step);
 }
@@ -111,6 +113,26 @@ TEST(ProgramSharing, ThreeDimensionalSplitStoresOneReplicasPrograms) {
                                       {"gradient_sync", {{"overlap", true}, {"overlap_param_gather", true}}}},
                                      4, 32),
                     8);
+}
+
+TEST(ProgramSharing, DataLoadingWaitsAreSharedWithTheirStages) {
+  // The first and last stages wait for their data before each forward pass; every replica's ranks alike.
+  nlohmann::json doc = sharing_scenario(
+      {{"tensor", 2}, {"pipeline", 4}, {"virtual_stages", 2}, {"schedule", "interleaved"}, {"data", 4}}, 4, 32);
+  doc["workload"]["data_loading"] = "1ms";
+  expect_same_plans(doc, 8);
+  const Scenario scenario = parse(doc);
+  const Plan plan = build_plan(scenario);
+  const auto& mp = std::get<ModelParallel>(scenario.strategy);
+  for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+    const std::vector<Step> steps = resolved_steps(plan, static_cast<int>(r));
+    const auto waits = std::count_if(steps.begin(), steps.end(), [](const Step& step) {
+      return std::holds_alternative<HostStep>(step) && std::get<HostStep>(step).seconds == 1e-3;
+    });
+    // 8 micro-batches per replica; the first stage loads its tokens in chunk 0, the last its labels in chunk 1.
+    const int stage = coordinates_of(mp, static_cast<int>(r)).pipeline;
+    EXPECT_EQ(waits, stage == 0 || stage == 3 ? 8 : 0) << "rank " << r;
+  }
 }
 
 TEST(ProgramSharing, ContextRingPeersAndGroupsAreRelabeled) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 namespace partsim::test {
@@ -232,6 +233,26 @@ TEST(Training, PlanRunsAccumulationBucketsAndTheOptimizer) {
   EXPECT_DOUBLE_EQ(plan.tokens_per_iteration, 64.0 * 1024.0);
 }
 
+TEST(Training, DataLoadingIsOneHostWaitPerIterationOfEveryMicroBatchsFigure) {
+  nlohmann::json doc = training_scenario("gpt2-small");
+  const auto host_steps = [](const std::vector<Step>& steps) {
+    return std::count_if(steps.begin(), steps.end(),
+                         [](const Step& step) { return std::holds_alternative<HostStep>(step); });
+  };
+  EXPECT_EQ(training_of(parse(doc)).data_loading, 0.0); // the documented default
+  EXPECT_EQ(host_steps(resolved_steps(build_plan(parse(doc)), 0)), 0);
+  doc["workload"]["data_loading"] = "2.5ms";
+  const Scenario s = parse(doc);
+  EXPECT_DOUBLE_EQ(training_of(s).data_loading, 2.5e-3);
+  const Plan plan = build_plan(s);
+  const auto steps = resolved_steps(plan, 0);
+  // 4 micro-batches per replica, loaded before the iteration's compute; the one-GPU reference loads all 32.
+  ASSERT_TRUE(std::holds_alternative<HostStep>(steps.front()));
+  EXPECT_DOUBLE_EQ(std::get<HostStep>(steps.front()).seconds, 4.0 * 2.5e-3);
+  EXPECT_EQ(host_steps(steps), 1);
+  EXPECT_DOUBLE_EQ(plan.baseline_host, 32.0 * 2.5e-3);
+}
+
 TEST(Training, NoOverlapRunsTheAllReducesAfterTheBackwardPass) {
   nlohmann::json doc = training_scenario("gpt2-small");
   doc["strategy"]["gradient_sync"] = {{"algorithm", "ring"}, {"fidelity", "steps"}, {"overlap", false}};
@@ -260,6 +281,14 @@ void expect_error(const nlohmann::json& doc, const std::string& pointer, const s
   const InputError e = input_error([&] { parse(doc); });
   EXPECT_EQ(e.pointer(), pointer) << e.what();
   EXPECT_NE(std::string(e.detail()).find(detail), std::string::npos) << e.what();
+}
+
+TEST(TrainingErrors, DataLoadingIsANonNegativeTime) {
+  nlohmann::json doc = training_scenario("gpt2-small");
+  doc["workload"]["data_loading"] = -1;
+  expect_error(doc, "/workload/data_loading", "");
+  doc["workload"]["data_loading"] = "3 GB";
+  expect_error(doc, "/workload/data_loading", "");
 }
 
 TEST(TrainingErrors, GlobalBatchMustSplitIntoMicroBatchesPerReplica) {

@@ -215,11 +215,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
     }
   }
   const double baseline_total = plan.baseline_amount * static_cast<double>(plan.iterations);
+  const double baseline_host = plan.baseline_host * static_cast<double>(plan.iterations);
   if (injecting)
     engine::start_failure_injection(ctx, *injection, scenario.reliability->detection_time, platform.baseline);
   else
-    sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total] {
+    sg4::Actor::create("baseline", platform.baseline, [&result, baseline_total, baseline_host] {
       if (baseline_total > 0) engine::execute(baseline_total);
+      if (baseline_host > 0) sg4::this_actor::sleep_for(baseline_host);
       result.baseline_time = sg4::Engine::get_clock();
     });
 

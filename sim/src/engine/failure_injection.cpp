@@ -70,6 +70,7 @@ std::string describe_step(const Plan& plan, const Step& step) {
                        plan.groups.at(static_cast<std::size_t>(c->group)).size());
   if (std::holds_alternative<StreamSyncStep>(step)) return "waiting for its communication stream";
   if (const auto* s = std::get_if<SendStep>(&step)) return fmt::format("send to rank {}", s->peer);
+  if (std::holds_alternative<HostStep>(step)) return "loading its data";
   const auto& r = std::get<RecvStep>(step);
   return fmt::format("receive from rank {}", r.peer);
 }

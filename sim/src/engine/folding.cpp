@@ -260,6 +260,10 @@ class Folder {
         } else if (const auto* ra = std::get_if<RecvStep>(&ska)) {
           const auto& rb = std::get<RecvStep>(skb);
           if (phi(ra->peer) != rb.peer || ra->channel != rb.channel || ra->kind != rb.kind) return false;
+        } else if (const auto* wa = std::get_if<StreamSyncStep>(&ska)) {
+          if (wa->pending != std::get<StreamSyncStep>(skb).pending) return false;
+        } else if (const auto* ha = std::get_if<HostStep>(&ska)) {
+          if (ha->seconds != std::get<HostStep>(skb).seconds) return false;
         }
       }
     }

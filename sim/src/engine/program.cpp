@@ -317,6 +317,10 @@ void run_step(RunContext& ctx, int rank, RankTimeline& timeline, const Step& ste
     run_send(ctx, rank, timeline, *send);
   } else if (const auto* recv = std::get_if<RecvStep>(&step)) {
     run_recv(ctx, rank, timeline, *recv);
+  } else if (const auto* host = std::get_if<HostStep>(&step)) {
+    const double begin = sg4::Engine::get_clock();
+    sg4::this_actor::sleep_for(host->seconds);
+    timeline.record(IntervalKind::DataLoading, begin, sg4::Engine::get_clock());
   }
 }
 

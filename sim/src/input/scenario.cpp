@@ -306,6 +306,7 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   if (t.gradient_data_type == t.data_type) t.gradient_data_type.clear();
   t.iterations = reader.integer("iterations");
   t.workspace = reader.quantity("workspace");
+  t.data_loading = reader.quantity("data_loading");
   if (auto routing = reader.optional_child("expert_routing")) {
     if (!t.model.is_transformer() || !std::get<TransformerConfig>(t.model.config).experts.moe())
       throw routing->error("routing spreads tokens over experts; expected no expert_routing for a model without "

@@ -7,6 +7,8 @@
 #include "partsim/model/cost_model.hpp"
 #include "partsim/model/memory.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace partsim {
@@ -80,6 +82,12 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
   price(model.layer_ops(training.micro_batch, split), out.layer);
   price(training_outer_ops(training, model, training.micro_batch, split), out.outer);
   return out;
+}
+
+std::string describe_data_loading(const ModelTraining& training) {
+  if (training.data_loading <= 0) return "data loading 0 s per micro-batch (assumed hidden by the loader's workers)";
+  return fmt::format("data loading {:.4g} ms per micro-batch on the ranks that read the input",
+                     1e3 * training.data_loading);
 }
 
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,

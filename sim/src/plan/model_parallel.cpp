@@ -1148,6 +1148,9 @@ class Planner {
       const int vs = op.chunk * mp_.pipeline + at.pipeline;
       if (op.pass == Pass::Forward) {
         if (vs > 0) steps.emplace_back(RecvStep{stage_rank(vs - 1), 0, CommKind::Pipeline});
+        // The first stage reads the micro-batch's tokens, the last its labels (Megatron-LM's get_batch).
+        if (training_.data_loading > 0 && (vs == 0 || vs == chunks_ - 1))
+          steps.emplace_back(HostStep{training_.data_loading});
         pass(plan, steps, deferred, final_sync, at, op, vs);
         if (vs < chunks_ - 1) steps.emplace_back(SendStep{stage_rank(vs + 1), transfer_bytes_, 0, CommKind::Pipeline});
       } else {
@@ -1218,6 +1221,7 @@ class Planner {
     plan.sample_time = step / static_cast<double>(training_.micro_batch);
     plan.baseline_amount =
         (static_cast<double>(training_.global_batch / training_.micro_batch) * step + cost.optimizer_time) * peak_;
+    plan.baseline_host = static_cast<double>(training_.global_batch / training_.micro_batch) * training_.data_loading;
     std::string sync = "no gradient sync";
     if (!data_group_.empty()) {
       const CollectiveStep probe = gradient_collective(1, data_group_.begin()->second);
@@ -1270,6 +1274,7 @@ class Planner {
                                     *training_.expert_routing.capacity_factor, 100.0 * dropped / layers);
     }
     plan.summary += fmt::format("; stack {}: {}", to_string(training_.stack), describe(training_.kernels));
+    plan.summary += "; " + describe_data_loading(training_);
     collectives_.set_stream_contention(plan, cluster_.gpu, mp_.gradient_sync);
   }
 

@@ -300,6 +300,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   plan.baseline_amount =
       (static_cast<double>(training.global_batch / training.micro_batch) * (forward + backward) + cost.optimizer_time) *
       peak;
+  plan.baseline_host = static_cast<double>(training.global_batch / training.micro_batch) * training.data_loading;
 
   const bool sync = dp.sync == GradientSync::AllReduce && gpus > 1;
   const double gradient_bytes_per_parameter = bytes_per_element(training.gradient_type());
@@ -321,6 +322,9 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   const auto per_replica = static_cast<std::uint64_t>(training.global_batch / gpus);
   // Every replica runs the same program: build it once, copy it (one allocation per rank).
   RankProgram program;
+  // Every micro-batch's data, handed over before the iteration's compute (one wait: nothing overlaps it).
+  if (training.data_loading > 0)
+    program.own_steps.emplace_back(HostStep{static_cast<double>(accumulation) * training.data_loading});
   // Every micro-batch but the last, and the last one's forward pass: nothing to synchronise yet.
   const double ahead = static_cast<double>(accumulation - 1) * (forward + backward) + forward;
   program.own_steps.emplace_back(ComputeStep{ahead * peak, per_replica});
@@ -360,6 +364,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
         dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
   if (training.model.is_transformer())
     plan.summary += fmt::format("; stack {}: {}", to_string(training.stack), describe(training.kernels));
+  plan.summary += "; " + describe_data_loading(training);
   collectives.set_stream_contention(plan, cluster.gpu, dp.gradient_sync);
   return plan;
 }

@@ -143,6 +143,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     m.compute = t.total(IntervalKind::Compute);
     m.communication = t.total(IntervalKind::Communication);
     m.wait = t.total(IntervalKind::Wait);
+    m.data_loading = t.total(IntervalKind::DataLoading);
     m.tail_idle = result.makespan - t.finish;
     m.finish = t.finish;
     m.bytes_sent = t.bytes_sent;
@@ -189,6 +190,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     compute_max = std::max(compute_max, m.compute);
     comm_sum += m.communication;
     idle_sum += m.idle();
+    r.data_loading += m.data_loading;
     finish_sum += m.finish;
   }
   const double compute_mean = compute_sum / n;

@@ -69,7 +69,7 @@ ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
   return out;
 }
 
-ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts, bool context) {
+ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts, bool context, bool loading) {
   ReportRank row;
   row.rank = m.rank;
   row.node = m.node;
@@ -96,6 +96,7 @@ ReportRank rank_row(const RankMetrics& m, bool pipelined, bool experts, bool con
   }
   if (experts) row.expert_exposed = m.expert_exposed;
   if (context) row.context_exposed = m.context_exposed;
+  if (loading) row.data_loading = m.data_loading;
   return row;
 }
 
@@ -113,6 +114,7 @@ ReportSummary summary_section(const Report& r) {
   s.communication_overhead = r.communication_overhead;
   s.idle_share = r.idle_share;
   s.time_lost_waiting = r.time_lost_waiting;
+  if (r.data_loading > 0) s.data_loading = r.data_loading;
   s.slowest_rank_excess = r.slowest_rank_excess;
   s.parallel_fraction = r.parallel_fraction;
   s.amdahl_speedup_bound = r.amdahl_speedup_bound;
@@ -279,7 +281,7 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
     }
   }
   for (const RankMetrics& m : r.ranks)
-    doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel, r.context_parallel));
+    doc.ranks.push_back(rank_row(m, !r.stages.empty(), r.expert_parallel, r.context_parallel, r.data_loading > 0));
   return doc;
 }
 
@@ -419,6 +421,7 @@ std::string format_table(const Report& r) {
            fmt::format("{} / {} / {:.6g}", percent(r.mfu), percent(r.hfu), r.tokens_per_second));
     line("idle",
          fmt::format("{} of GPU time ({:.4g} GPU-seconds lost waiting)", percent(r.idle_share), r.time_lost_waiting));
+    if (r.data_loading > 0) line("  waiting for data loading", fmt::format("{:.4g} GPU-seconds", r.data_loading));
     line("slowest rank vs mean finish", fmt::format("+{}", human_seconds(r.slowest_rank_excess)));
     line("measured parallel fraction", fmt::format("{:.4f}", r.parallel_fraction));
     line("Amdahl bound on these GPUs", fmt::format("{:.3f}x", r.amdahl_speedup_bound));

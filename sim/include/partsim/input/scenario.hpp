@@ -130,6 +130,9 @@ struct ModelTraining {
   std::int64_t iterations = 1;
   /** Bytes per GPU outside the model's tensors: CUDA context, library workspaces, allocator slack. */
   double workspace = 0.0;
+  /** s per micro-batch a rank that reads the input waits for its host to hand over the batch (the part of data
+   * loading its loader's workers have not hidden); 0: none, an assumption the report states. */
+  double data_loading = 0.0;
   /** `/workload/expert_routing`: how a mixture of experts' routers spread the tokens (uniform by default). */
   ExpertRouting expert_routing;
 

@@ -77,6 +77,9 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
                                           const std::string& gradient_type = {}, bool loss_scaling = false);
 
+/** The strategy line's words on data loading: the figure per micro-batch, or that none is simulated and why. */
+std::string describe_data_loading(const ModelTraining& training);
+
 /** One micro-batch of a model on a GPU profile. */
 struct TrainingCost {
   std::vector<TrainingUnit> units; ///< in forward order

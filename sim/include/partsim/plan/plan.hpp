@@ -76,7 +76,14 @@ struct RecvStep {
   CommKind kind = CommKind::Pipeline;
 };
 
-using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep, SendStep, RecvStep>;
+/** The rank waits `seconds` for its host, its GPU idle: the data loader handing over the next micro-batch
+ * (Megatron-LM's `batch-generator` time, torchtitan's data-loading time). Not scaled by the GPU's speed or a
+ * straggler's factor. */
+struct HostStep {
+  double seconds = 0.0;
+};
+
+using Step = std::variant<ComputeStep, CollectiveStep, StreamSyncStep, SendStep, RecvStep, HostStep>;
 
 /** One rank: the GPU it runs on and its program for one iteration, its own or another rank's relabeled. Ranks of a
  * class (the same position in every data-parallel replica of a 3D split) run one shared program: building every
@@ -220,6 +227,8 @@ struct Plan {
   std::vector<std::vector<int>> groups; ///< rank lists, in ring order (a collective's group indexes this)
   /** The same work on one GPU at nominal speed, as one execution per iteration: the speedup reference. */
   double baseline_amount = 0.0;
+  /** s per iteration the one GPU of the speedup reference waits for its host (every micro-batch's data loading). */
+  double baseline_host = 0.0;
   std::uint64_t samples_per_iteration = 0;
   double sample_time = 0.0;             ///< s per sample on one nominal GPU (roofline)
   std::uint64_t planned_messages = 0;   ///< point-to-point messages the run will simulate

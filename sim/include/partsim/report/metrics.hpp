@@ -39,9 +39,10 @@ struct RankMetrics {
   double expert_exposed = 0.0;   ///< s blocked in the experts' all-to-alls (waits for the busiest expert included)
   double context_exposed = 0.0;  ///< s blocked exchanging keys and values on the context group
   double bubble = 0.0;           ///< s waiting for a pipeline peer to send (part of wait)
+  double data_loading = 0.0;     ///< s idle while the host hands over input data (HostStep)
 
   double busy() const { return compute + communication; }
-  double idle() const { return wait + tail_idle; }
+  double idle() const { return wait + data_loading + tail_idle; }
 };
 
 struct Report {
@@ -64,7 +65,8 @@ struct Report {
   double imbalance_cv = 0.0;            ///< coefficient of variation of compute time
   double communication_overhead = 0.0;  ///< communication GPU-seconds / (gpus x makespan)
   double idle_share = 0.0;              ///< idle GPU-seconds / (gpus x makespan)
-  double time_lost_waiting = 0.0;       ///< GPU-seconds idle (wait + tail) in all
+  double time_lost_waiting = 0.0;       ///< GPU-seconds idle (wait + data loading + tail) in all
+  double data_loading = 0.0;            ///< GPU-seconds idle while hosts hand over input data, all ranks
   double slowest_rank_excess = 0.0;     ///< makespan - mean finish: what the slowest rank costs, s
   double parallel_fraction = 0.0;       ///< of compute work done while two or more ranks compute
   double amdahl_speedup_bound = 0.0;    ///< 1 / ((1-f) + f/gpus)

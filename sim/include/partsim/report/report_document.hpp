@@ -98,6 +98,7 @@ struct ReportSummary {
   std::optional<double> hfu;
   std::optional<double> tokens_per_s;
   std::optional<double> model_flops_per_iteration;
+  std::optional<double> data_loading;
 
   /** Every numeric field with a value, in report.json's order (by key). */
   std::vector<ReportFigure> figures() const;
@@ -131,6 +132,9 @@ struct ReportSummary {
     f.field("hfu", s.hfu, "", "the same with recomputed work counted; model training only");
     f.field("tokens_per_s", s.tokens_per_s, "tokens/s", "model training only");
     f.field("model_flops_per_iteration", s.model_flops_per_iteration, "FLOP", "model training only");
+    f.field("data_loading_gpu_s", s.data_loading, "GPU-s",
+            "idle while hosts hand over input data, summed over ranks (part of time_lost_waiting_gpu_s); only when "
+            "workload/data_loading is set");
   }
 };
 
@@ -477,6 +481,7 @@ struct ReportRank {
   std::optional<double> expert_exposed;
   std::optional<double> context_exposed;
   std::optional<double> bubble;
+  std::optional<double> data_loading;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
@@ -489,7 +494,7 @@ struct ReportRank {
     f.field("wait_s", s.wait, "s", "blocked in a collective on a peer");
     f.field("tail_idle_s", s.tail_idle, "s", "finished early, waiting for the makespan");
     f.field("busy_s", s.busy, "s", "compute_s + communication_s");
-    f.field("idle_s", s.idle, "s", "wait_s + tail_idle_s");
+    f.field("idle_s", s.idle, "s", "wait_s + data_loading_s + tail_idle_s");
     f.field("finish_s", s.finish, "s", "when it finished");
     f.field("bytes_sent", s.bytes_sent, "B", "sent by the rank");
     f.field("bytes_received", s.bytes_received, "B", "received by the rank");
@@ -508,6 +513,8 @@ struct ReportRank {
             "blocked exchanging keys and values on the context group (ring hops or all-gathers), waits for peers "
             "included; context parallelism only");
     f.field("bubble_s", s.bubble, "s", "waiting for a pipeline peer to send; model parallelism only");
+    f.field("data_loading_s", s.data_loading, "s",
+            "idle while its host hands over the next micro-batch (workload/data_loading); only when that is set");
   }
 };
 

@@ -15,14 +15,16 @@ enum class IntervalKind {
   Communication, ///< at least one of the rank's transfers is moving data
   Wait,          ///< blocked in a collective until a peer is ready
   Overhead,      ///< coordinator time spent coordinating (per-partition set-up, preprocessing), not GPU work
+  DataLoading,   ///< the GPU idle while its host hands over the next micro-batch (HostStep)
 };
 
 template <>
 struct EnumNames<IntervalKind> {
-  static constexpr std::array<EnumEntry<IntervalKind>, 4> entries{{{IntervalKind::Compute, "compute"},
+  static constexpr std::array<EnumEntry<IntervalKind>, 5> entries{{{IntervalKind::Compute, "compute"},
                                                                    {IntervalKind::Communication, "communication"},
                                                                    {IntervalKind::Wait, "wait"},
-                                                                   {IntervalKind::Overhead, "coordination"}}};
+                                                                   {IntervalKind::Overhead, "coordination"},
+                                                                   {IntervalKind::DataLoading, "data_loading"}}};
 };
 
 inline std::string_view to_string(IntervalKind kind) {
@@ -42,7 +44,7 @@ struct Interval {
 struct RankTimeline {
   std::vector<Interval> intervals;
   bool keep_all = true;
-  std::array<double, 4> totals{}; ///< seconds per IntervalKind
+  std::array<double, 5> totals{}; ///< seconds per IntervalKind
   double finish = 0.0;
   std::uint64_t samples = 0;
   std::uint64_t bytes_sent = 0;
