@@ -98,10 +98,15 @@ CalibrationResult fit_samples(DeviceInfo device, std::vector<Sample> samples, st
     const auto grid = std::find_if(result.gemm.begin(), result.gemm.end(), [&](const GemmPoint& g) {
       return g.m == p.shape.m && g.n == p.shape.n && g.k == p.shape.k && g.data_type == p.data_type;
     });
-    if (grid == result.gemm.end() || p.busy_gemm_seconds.median <= 0.0) {
+    if (grid == result.gemm.end()) {
       result.warnings.push_back(fmt::format("sustained compute: the GEMM grid has no {} {}x{}x{} point to compare "
                                             "the power loop's GEMMs with; not written",
                                             p.data_type, p.shape.m, p.shape.n, p.shape.k));
+    } else if (p.busy_gemm_seconds.median <= 0.0 || grid->seconds.median <= 0.0) {
+      result.warnings.push_back(fmt::format("sustained compute: a {} {}x{}x{} GEMM timed at {:.3g} s in the power "
+                                            "loop and {:.3g} s in the grid, not both positive; not written",
+                                            p.data_type, p.shape.m, p.shape.n, p.shape.k, p.busy_gemm_seconds.median,
+                                            grid->seconds.median));
     } else {
       SustainedComputeFit fit;
       fit.shape = p.shape;

@@ -74,6 +74,19 @@ TEST(Calibration, SustainedComputeNeedsTheLoopsShapeOnTheGrid) {
                            "loop's GEMMs with; not written");
 }
 
+TEST(Calibration, SustainedComputeIsNotWrittenFromZeroLengthTimings) {
+  SyntheticGpu broken; // the loop's GEMMs timed at 0 s: no ratio can be formed, and the warning says why
+  broken.sustained = -1.0;
+  SyntheticBackend backend(broken);
+  const CalibrationResult r = run_calibration(backend, quick_plan());
+  EXPECT_FALSE(r.sustained_compute.has_value());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].rfind("sustained compute: a bf16 8192x8192x8192 GEMM timed at 0 s in the power loop and ", 0),
+            0u)
+      << r.warnings[0];
+  EXPECT_NE(r.warnings[0].find("not both positive; not written"), std::string::npos) << r.warnings[0];
+}
+
 TEST(Calibration, PowerLoopRunsTheGridsLargestCubeUpTo8192) {
   EXPECT_EQ(power_gemm_shape(quick_plan().gemm_axes), (GemmShape3{8192, 8192, 8192}));
   EXPECT_EQ(power_gemm_shape(full_plan().gemm_axes), (GemmShape3{4096, 4096, 4096})); // 16384 is above 8192

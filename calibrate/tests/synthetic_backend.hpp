@@ -167,6 +167,8 @@ class SyntheticBackend : public MeasurementBackend {
       for (int i = 0; i < 50; ++i)
         times.push_back(gpu_.gemm_seconds(type, shape.m, shape.n, shape.k) / gpu_.sustained * jitter());
       p.busy_gemm_seconds = summarize(times);
+    } else if (gpu_.sustained < 0.0) { // a broken timer: spans of zero length
+      p.busy_gemm_seconds = summarize(std::vector<double>(50, 0.0));
     }
     return p;
   }

@@ -103,8 +103,10 @@ double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape
   return efficiency;
 }
 
-double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
-  PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
+namespace {
+
+/** gemm_efficiency before the sustained-compute factor: what the tables measured, a kernel at a time. */
+double kernel_at_a_time_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
   const GemmEfficiencyTable& table = gpu.gemm_efficiency;
   const std::array<double, 3> x{std::max(rows(shape), 1.0), std::max(static_cast<double>(shape.n), 1.0),
                                 std::max(static_cast<double>(shape.k), 1.0)};
@@ -114,7 +116,7 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
     double factor = 1.0;
     const std::array<const std::vector<std::int64_t>*, 3> axes{&g.m, &g.n, &g.k};
     for (std::size_t a = 0; a < 3; ++a) factor *= below_edge_factor(h, x[a], static_cast<double>(axes[a]->front()));
-    return gpu.sustained_compute_factor() * factor * interpolate(g, x[0], x[1], x[2]);
+    return factor * interpolate(g, x[0], x[1], x[2]);
   }
   if (const auto scatter = table.scatters.find(data_type); scatter != table.scatters.end()) {
     const GemmEfficiencyScatter& s = scatter->second;
@@ -124,9 +126,16 @@ double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std:
       factor *= below_edge_factor(h, x[a], std::exp(s.log_min[a]));
       log_x[a] = std::clamp(std::log(x[a]), s.log_min[a], s.log_max[a]);
     }
-    return gpu.sustained_compute_factor() * factor * inverse_distance_weighted(s, log_x);
+    return factor * inverse_distance_weighted(s, log_x);
   }
-  return gpu.sustained_compute_factor() * curve_efficiency(table.default_curve, shape, data_type);
+  return curve_efficiency(table.default_curve, shape, data_type);
+}
+
+} // namespace
+
+double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
+  PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
+  return gpu.sustained_compute_factor() * kernel_at_a_time_efficiency(gpu, shape, data_type);
 }
 
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {
