@@ -3,6 +3,7 @@
 // Each TEST runs in its own process (gtest_discover_tests): SimGrid allows one simulation per process.
 #include "partsim/model/training.hpp"
 #include "partsim/report/report_document.hpp"
+#include "partsim/report/report_writers.hpp"
 #include "test_support.hpp"
 
 #include "partsim/model/collective_cost.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 namespace partsim::test {
 namespace {
@@ -190,6 +192,14 @@ TEST(TrainingRun, DataLoadingIsAWaitBeforeEveryMicroBatchOfTheIteration) {
   EXPECT_NEAR(*d.summary->data_loading, 8.0 * loading, 1e-12);
   ASSERT_TRUE(d.ranks.front().data_loading.has_value());
   EXPECT_NEAR(d.ranks.front().idle, d.ranks.front().wait + 2.0 * loading + d.ranks.front().tail_idle, 1e-12);
+  // ranks.csv's last column.
+  std::ostringstream csv;
+  write_ranks_csv(csv, o.report);
+  const std::string text = csv.str();
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_EQ(header.substr(header.rfind(',') + 1), "data_loading_s");
+  const std::string row = text.substr(header.size() + 1, text.find('\n', header.size() + 1) - header.size() - 1);
+  EXPECT_NEAR(std::stod(row.substr(row.rfind(',') + 1)), 2.0 * loading, 1e-12) << row;
   // In the Chrome trace, as its own kind.
   std::size_t loads = 0;
   for (const Interval& i : o.result.ranks[0].intervals)

@@ -291,11 +291,11 @@ nlohmann::json report_to_json(const Report& r, const Scenario& scenario) {
 
 void write_ranks_csv(std::ostream& out, const Report& r) {
   out << "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s,"
-         "bytes_sent,bytes_received,messages_sent,overlapped_communication_s\n";
+         "bytes_sent,bytes_received,messages_sent,overlapped_communication_s,data_loading_s\n";
   for (const RankMetrics& m : r.ranks)
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.rank, m.node, m.local_gpu, m.samples,
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", m.rank, m.node, m.local_gpu, m.samples,
                        m.compute, m.communication, m.wait, m.tail_idle, m.busy(), m.idle(), m.finish, m.bytes_sent,
-                       m.bytes_received, m.messages_sent, m.overlapped);
+                       m.bytes_received, m.messages_sent, m.overlapped, m.data_loading);
 }
 
 void write_chrome_trace(std::ostream& out, const Scenario& scenario, const Plan& plan, const RunResult& result) {
