@@ -42,20 +42,24 @@ int bottleneck_index(const ReportServing& serving) {
 }
 
 std::vector<TimeShare> RunReport::time_shares() const {
-  double compute = 0, communication = 0, wait = 0, idle = 0;
+  double compute = 0, communication = 0, wait = 0, loading = 0, idle = 0;
   for (const RankRow& r : ranks) {
     compute += r.compute;
     communication += r.communication;
     wait += r.wait;
+    loading += r.data_loading;
     idle += r.tail_idle;
   }
   const double total = makespan() * static_cast<double>(ranks.size());
   if (total <= 0) return {};
-  return {{QStringLiteral("compute"), compute / total},
-          {has_overlap() ? QStringLiteral("exposed communication") : QStringLiteral("communication"),
-           communication / total},
-          {QStringLiteral("wait"), wait / total},
-          {QStringLiteral("idle"), idle / total}};
+  std::vector<TimeShare> shares{
+      {QStringLiteral("compute"), compute / total},
+      {has_overlap() ? QStringLiteral("exposed communication") : QStringLiteral("communication"),
+       communication / total},
+      {QStringLiteral("wait"), wait / total}};
+  if (loading > 0) shares.push_back({QStringLiteral("data loading"), loading / total});
+  shares.push_back({QStringLiteral("idle"), idle / total});
+  return shares;
 }
 
 namespace {
@@ -168,6 +172,7 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
     rank.communication = m.communication;
     rank.wait = m.wait;
     rank.tail_idle = m.tail_idle;
+    rank.data_loading = m.data_loading.value_or(0.0);
     rank.finish = m.finish;
     rank.overlapped = m.overlapped_communication;
     r.ranks.push_back(rank);
@@ -323,9 +328,10 @@ QString format_figure(const std::string& key, double value) {
 }
 
 QByteArray ranks_csv(const RunReport& report) {
-  QByteArray out = "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s\n";
+  QByteArray out = "rank,node,local_gpu,samples,compute_s,communication_s,wait_s,tail_idle_s,busy_s,idle_s,finish_s,"
+                   "data_loading_s\n";
   for (const RankRow& r : report.ranks)
-    out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11\n")
+    out += QStringLiteral("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12\n")
                .arg(r.rank)
                .arg(r.node)
                .arg(r.local_gpu)
@@ -337,6 +343,7 @@ QByteArray ranks_csv(const RunReport& report) {
                .arg(r.busy(), 0, 'g', 17)
                .arg(r.idle(), 0, 'g', 17)
                .arg(r.finish, 0, 'g', 17)
+               .arg(r.data_loading, 0, 'g', 17)
                .toUtf8();
   return out;
 }

@@ -27,13 +27,14 @@ struct RankRow {
   double communication = 0;
   double wait = 0;
   double tail_idle = 0;
+  double data_loading = 0; ///< idle while the host hands over input data (0 when the report has none)
   double finish = 0;
   /** Communication on a separate stream hidden behind compute; `communication` is the exposed part, on the rank's
    * critical path. */
   std::optional<double> overlapped;
 
   double busy() const { return compute + communication; }
-  double idle() const { return wait + tail_idle; }
+  double idle() const { return wait + data_loading + tail_idle; }
 };
 
 /** A headline figure of `summary` (ReportSummary::figures()), in the order report.json gives them. */

@@ -46,6 +46,9 @@
 #include <QTableView>
 #include <QtTest>
 
+#include <cmath>
+#include <optional>
+
 using namespace partsim::gui;
 
 namespace {
@@ -562,6 +565,36 @@ class ModelTests : public QObject {
     QVERIFY(overhead.bars() != nullptr);
     QCOMPARE(overhead.bars()->barSets().first()->at(0), 100.0 * r.time_shares()[0].share);
     QCOMPARE(overhead.bars()->barSets().first()->count(), 2); // current and pinned
+  }
+
+  void data_loading_is_its_own_share_and_bar() {
+    // Rank 1 waits 0.5 s for its data out of its 2.0 s of idle time (workload/data_loading): a share and a bar of
+    // its own, still part of idle; a report without it keeps four kinds (the test above).
+    partsim::ReportDocument doc = samples::three_ranks();
+    doc.ranks[1].data_loading = 0.5;
+    doc.ranks[1].tail_idle = 1.5;
+    const RunReport r = *parse_report(samples::report_text(doc));
+    QCOMPARE(r.ranks[1].data_loading, 0.5);
+    QCOMPARE(r.ranks[1].idle(), 2.4);
+    QCOMPARE(r.ranks[2].data_loading, 0.0);
+    double total = 0;
+    std::optional<double> loading;
+    for (const TimeShare& s : r.time_shares()) {
+      total += s.share;
+      if (s.kind == QStringLiteral("data loading")) loading = s.share;
+    }
+    QVERIFY(std::fabs(total - 1.0) < 1e-9);
+    QVERIFY(loading.has_value());
+    QCOMPARE(*loading, 0.5 / 12.0);
+    ImbalanceChart chart;
+    chart.set_report(r);
+    const QList<QBarSet*> sets = chart.bars()->barSets();
+    QCOMPARE(sets.size(), 5);
+    QCOMPARE(sets[3]->label(), QStringLiteral("data loading"));
+    QCOMPARE(sets[3]->at(1), 0.5);
+    QCOMPARE(sets[4]->at(1), 1.5);
+    QVERIFY(ranks_csv(r).split('\n').front().endsWith("data_loading_s"));
+    QVERIFY(ranks_csv(r).split('\n')[2].endsWith(",0.5"));
   }
 
   void speedup_chart_draws_measured_ideal_and_amdahl() {

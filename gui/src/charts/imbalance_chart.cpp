@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 namespace partsim::gui {
 
@@ -27,6 +28,7 @@ QColor kind_color(const QString& kind) {
   if (kind == QLatin1String("wait")) return QColor(0xc8, 0x3e, 0x4d);
   if (kind == QLatin1String("idle")) return QColor(0xc9, 0xcc, 0xd1);
   if (kind == QLatin1String("coordination")) return QColor(0x6a, 0x4c, 0x93);
+  if (kind == QLatin1String("data loading") || kind == QLatin1String("data_loading")) return QColor(0x2a, 0x9d, 0x8f);
   // A replayed run (reliability_trace.json): training, checkpoints (those a failure interrupted) and recoveries.
   if (kind == QLatin1String("checkpoint")) return QColor(0x3b, 0x7d, 0xd8);
   if (kind.startsWith(QLatin1String("checkpoint"))) return QColor(0x9a, 0xb8, 0xe6);
@@ -106,6 +108,9 @@ void ImbalanceChart::rebuild() {
   auto* compute = new QBarSet(tr("compute"));
   auto* comm = new QBarSet(report_->has_overlap() ? tr("exposed communication") : tr("communication"));
   auto* wait = new QBarSet(tr("wait"));
+  // Shown only when the run has data loading (workload/data_loading): most runs have none.
+  const bool loads = std::any_of(ranks.begin(), ranks.end(), [](const RankRow& r) { return r.data_loading > 0; });
+  auto* loading = loads ? new QBarSet(tr("data loading")) : nullptr;
   auto* idle = new QBarSet(tr("idle"));
   QStringList categories;
   double max_busy = 0, sum_busy = 0;
@@ -118,12 +123,16 @@ void ImbalanceChart::rebuild() {
     *compute << r.compute;
     *comm << r.communication;
     *wait << r.wait;
+    if (loading != nullptr) *loading << r.data_loading;
     *idle << r.tail_idle;
     categories << (i == slowest ? QStringLiteral("▶%1").arg(r.rank) : QString::number(r.rank));
   }
   bars_ = new QStackedBarSeries;
   const auto slowest_bar = std::find(shown_.begin(), shown_.end(), slowest);
-  for (QBarSet* set : {compute, comm, wait, idle}) {
+  std::vector<QBarSet*> sets{compute, comm, wait};
+  if (loading != nullptr) sets.push_back(loading);
+  sets.push_back(idle);
+  for (QBarSet* set : sets) {
     set->setColor(kind_color(set->label()));
     set->setBorderColor(set->color().darker(120));
     // The slowest rank's bar is drawn darker: it sets the makespan.

@@ -627,11 +627,10 @@ void workload_fields(std::vector<F>& f) {
                "forward_step; only the first and last pipeline stages read a batch (tokens on the first, "
                "labels and the loss mask on the last: is_dataset_built_on_rank), tensor rank 0 reading and "
                "broadcasting it to the others; torchtitan logs it per step as its data-loading time. Simulated as a "
-               "wait before each micro-batch's forward on the first "
-               "and last stages (data parallelism: every micro-batch, before the iteration's compute), "
-               "shown per rank as `data_loading_s`. Default 0: the loader's workers prefetch ahead of the "
-               "GPU (an assumption, stated in the report's strategy line); set the figure your loader's "
-               "timer shows"));
+               "wait before each micro-batch's forward on the first and last stages (data parallelism: every "
+               "micro-batch, before the iteration's compute), shown per rank as `data_loading_s`. Default 0: the "
+               "loader's workers prefetch ahead of the GPU (an assumption, stated in the report's strategy line); "
+               "set the figure your loader's timer shows"));
   f.push_back(F(w + "expert_routing", T::Object, "model_training")
                   .kinds(training)
                   .def_doc("uniform, no capacity limit")
