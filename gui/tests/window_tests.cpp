@@ -121,6 +121,8 @@ class WindowTests : public QObject {
     QCOMPARE(field("/workload/micro_batch").default_value, nlohmann::json(1));
     QVERIFY(field("/cluster/gpu").choices.contains(QStringLiteral("a100-sxm4-80gb")));
     QVERIFY(field("/workload/recomputation").choices.contains(QStringLiteral("selective")));
+    QCOMPARE(field("/workload/recompute_modules").kind, FieldKind::Json); // a list, edited as JSON
+    QVERIFY(field("/workload/recompute_modules").optional);
     QCOMPARE(field("/strategy/tensor").strategy_kinds, QStringList{QStringLiteral("model_parallel")});
     QCOMPARE(field("/workload/global_batch").workload_kinds, QStringList{QStringLiteral("model_training")});
     QVERIFY(field("/workload/iterations").workload_kinds.isEmpty() ||

@@ -19,6 +19,18 @@
 namespace partsim {
 namespace {
 
+/** The stack choices `attention`, bias + activation and bias + dropout + add fusions, cross-entropy kernel; the rest
+ * (recompute modules) at their defaults. */
+TransformerKernels kernels_of(AttentionKernel attention, bool fused_bias_activation, bool fused_bias_dropout_add,
+                              CrossEntropyKernel cross_entropy = CrossEntropyKernel::Fused) {
+  TransformerKernels k;
+  k.attention = attention;
+  k.fused_bias_activation = fused_bias_activation;
+  k.fused_bias_dropout_add = fused_bias_dropout_add;
+  k.cross_entropy = cross_entropy;
+  return k;
+}
+
 using nlohmann::json;
 
 TransformerConfig gpt() {
@@ -58,12 +70,12 @@ TEST(AttentionKernel, OpListsPerKernel) {
       (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_softmax",
                                 "attention_dropout", "attention_over_values", "output_projection", "attention_residual",
                                 "mlp_norm", "mlp_up", "mlp_activation", "mlp_down", "mlp_residual"}));
-  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
   EXPECT_EQ(names(flash.layer_ops(1)),
             (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_core", "output_projection",
                                       "attention_residual", "mlp_norm", "mlp_up", "mlp_activation", "mlp_down",
                                       "mlp_residual"}));
-  const TransformerModel unfused(gpt(), {AttentionKernel::Unfused, false, false});
+  const TransformerModel unfused(gpt(), kernels_of(AttentionKernel::Unfused, false, false));
   EXPECT_EQ(names(unfused.layer_ops(1)),
             (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_mask",
                                       "attention_softmax", "attention_dropout", "attention_over_values",
@@ -77,7 +89,7 @@ TEST(AttentionKernel, FlopsDoNotDependOnTheKernels) {
   for (const AttentionKernel attention :
        {AttentionKernel::Flash, AttentionKernel::FusedSoftmax, AttentionKernel::Unfused})
     for (const bool fused : {true, false}) {
-      const TransformerModel model(gpt(), {attention, fused, fused});
+      const TransformerModel model(gpt(), kernels_of(attention, fused, fused));
       for (const Recomputation r : {Recomputation::None, Recomputation::Selective, Recomputation::Full}) {
         const TrainingFlops a = model.layer_flops(2, r);
         const TrainingFlops b = reference.layer_flops(2, r);
@@ -92,8 +104,8 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   // b = 1, s = 2048, 16 heads: 16·s² scores; T = 2048 tokens of h = 1024, f = 4096. 2 bytes per element, masks 1.
   const double S = 16.0 * 2048 * 2048, T = 2048, h = 1024, f = 4096;
   const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
-  const TransformerModel unfused(gpt(), {AttentionKernel::Unfused, true, true});
-  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const TransformerModel unfused(gpt(), kernels_of(AttentionKernel::Unfused, true, true));
+  const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
   // Dropout on the probabilities: read S, write S, a 1-byte mask; backward reads the gradient and the mask, writes
   // the input gradient (2·in + out at 2 bytes, + the mask).
   const ComputeOp& drop = find(fused.layer_ops(1), "attention_dropout");
@@ -109,7 +121,7 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   EXPECT_TRUE(core.attention->causal);
   // Unfused bias + GeLU: one more pass over T x f; unfused bias + dropout + add: bias (T·h in and out) and dropout
   // (T·h in and out, the mask) before the add, per block.
-  const TransformerModel split(gpt(), {AttentionKernel::FusedSoftmax, false, false});
+  const TransformerModel split(gpt(), kernels_of(AttentionKernel::FusedSoftmax, false, false));
   const double bias_gelu = 2 * (2 * T * f) + 2 * (3 * T * f);
   const double per_block = 2 * (2 * T * h) + 2 * (3 * T * h) + 2 * (2 * T * h) + 2 * (3 * T * h);
   EXPECT_DOUBLE_EQ(bytes(split.layer_ops(1)) - bytes(fused.layer_ops(1)), bias_gelu + 2 * per_block);
@@ -120,7 +132,7 @@ TEST(CrossEntropyKernel, BytesOfEachVariantByClosedForm) {
   const double T = 2048, E = T * 12576;
   const TensorSplit four{4, false};
   auto loss = [&](CrossEntropyKernel kernel) {
-    const TransformerModel model(gpt(), {AttentionKernel::Flash, true, true, kernel});
+    const TransformerModel model(gpt(), kernels_of(AttentionKernel::Flash, true, true, kernel));
     return find(model.outer_ops(1, four), "loss");
   };
   // Fused: the logits read once forward, the loss written; backward the logits read and their gradient written.
@@ -155,7 +167,7 @@ TEST(CrossEntropyKernel, EachStackHasItsOwn) {
 
 TEST(AttentionKernel, FlashKeepsNoScoresUnderAnyRecomputation) {
   const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
-  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
   const double stats = 4.0 * 16 * 2048; // fp32 softmax statistics per query and head
   EXPECT_DOUBLE_EQ(flash.layer_activation_bytes(1, Recomputation::None),
                    fused.layer_activation_bytes(1, Recomputation::Selective) + stats);
@@ -205,7 +217,7 @@ TEST(AttentionKernel, FlashTimeByHand) {
   c.hidden = 2048; // 16 heads of 128
   c.ffn = 8192;
   c.sequence_length = 4096;
-  const TransformerModel flash(c, {AttentionKernel::Flash, true, true});
+  const TransformerModel flash(c, kernels_of(AttentionKernel::Flash, true, true));
   const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
   // Causal: 4·16·4096²·128 / 2 flop forward at 0.6 x 1000 TFLOP/s, 2.5x that backward, plus the launch.
   const double executed = 4.0 * 16 * 4096.0 * 4096 * 128 / 2;
@@ -224,7 +236,7 @@ TEST(AttentionKernel, FlashWithoutATableIsPricedAsItsProducts) {
                     {"kernel_launch_overhead", "0s"}};
   JsonReader reader(doc, "gpu.json");
   const GpuProfile gpu = parse_gpu_profile(reader);
-  const TransformerModel flash(gpt(), {AttentionKernel::Flash, true, true});
+  const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
   const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
   const GemmShape scores{16, 2048, 2048, 64};
   const GemmShape values{16, 2048, 64, 2048};

@@ -25,9 +25,9 @@ TransformerKernels stack_kernels(TrainingStack stack) {
   case TrainingStack::MegatronLm2021:
     return kMegatronLm2021Kernels;
   case TrainingStack::MegatronCore2024:
-    return {AttentionKernel::Flash, true, true, CrossEntropyKernel::MegatronFp32};
+    return {AttentionKernel::Flash, true, true, CrossEntropyKernel::MegatronFp32, RecomputeModules{}, true};
   case TrainingStack::Torchtitan:
-    return {AttentionKernel::Flash, false, false, CrossEntropyKernel::Fp32LogSoftmax};
+    return {AttentionKernel::Flash, false, false, CrossEntropyKernel::Fp32LogSoftmax, RecomputeModules{}, false};
   case TrainingStack::Custom:
     break;
   }
@@ -301,6 +301,37 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   t.kernels.fused_bias_activation = reader.boolean_or("fused_bias_activation", t.kernels.fused_bias_activation);
   t.kernels.fused_bias_dropout_add = reader.boolean_or("fused_bias_dropout_add", t.kernels.fused_bias_dropout_add);
   if (reader.has("cross_entropy")) t.kernels.cross_entropy = reader.enum_choice<CrossEntropyKernel>("cross_entropy");
+  if (auto modules = reader.optional_child("recompute_modules")) {
+    if (t.recomputation != Recomputation::Selective)
+      throw modules->error(fmt::format("the modules are what selective recomputation reruns; expected no "
+                                       "recompute_modules with recomputation \"{}\", or recomputation \"selective\"",
+                                       to_string(t.recomputation)));
+    const TransformerConfig& config = std::get<TransformerConfig>(t.model.config);
+    const std::size_t count = EnumNames<LayerModule>::entries.size() - 1;
+    RecomputeModules set = RecomputeModules::of({});
+    for (const JsonReader& item : modules->elements(1, count)) {
+      const std::string name = item.as_string();
+      if (name == "moe")
+        throw item.error("recomputing the whole MoE layer (its all-to-alls included) is not modelled; expected "
+                         "\"moe_act\" (the experts' activation) or \"shared_experts\"");
+      const std::optional<LayerModule> module = enum_value<LayerModule>(name);
+      if (!module || *module == LayerModule::None)
+        throw item.error(fmt::format("expected one of core_attn, layernorm, mla_up_proj, mlp, moe_act, "
+                                     "shared_experts, got \"{}\"",
+                                     name));
+      if (set.contains(*module)) throw item.error(fmt::format("\"{}\" is listed twice; expected each once", name));
+      const bool moe = config.experts.moe();
+      const char* missing = nullptr;
+      if (*module == LayerModule::MoeActivation && !moe) missing = "no experts";
+      if (*module == LayerModule::SharedExperts && (!moe || config.experts.shared == 0)) missing = "no shared experts";
+      if (*module == LayerModule::MlaUpProjection && !config.mla.enabled()) missing = "no multi-head latent attention";
+      if (*module == LayerModule::Mlp && moe && config.experts.first_dense == 0) missing = "no dense MLP layer";
+      if (missing != nullptr)
+        throw item.error(fmt::format("model \"{}\" has {}; expected a module it has", t.model.name, missing));
+      set.add(*module);
+    }
+    t.kernels.recompute_modules = set;
+  }
   t.gradient_data_type = reader.has("gradient_data_type") ? reader.choice("gradient_data_type")
                                                           : stack_gradient_data_type(t.stack, t.data_type);
   if (t.gradient_data_type == t.data_type) t.gradient_data_type.clear();
@@ -798,7 +829,17 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
           fmt::format("the pipelined and bulk overlaps hold {} SMs of the GPU for their transfers, and GPU "
                       "profile \"{}\" gives no sm_count; expected false, or a profile with sm_count",
                       kTpOverlapCommSms, cluster.gpu.name));
+    if (training->recomputation == Recomputation::Selective &&
+        training->kernels.recompute_modules.contains(LayerModule::Mlp))
+      throw InputError(reader.source(), pointer,
+                       "rerunning the MLP module (recompute_modules \"mlp\") beside the overlapped GEMMs is not "
+                       "modelled; expected false, or no \"mlp\" in /workload/recompute_modules");
   }
+  if (mp.tensor > 1 && training->recomputation == Recomputation::Selective &&
+      training->kernels.recompute_modules.contains(LayerModule::SharedExperts))
+    throw InputError(reader.source(), at + "/tensor",
+                     "rerunning tensor-parallel shared experts (recompute_modules \"shared_experts\") is not "
+                     "modelled; expected 1, or no \"shared_experts\" in /workload/recompute_modules");
   if (auto zero = reader.optional_child("zero")) {
     if (zero->value().is_string()) {
       if (zero->as_string() != "fsdp")

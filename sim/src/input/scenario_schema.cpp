@@ -101,6 +101,13 @@ class F {
 
 using T = FieldType;
 
+/** The layer submodules a recompute_modules list may name (all but `none`). */
+std::vector<std::string> enum_names_except_none() {
+  std::vector<std::string> out = enum_names<LayerModule>();
+  out.erase(out.begin()); // "none"
+  return out;
+}
+
 template <NamedEnum E>
 std::vector<std::string> with_auto() {
   std::vector<std::string> out{"auto"};
@@ -518,6 +525,27 @@ void workload_fields(std::vector<F>& f) {
                   .allowed("transformers only")
                   .label("Recomputation")
                   .doc("activation recomputation (Korthikanti et al. 2022)"));
+  f.push_back(F(w + "recompute_modules", T::Array, "model_training")
+                  .kinds(training)
+                  .type_doc("array of strings")
+                  .def_doc("`[\"core_attn\"]`")
+                  .allowed("with `recomputation` `\"selective\"`; each of `core_attn`, `layernorm`, `mla_up_proj`, "
+                           "`mlp`, `moe_act`, `shared_experts` at most once, one the model has")
+                  .label("Recompute modules")
+                  .doc("the layer submodules selective recomputation reruns, as Megatron-Core's --recompute-modules "
+                       "names them (megatron/core/transformer/transformer_config.py): `core_attn` the attention core "
+                       "(its s x s tensors with an unfused kernel); `layernorm` the norms, their outputs freed (with "
+                       "the `megatron-core-2024` stack's LayerNormLinear modules only a mixture of experts' norm, the "
+                       "others live inside the next GEMM's module); `mla_up_proj` the latent attention's up "
+                       "projections and rotary part, their queries, keys and values freed; `mlp` a dense MLP, its "
+                       "input kept and everything inside freed, rerun with its tensor collectives; `moe_act` the "
+                       "experts' activation, its output freed; `shared_experts` the shared experts as `mlp`. Each "
+                       "rerun adds its forward to the backward pass. `moe` (the whole MoE layer with its all-to-alls) "
+                       "is not modelled"));
+  f.push_back(F(w + "recompute_modules/*", T::Choice, "")
+                  .kinds(training)
+                  .choices(enum_names_except_none())
+                  .doc("a layer submodule"));
   f.push_back(F(w + "optimizer", T::Choice, "model_training")
                   .kinds(training)
                   .choices(enum_names<Optimizer>())

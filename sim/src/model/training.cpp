@@ -52,8 +52,10 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
     unit.forward_time += forward;
     unit.backward_time += op_time(op, gpu, data_type, bytes, true);
     if (recomputation == Recomputation::Full ||
-        (recomputation == Recomputation::Selective && op.selectively_recomputed))
+        (recomputation == Recomputation::Selective && op.selectively_recomputed)) {
       unit.backward_time += forward;
+      unit.recompute_time += forward;
+    }
   }
   return unit;
 }
@@ -82,6 +84,13 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
   price(model.layer_ops(training.micro_batch, split), out.layer);
   price(training_outer_ops(training, model, training.micro_batch, split), out.outer);
   return out;
+}
+
+std::string describe_recomputation(const ModelTraining& training) {
+  const RecomputeModules& modules = training.kernels.recompute_modules;
+  if (training.recomputation != Recomputation::Selective || modules.is_default())
+    return std::string(to_string(training.recomputation));
+  return fmt::format("selective ({})", modules.describe());
 }
 
 std::string describe_data_loading(const ModelTraining& training) {

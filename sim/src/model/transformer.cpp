@@ -58,6 +58,13 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
 
 } // namespace
 
+std::string RecomputeModules::describe() const {
+  std::string out;
+  for (const auto& entry : EnumNames<LayerModule>::entries)
+    if (contains(entry.value)) out += (out.empty() ? "" : ", ") + std::string(entry.name);
+  return out;
+}
+
 std::string describe(const TransformerKernels& kernels) {
   return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy",
                      to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
@@ -273,7 +280,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   qk.backward_flops = 2.0 * qk.forward_flops;
   qk.input_elements = t * as_double(q_width + kv_width);
   qk.output_elements = scores;
-  qk.selectively_recomputed = true;
+  qk.module = LayerModule::CoreAttention;
 
   ComputeOp av;
   av.name = "attention_over_values";
@@ -283,7 +290,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   av.backward_flops = 2.0 * av.forward_flops;
   av.input_elements = scores + t * as_double(v_width);
   av.output_elements = t * as_double(out_width);
-  av.selectively_recomputed = true;
+  av.module = LayerModule::CoreAttention;
 
   const double softmax_flop = kSoftmaxFlop + dropout_flop;
   if (kernel == AttentionKernel::Flash) {
@@ -304,7 +311,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     core.input_elements = t * as_double(q_width + kv_width + v_width);
     core.output_elements = t * as_double(out_width);
     core.fixed_bytes = kSoftmaxStatisticsBytes * as_double(micro_batch * heads * queries);
-    core.selectively_recomputed = true;
+    core.module = LayerModule::CoreAttention;
     ops.push_back(core);
   } else {
     ops.push_back(qk);
@@ -312,17 +319,17 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     // own (masked_fill), then the softmax; fused, one scale-mask-softmax kernel.
     if (kernel == AttentionKernel::Unfused) {
       ComputeOp mask = pointwise_op("attention_mask", OpKind::Elementwise, 0.0, scores, scores, 0.0);
-      mask.selectively_recomputed = true;
+      mask.module = LayerModule::CoreAttention;
       ops.push_back(mask);
     }
     ComputeOp softmax = pointwise_op("attention_softmax", OpKind::Softmax, kSoftmaxFlop, scores, scores, 0.0);
-    softmax.selectively_recomputed = true;
+    softmax.module = LayerModule::CoreAttention;
     ops.push_back(softmax);
     if (c.dropout) {
       // torch dropout on the probabilities: reads them, writes the kept ones and a 1-byte mask.
       ComputeOp drop = pointwise_op("attention_dropout", OpKind::Elementwise, kDropoutFlop, scores, scores, 0.0);
       drop.fixed_bytes = scores;
-      drop.selectively_recomputed = true;
+      drop.module = LayerModule::CoreAttention;
       ops.push_back(drop);
     }
     ops.push_back(av);
@@ -364,6 +371,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   if (!c.experts.moe()) {
     push_mlp("mlp", t, c.ffn / n, 1.0);
     push_residual(ops, "mlp", r * t * h);
+    tag_modules(ops);
     return ops;
   }
   // Mixture of experts. The rank routes its own tokens (its sequence slice with sequence parallelism): a router GEMM
@@ -391,7 +399,34 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
   if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);
+  tag_modules(ops);
   return ops;
+}
+
+void TransformerModel::tag_modules(std::vector<ComputeOp>& ops) const {
+  // The names layer_ops gives; an MLP's activation path is everything between its up (or gate) GEMM and its down GEMM.
+  auto starts_with = [](const std::string& name, std::string_view prefix) { return name.starts_with(prefix); };
+  for (ComputeOp& op : ops) {
+    const std::string& name = op.name;
+    if (op.module == LayerModule::CoreAttention) {
+      // set where the core is built
+    } else if (name == "attention_norm") {
+      if (!kernels_.norms_in_linears) op.module = LayerModule::LayerNorm;
+    } else if (name == "mlp_norm") {
+      // Inside a LayerNormLinear the dense MLP's norm belongs to the MLP module.
+      op.module = kernels_.norms_in_linears && !config_.experts.moe() ? LayerModule::Mlp : LayerModule::LayerNorm;
+    } else if (config_.mla.enabled() && (name == "q_up" || name == "kv_up" || name == "rotary_embedding")) {
+      op.module = LayerModule::MlaUpProjection;
+    } else if (starts_with(name, "shared_expert_")) {
+      op.module = LayerModule::SharedExperts;
+    } else if (name == "expert_bias" || name == "expert_silu" || name == "expert_activation") {
+      op.module = LayerModule::MoeActivation;
+    } else if (starts_with(name, "mlp_") && name != "mlp_norm" && name != "mlp_residual" && name != "mlp_output_bias" &&
+               name != "mlp_output_dropout") {
+      op.module = LayerModule::Mlp;
+    }
+    op.selectively_recomputed = kernels_.recompute_modules.contains(op.module);
+  }
 }
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
@@ -494,31 +529,67 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
 
   if (recomputation == Recomputation::Full) return e * t * h; // the layer's input only
 
+  // Selective recomputation frees what the rerun modules would otherwise keep (Megatron-Core's --recompute-modules):
+  // `layernorm` and `moe_act` discard their outputs (the next op's saved input) and rebuild them before the backward
+  // needs them; `mla_up_proj` discards the up projections' queries, keys and values; `mlp` and `shared_experts`
+  // keep their input and drop everything inside; `core_attn` the s x s tensors of an unfused core.
+  auto rerun = [&](LayerModule m) {
+    return recomputation == Recomputation::Selective && kernels_.recompute_modules.contains(m);
+  };
+  // A norm's output: the next GEMM's (or the router's) saved input.
+  const double attention_norm_output = attention_norm_rerun(recomputation) ? 0.0 : e * t * h;
+  const double mlp_norm_output = mlp_norm_rerun(recomputation) ? 0.0 : e * t * h;
   // Attention block: the norm's input, the QKV input, Q, K and V, the output projection's input, its dropout mask.
-  double bytes = e * t * h + e * t * h + e * t * (q + k + v) + e * t * latents + e * t * out + mask * t * h;
+  double bytes = e * t * h + attention_norm_output + (rerun(LayerModule::MlaUpProjection) ? 0.0 : e * t * (q + k + v)) +
+                 e * t * latents + e * t * out + mask * t * h;
   // MLP block: the norm's input, the first GEMM's input, the activation's inputs, the last GEMM's input, the mask.
   const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
   if (!c.experts.moe()) {
-    bytes += e * t * h + e * t * h + e * t * activation_inputs + e * t * f + mask * t * h;
+    bytes += e * t * h + mlp_norm_output + (rerun(LayerModule::Mlp) ? 0.0 : e * t * activation_inputs + e * t * f) +
+             mask * t * h;
   } else {
     // Mixture of experts, with every expert's rank getting the uniform share: the norm's input, the router's input
     // and its fp32 probabilities, then per copy (k per token) the experts' first GEMM input, the activation's inputs,
     // the last GEMM's input and its output (which the unpermute's backward needs); the shared experts as an MLP.
     const ExpertConfig& x = c.experts;
     const double k = as_double(x.top_k);
-    bytes += e * t * h + e * t * h + 4.0 * t * as_double(x.count) + mask * t * h;
-    bytes += k * (e * t * h + e * t * activation_inputs + e * t * f + e * t * h);
+    bytes += e * t * h + mlp_norm_output + 4.0 * t * as_double(x.count) + mask * t * h;
+    bytes +=
+        k * (e * t * h + e * t * activation_inputs + (rerun(LayerModule::MoeActivation) ? 0.0 : e * t * f) + e * t * h);
     if (x.shared > 0) {
       const double fs = as_double(x.shared * x.shared_ffn_size(c.ffn));
-      bytes += e * t * h + e * t * (c.mlp == MlpKind::Gated ? 2.0 * fs : fs) + e * t * fs;
+      bytes += e * t * h;
+      if (!rerun(LayerModule::SharedExperts)) bytes += e * t * (c.mlp == MlpKind::Gated ? 2.0 * fs : fs) + e * t * fs;
     }
   }
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
   if (kernels_.attention == AttentionKernel::Flash)
     bytes += kSoftmaxStatisticsBytes * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length);
-  else if (recomputation == Recomputation::None)
+  else if (!rerun(LayerModule::CoreAttention))
     bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);
   return bytes;
+}
+
+double TransformerModel::layer_sequence_bytes(std::int64_t micro_batch, Recomputation recomputation,
+                                              double bytes_per_element) const {
+  const double t = tokens(micro_batch);
+  const double h = as_double(config_.hidden);
+  if (recomputation == Recomputation::Full) return bytes_per_element * t * h;
+  const double outputs =
+      (attention_norm_rerun(recomputation) ? 0.0 : 1.0) + (mlp_norm_rerun(recomputation) ? 0.0 : 1.0);
+  return (2.0 + outputs) * bytes_per_element * t * h + (config_.dropout ? 2.0 * t * h : 0.0);
+}
+
+bool TransformerModel::attention_norm_rerun(Recomputation recomputation) const {
+  return recomputation == Recomputation::Selective && kernels_.recompute_modules.contains(LayerModule::LayerNorm) &&
+         !kernels_.norms_in_linears;
+}
+
+bool TransformerModel::mlp_norm_rerun(Recomputation recomputation) const {
+  if (recomputation != Recomputation::Selective) return false;
+  const RecomputeModules& modules = kernels_.recompute_modules;
+  return kernels_.norms_in_linears && !config_.experts.moe() ? modules.contains(LayerModule::Mlp)
+                                                             : modules.contains(LayerModule::LayerNorm);
 }
 
 double TransformerModel::layers_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,

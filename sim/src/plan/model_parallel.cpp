@@ -321,8 +321,9 @@ class Planner {
       in_mlp = in_mlp || op.name == "mlp_norm";
       const bool routed = is_routed_expert_op(op);
       past_experts = past_experts || op.name == "expert_unpermute";
-      if (!in_mlp && mp_.context > 1 && (op.selectively_recomputed || !core.empty()))
-        (op.selectively_recomputed ? core : attention_after).push_back(op);
+      const bool in_core = op.module == LayerModule::CoreAttention;
+      if (!in_mlp && mp_.context > 1 && (in_core || !core.empty()))
+        (in_core ? core : attention_after).push_back(op);
       else if (!in_mlp)
         attention.push_back(op);
       else if (!moe())
@@ -379,7 +380,8 @@ class Planner {
       attention_forward = join({{a.forward_time}, context_forward(k.forward_time), {o.forward_time}});
       // Selective recomputation reruns the core forward, its exchange included, before the core's backward; after
       // a Ulysses all-to-all the core's inputs are the saved head-split queries, keys and values: no exchange.
-      const bool selective = training_.recomputation == Recomputation::Selective;
+      const bool selective = training_.recomputation == Recomputation::Selective &&
+                             training_.kernels.recompute_modules.contains(LayerModule::CoreAttention);
       const std::vector<Action> rerun_core = !selective ? std::vector<Action>{}
                                              : mp_.context_comm == ContextComm::AllToAll
                                                  ? std::vector<Action>{k.forward_time}
@@ -389,13 +391,24 @@ class Planner {
     }
     // A dense layer with MLP `mlp`: the attention block, then the MLP between the tensor collectives; full
     // recomputation reruns the whole forward before the backward.
+    // Selective recomputation of the `mlp` module reruns the MLP's forward with its tensor collectives (the input's
+    // all-gather inside the first GEMM's module with sequence parallelism, the output's reduction inside the last):
+    // Megatron-Core checkpoints the whole MLP module.
+    const bool rerun_mlp = training_.recomputation == Recomputation::Selective &&
+                           training_.kernels.recompute_modules.contains(LayerModule::Mlp) && tp;
     auto dense_unit = [&](const TrainingUnit& mlp, double parameters) {
       const std::vector<Action> forward = join({attention_forward, reduce, {mlp.forward_time}, reduce});
       const double mlp_backward = full ? mlp.backward_time - mlp.forward_time : mlp.backward_time;
-      return Unit{
-          forward,
-          join({full ? forward : std::vector<Action>{}, {mlp_backward}, reduce, attention_backward_actions, reduce}),
-          parameters};
+      const std::vector<Action> mlp_rerun =
+          rerun_mlp ? join({gather, {mlp.recompute_time}, sum}) : std::vector<Action>{};
+      return Unit{forward,
+                  join({full ? forward : std::vector<Action>{},
+                        mlp_rerun,
+                        {rerun_mlp ? mlp_backward - mlp.recompute_time : mlp_backward},
+                        reduce,
+                        attention_backward_actions,
+                        reduce}),
+                  parameters};
     };
     Unit layer = dense_unit(m, model_.layer_parameters(t));
     if (mp_.tp_comm_overlap) {
@@ -1219,9 +1232,7 @@ class Planner {
     plan.samples_per_iteration = static_cast<std::uint64_t>(training_.global_batch);
     const double step = cost.forward_time() + cost.backward_time();
     plan.sample_time = step / static_cast<double>(training_.micro_batch);
-    plan.baseline_amount =
-        (static_cast<double>(training_.global_batch / training_.micro_batch) * step + cost.optimizer_time) * peak_;
-    plan.baseline_host = static_cast<double>(training_.global_batch / training_.micro_batch) * training_.data_loading;
+    set_training_baseline(plan, training_, step, cost.optimizer_time, peak_);
     std::string sync = "no gradient sync";
     if (!data_group_.empty()) {
       const CollectiveStep probe = gradient_collective(1, data_group_.begin()->second);
@@ -1242,7 +1253,7 @@ class Planner {
                     mp_.pipeline, to_string(mp_.schedule),
                     mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
                     micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
-                    to_string(mp_.placement[2]), to_string(training_.recomputation), sync);
+                    to_string(mp_.placement[2]), describe_recomputation(training_), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
     if (moe()) {
       const ExpertConfig& x = model_.config().experts;

@@ -93,14 +93,27 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double h = static_cast<double>(c.hidden);
   // A layer's bytes on a tensor rank: the stage's mean layer (its dense and MoE layers in proportion; every layer of
   // a model without first dense layers is the same), or its largest one.
+  const TransformerModel dense = model.dense_model();
   auto layer_bytes = [&](Recomputation recomputation, bool largest = false) {
     double total = 0.0;
-    for (const auto& [first, count] : stage_chunks(model, mp, stage))
-      total = largest ? std::max(total, model.largest_layer_activation_bytes(first, count, b, recomputation, e))
-                      : total + model.layers_activation_bytes(first, count, b, recomputation, e);
-    if (!largest) total /= static_cast<double>(layers);
-    const double whole =
-        recomputation == Recomputation::Full ? total : 4.0 * e * tokens * h + (c.dropout ? 2.0 * tokens * h : 0.0);
+    double sequence = 0.0; // of the layers' bytes, what sequence parallelism splits (per layer, as total)
+    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+      const std::int64_t moe = model.moe_layers(first, count);
+      const double moe_sequence = model.layer_sequence_bytes(b, recomputation, e);
+      const double dense_sequence = dense.layer_sequence_bytes(b, recomputation, e);
+      if (largest) {
+        total = std::max(total, model.largest_layer_activation_bytes(first, count, b, recomputation, e));
+        sequence = std::max({sequence, moe > 0 ? moe_sequence : 0.0, count > moe ? dense_sequence : 0.0});
+      } else {
+        total += model.layers_activation_bytes(first, count, b, recomputation, e);
+        sequence += static_cast<double>(moe) * moe_sequence + static_cast<double>(count - moe) * dense_sequence;
+      }
+    }
+    if (!largest) {
+      total /= static_cast<double>(layers);
+      sequence /= static_cast<double>(layers);
+    }
+    const double whole = recomputation == Recomputation::Full ? total : sequence;
     const double replicated = mp.sequence_parallel ? whole / t : whole;
     return (total - whole) / t + replicated;
   };

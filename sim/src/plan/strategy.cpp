@@ -297,10 +297,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   plan.samples_per_iteration = static_cast<std::uint64_t>(training.global_batch);
   plan.sample_time = (forward + backward) / static_cast<double>(training.micro_batch);
   // One GPU runs the whole global batch in micro-batches, then the optimizer step.
-  plan.baseline_amount =
-      (static_cast<double>(training.global_batch / training.micro_batch) * (forward + backward) + cost.optimizer_time) *
-      peak;
-  plan.baseline_host = static_cast<double>(training.global_batch / training.micro_batch) * training.data_loading;
+  set_training_baseline(plan, training, forward + backward, cost.optimizer_time, peak);
 
   const bool sync = dp.sync == GradientSync::AllReduce && gpus > 1;
   const double gradient_bytes_per_parameter = bytes_per_element(training.gradient_type());
@@ -355,7 +352,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
   plan.summary = fmt::format("data_parallel training of {} on {} GPUs: global batch {}, micro-batch {} ({} "
                              "accumulation steps), {}",
                              training.model.name, gpus, training.global_batch, training.micro_batch, accumulation,
-                             std::string(to_string(training.recomputation)) + " recomputation");
+                             describe_recomputation(training) + " recomputation");
   if (sync)
     plan.summary += fmt::format(
         ", gradient all-reduce {} / {} in {} buckets of {:.0f} MiB{}", to_string(allreduces.front().algorithm),
@@ -433,6 +430,13 @@ double speed_profile_horizon(const ClusterSpec& cluster, double budget) {
       rate += static_cast<double>(cluster.gpus_per_node) * static_cast<double>(change.points.size()) / change.period;
   if (rate == 0.0) return std::numeric_limits<double>::infinity();
   return std::max(0.0, budget - speed_profile_events(cluster, 0.0)) / rate;
+}
+
+void set_training_baseline(Plan& plan, const ModelTraining& training, double micro_batch_time, double optimizer_time,
+                           double peak) {
+  const auto micro_batches = static_cast<double>(training.global_batch / training.micro_batch);
+  plan.baseline_amount = (micro_batches * micro_batch_time + optimizer_time) * peak;
+  plan.baseline_host = micro_batches * training.data_loading;
 }
 
 void check_event_budget(const Scenario& scenario, double events, const std::string& what) {

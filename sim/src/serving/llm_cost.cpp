@@ -96,10 +96,10 @@ double LlmReplicaCost::prefill_time(const std::vector<std::int64_t>& prompts) co
   TransformerConfig config = model_;
   double layer = 0.0;
   for (const ComputeOp& op : layer_ops(total))
-    if (!op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
+    if (op.module != LayerModule::CoreAttention) layer += op_time(op, gpu_, data_type_, element_, false);
   for (std::int64_t n : prompts) {
     for (const ComputeOp& op : layer_ops(n))
-      if (op.selectively_recomputed) layer += op_time(op, gpu_, data_type_, element_, false);
+      if (op.module == LayerModule::CoreAttention) layer += op_time(op, gpu_, data_type_, element_, false);
   }
   const TensorSplit split{tensor_, false};
   config.sequence_length = 1;
@@ -114,7 +114,7 @@ double LlmReplicaCost::attention_core_time(std::int64_t tokens) const {
   if (tokens <= 0) return 0.0;
   double time = 0.0;
   for (const ComputeOp& op : layer_ops(tokens))
-    if (op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+    if (op.module == LayerModule::CoreAttention) time += op_time(op, gpu_, data_type_, element_, false);
   return time;
 }
 
@@ -122,7 +122,7 @@ double LlmReplicaCost::layer_gemm_time(std::int64_t tokens) const {
   if (tokens <= 0) return 0.0;
   double time = 0.0;
   for (const ComputeOp& op : layer_ops(tokens))
-    if (!op.selectively_recomputed) time += op_time(op, gpu_, data_type_, element_, false);
+    if (op.module != LayerModule::CoreAttention) time += op_time(op, gpu_, data_type_, element_, false);
   return time;
 }
 

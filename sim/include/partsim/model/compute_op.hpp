@@ -54,6 +54,24 @@ struct EnumNames<OpKind> {
                                                              {OpKind::Attention, "attention"}}};
 };
 
+/** The submodule of a transformer layer an op belongs to, as Megatron-Core's selective recomputation names them
+ * (`--recompute-modules`, megatron/core/transformer/transformer_config.py): the attention core, the two norms, the
+ * multi-head latent attention's up projections and rotary part, the dense MLP, a mixture of experts' activation and
+ * its shared experts. `None`: an op no module list reruns (the QKV and output projections, residuals, router, the
+ * experts' GEMMs). */
+enum class LayerModule { None, CoreAttention, LayerNorm, MlaUpProjection, Mlp, MoeActivation, SharedExperts };
+
+template <>
+struct EnumNames<LayerModule> {
+  static constexpr std::array<EnumEntry<LayerModule>, 7> entries{{{LayerModule::None, "none"},
+                                                                  {LayerModule::CoreAttention, "core_attn"},
+                                                                  {LayerModule::LayerNorm, "layernorm"},
+                                                                  {LayerModule::MlaUpProjection, "mla_up_proj"},
+                                                                  {LayerModule::Mlp, "mlp"},
+                                                                  {LayerModule::MoeActivation, "moe_act"},
+                                                                  {LayerModule::SharedExperts, "shared_experts"}}};
+};
+
 /** Lower-case name of an op kind: "gemm", "norm", ... */
 inline std::string_view to_string(OpKind kind) {
   return enum_name(kind);
@@ -111,8 +129,11 @@ struct ComputeOp {
   /** False for an op whose backward does not read its saved input in the data type (a cross-entropy that keeps its
    * own fp32 softmax): the backward then prices the inputs once (the input gradient), not twice. */
   bool backward_reads_input = true;
-  /** Repeated in the backward pass under selective activation recomputation (Korthikanti et al. 2022): the
-   * attention core (scores, softmax, attention over values). */
+  /** The layer submodule the op belongs to (transformers). */
+  LayerModule module = LayerModule::None;
+  /** Repeated in the backward pass under selective activation recomputation: the op's module is one the model's
+   * recompute modules name (by default the attention core: scores, softmax, attention over values; Korthikanti et
+   * al. 2022). */
   bool selectively_recomputed = false;
   /** False for an op whose input needs no gradient (the first convolution of a CNN reads images): its backward is
    * the weight gradient only. */

@@ -23,6 +23,8 @@ struct TrainingUnit {
   std::string name;
   double forward_time = 0.0;  ///< s
   double backward_time = 0.0; ///< s, including recomputed forward work
+  /** s, of backward_time: the forward of the ops `recomputation` runs again. */
+  double recompute_time = 0.0;
   double parameters = 0.0;
 };
 
@@ -77,6 +79,8 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
 double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string& data_type, bool clipping,
                                           const std::string& gradient_type = {}, bool loss_scaling = false);
 
+/** "none", "full", "selective", or with modules other than the attention core "selective (layernorm, moe_act)". */
+std::string describe_recomputation(const ModelTraining& training);
 /** The strategy line's words on data loading: the figure per micro-batch, or that none is simulated and why. */
 std::string describe_data_loading(const ModelTraining& training);
 

@@ -7,6 +7,7 @@
 #include "partsim/model/compute_op.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,19 +52,47 @@ enum class CrossEntropyKernel { Fused, Fp32LogSoftmax, MegatronFp32 };
  * and the `custom` stack of a scenario): the attention core, bias + activation
  * in one kernel (Megatron-LM bias_gelu / bias_swiglu), bias + dropout + residual add in one kernel
  * (bias_dropout_add_fused_train). Unfused, each step is its own pass over the activations. */
+/** The layer submodules selective recomputation reruns (Megatron-Core's `--recompute-modules`, default
+ * `core_attn`: Korthikanti et al.'s selective recomputation): a set of LayerModule values other than `none`. */
+struct RecomputeModules {
+  /** One bit per LayerModule; default the attention core. */
+  std::uint32_t bits = bit(LayerModule::CoreAttention);
+
+  static RecomputeModules of(std::initializer_list<LayerModule> modules) {
+    RecomputeModules out{0};
+    for (LayerModule m : modules) out.bits |= bit(m);
+    return out;
+  }
+  bool contains(LayerModule m) const { return m != LayerModule::None && (bits & bit(m)) != 0; }
+  void add(LayerModule m) { bits |= bit(m); }
+  bool is_default() const { return bits == bit(LayerModule::CoreAttention); }
+  /** "core_attn, layernorm" in LayerModule's order. */
+  std::string describe() const;
+  bool operator==(const RecomputeModules&) const = default;
+  static constexpr std::uint32_t bit(LayerModule m) {
+    return m == LayerModule::None ? 0u : 1u << static_cast<unsigned>(m);
+  }
+};
+
 struct TransformerKernels {
   AttentionKernel attention = AttentionKernel::Flash;
   bool fused_bias_activation = true;
   bool fused_bias_dropout_add = true;
   CrossEntropyKernel cross_entropy = CrossEntropyKernel::Fused;
+  /** What selective recomputation reruns (only read under Recomputation::Selective). */
+  RecomputeModules recompute_modules;
+  /** Transformer Engine's LayerNormLinear (Megatron-Core's TE layer spec): the attention norm lives inside the QKV
+   * projection's module and a dense MLP's norm inside the first MLP GEMM's, so `layernorm` recomputation has only a
+   * mixture of experts' norm to rerun (the router reads it: its own module). Changes nothing else. */
+  bool norms_in_linears = false;
   bool operator==(const TransformerKernels&) const = default;
 };
 
 /** Megatron-LM 2021-2022's kernels (the `megatron-lm-2021` stack): the attention core as two batched GEMMs around a
  * fused scale-mask-softmax and a dropout kernel, fused bias + GeLU and bias + dropout + add. Every product of the
  * model is then a GEMM op, as the classic closed forms (Narayanan et al. 2021, Korthikanti et al. 2022) count them. */
-inline constexpr TransformerKernels kMegatronLm2021Kernels{AttentionKernel::FusedSoftmax, true, true,
-                                                           CrossEntropyKernel::MegatronFp32};
+inline const TransformerKernels kMegatronLm2021Kernels{
+    AttentionKernel::FusedSoftmax, true, true, CrossEntropyKernel::MegatronFp32, RecomputeModules{}, false};
 
 /** One line for reports: "flash attention, fused bias + activation, unfused bias + dropout + add, fused
  * cross-entropy". */
@@ -331,6 +360,11 @@ class TransformerModel {
    * tensor is kept under any recomputation, only the softmax statistics (4·b·a·s bytes). */
   double layer_activation_bytes(std::int64_t micro_batch, Recomputation recomputation,
                                 double bytes_per_element = 2.0) const;
+  /** Of layer_activation_bytes, what every tensor-parallel rank keeps whole unless sequence parallelism splits it:
+   * the two norms' inputs, their outputs (the first GEMMs' inputs) unless selective recomputation reruns
+   * `layernorm`, and the dropout masks after each block; under full recomputation the layer's input. */
+  double layer_sequence_bytes(std::int64_t micro_batch, Recomputation recomputation,
+                              double bytes_per_element = 2.0) const;
   /** layer_activation_bytes summed over `count` layers from `first`, each of its kind (dense or MoE). */
   double layers_activation_bytes(std::int64_t first, std::int64_t count, std::int64_t micro_batch,
                                  Recomputation recomputation, double bytes_per_element = 2.0) const;
@@ -343,6 +377,12 @@ class TransformerModel {
 
  private:
   double tokens(std::int64_t micro_batch) const;
+  /** Sets each op's LayerModule from its name, and selectively_recomputed from the kernels' recompute modules. */
+  void tag_modules(std::vector<ComputeOp>& ops) const;
+  /** Whether `layernorm` recomputation reruns the attention norm and the MLP block's norm of this model's layers
+   * (a norm inside a LayerNormLinear module is not rerun). */
+  bool attention_norm_rerun(Recomputation recomputation) const;
+  bool mlp_norm_rerun(Recomputation recomputation) const;
 
   TransformerConfig config_;
   TransformerKernels kernels_;

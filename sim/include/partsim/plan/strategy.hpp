@@ -42,4 +42,10 @@ void check_plan_size(const Scenario& scenario, double steps);
 /** Refuses a run of `events` (messages, executions, profile events) past /run/max_events. `what` names them. */
 void check_event_budget(const Scenario& scenario, double events, const std::string& what);
 
+/** The speedup reference of a training plan: one GPU runs the global batch in micro-batches of `micro_batch_time`
+ * (forward + backward, s at nominal speed) each, then the optimizer step of `optimizer_time`, at `peak` flop/s
+ * (baseline_amount), and its host hands over every micro-batch's data (baseline_host). */
+void set_training_baseline(Plan& plan, const ModelTraining& training, double micro_batch_time, double optimizer_time,
+                           double peak);
+
 } // namespace partsim
