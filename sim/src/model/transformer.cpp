@@ -404,26 +404,25 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
 }
 
 void TransformerModel::tag_modules(std::vector<ComputeOp>& ops) const {
-  // The names layer_ops gives; an MLP's activation path is everything between its up (or gate) GEMM and its down GEMM.
-  auto starts_with = [](const std::string& name, std::string_view prefix) { return name.starts_with(prefix); };
+  // By the names layer_ops gives (the attention core is tagged where it is built). A norm inside a LayerNormLinear is
+  // no module of its own: the attention norm belongs to none, a dense MLP's norm to the MLP.
+  const bool fused_norms = kernels_.norms_in_linears;
   for (ComputeOp& op : ops) {
     const std::string& name = op.name;
-    if (op.module == LayerModule::CoreAttention) {
-      // set where the core is built
+    if (op.module != LayerModule::None) {
     } else if (name == "attention_norm") {
-      if (!kernels_.norms_in_linears) op.module = LayerModule::LayerNorm;
+      op.module = fused_norms ? LayerModule::None : LayerModule::LayerNorm;
     } else if (name == "mlp_norm") {
-      // Inside a LayerNormLinear the dense MLP's norm belongs to the MLP module.
-      op.module = kernels_.norms_in_linears && !config_.experts.moe() ? LayerModule::Mlp : LayerModule::LayerNorm;
+      op.module = fused_norms && !config_.experts.moe() ? LayerModule::Mlp : LayerModule::LayerNorm;
     } else if (config_.mla.enabled() && (name == "q_up" || name == "kv_up" || name == "rotary_embedding")) {
       op.module = LayerModule::MlaUpProjection;
-    } else if (starts_with(name, "shared_expert_")) {
+    } else if (name.starts_with("shared_expert_")) {
       op.module = LayerModule::SharedExperts;
     } else if (name == "expert_bias" || name == "expert_silu" || name == "expert_activation") {
       op.module = LayerModule::MoeActivation;
-    } else if (starts_with(name, "mlp_") && name != "mlp_norm" && name != "mlp_residual" && name != "mlp_output_bias" &&
+    } else if (name.starts_with("mlp_") && name != "mlp_residual" && name != "mlp_output_bias" &&
                name != "mlp_output_dropout") {
-      op.module = LayerModule::Mlp;
+      op.module = LayerModule::Mlp; // up (gate), bias, activation, down
     }
     op.selectively_recomputed = kernels_.recompute_modules.contains(op.module);
   }
