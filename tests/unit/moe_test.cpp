@@ -4,9 +4,11 @@
 // experts split over the tensor group: flops, weights, gathers, memory, errors, and its traffic's closed form);
 // context parallelism of a mixture of experts (expert groups over data x context ranks); checkpoint sizes.
 #include "partsim/input/workload_library.hpp"
+#include "partsim/model/cost_model.hpp"
 #include "partsim/model/expert_routing.hpp"
 #include "partsim/model/memory.hpp"
 #include "partsim/model/transformer.hpp"
+#include "partsim/plan/model_parallel.hpp"
 #include "partsim/plan/placement.hpp"
 #include "partsim/plan/sharded_memory.hpp"
 #include "partsim/plan/strategy.hpp"
@@ -236,6 +238,116 @@ TEST(ExpertParallelPlan, FullRecomputationRerunsTheExpertsForward) {
   EXPECT_NEAR(compute(full, rank, 'B'), compute(none, rank, 'B') + compute(none, rank, 'F'),
               1e-9 * compute(full, rank, 'B'));
   EXPECT_DOUBLE_EQ(compute(full, rank, 'F'), compute(none, rank, 'F'));
+}
+
+TEST(ExpertParallel, TheAllToAllDispatcherSortsTheReceivedCopiesByLocalExpert) {
+  // gpt-oss-120b (128 experts, top 4, h 2,880) over 8 expert ranks: each rank's 16 experts get the copies in
+  // source-rank order; Megatron-Core's all-to-all dispatcher sorts them by local expert before the experts and
+  // restores the order after: t·k rows of h each way, read once and written once, in both passes.
+  const TransformerModel oss = library_model("gpt-oss-120b");
+  const double t = static_cast<double>(oss.config().sequence_length);
+  const double rows = t * 4.0 * 2880.0;
+  TensorSplit split{1, false, 8};
+  split.expert_sort = true;
+  const std::vector<ComputeOp> ops = oss.layer_ops(1, split);
+  auto find = [&](const std::string& name) {
+    return std::find_if(ops.begin(), ops.end(), [&](const ComputeOp& op) { return op.name == name; });
+  };
+  const auto sort = find("expert_sort");
+  const auto restore = find("expert_restore");
+  ASSERT_NE(sort, ops.end());
+  ASSERT_NE(restore, ops.end());
+  EXPECT_LT(sort, find("expert_gate"));
+  EXPECT_GT(restore, find("expert_down"));
+  EXPECT_LT(restore, find("expert_unpermute"));
+  for (const auto& op : {*sort, *restore}) {
+    EXPECT_DOUBLE_EQ(op.input_elements, rows);
+    EXPECT_DOUBLE_EQ(op.output_elements, rows);
+    EXPECT_DOUBLE_EQ(op.forward_flops, 0.0);
+    EXPECT_DOUBLE_EQ(op.weight_elements, 0.0);
+    EXPECT_DOUBLE_EQ(op.forward_bytes(2.0), 2.0 * 2.0 * rows);
+    EXPECT_DOUBLE_EQ(op.backward_bytes(2.0), 2.0 * 2.0 * rows); // the gradients through the inverse order
+    EXPECT_EQ(op.module, LayerModule::None);                    // never rerun by selective recomputation
+    EXPECT_TRUE(is_routed_expert_op(op));                       // priced with the rank's routed load
+  }
+  // Skewed load: the rank's share of the copies.
+  split.expert_load = 1.5;
+  for (const ComputeOp& op : oss.layer_ops(1, split)) {
+    if (op.name == "expert_sort") {
+      EXPECT_DOUBLE_EQ(op.input_elements, std::round(t * 4.0 * 1.5) * 2880.0);
+    }
+  }
+  // Expert tensor parallelism: the gathered copies (sequence-parallel halves of the tokens, gathered over 2 ranks).
+  TensorSplit et{2, true, 4};
+  et.expert_tensor = 2;
+  et.expert_sort = true;
+  for (const ComputeOp& op : oss.layer_ops(1, et)) {
+    if (op.name == "expert_sort") {
+      EXPECT_DOUBLE_EQ(op.input_elements, 2.0 * (t / 2.0) * 4.0 * 2880.0);
+    }
+  }
+  // No sort without the dispatcher's order, nor with one expert per rank (Mixtral's 8 over 8 ranks).
+  auto has_sort = [](const TransformerModel& model, const TensorSplit& s) {
+    const std::vector<ComputeOp> list = model.layer_ops(1, s);
+    return std::any_of(list.begin(), list.end(), [](const ComputeOp& op) { return op.name == "expert_sort"; });
+  };
+  EXPECT_FALSE(has_sort(oss, TensorSplit{1, false, 8}));
+  TensorSplit one{1, false, 8};
+  one.expert_sort = true;
+  EXPECT_FALSE(has_sort(library_model("mixtral-8x7b"), one));
+
+  // The planner's split: the sort with direct dispatch over more than one expert rank, not with two-hop dispatch
+  // (DeepEP's receiver permutes the tokens into expert order once, as the sender's permute is priced).
+  ModelParallel mp;
+  mp.tensor = 2;
+  mp.sequence_parallel = true;
+  mp.expert = 8;
+  mp.expert_tensor = 2;
+  mp.context = 2;
+  const TensorSplit planned = layer_split(mp);
+  EXPECT_EQ(planned.tensor, 2);
+  EXPECT_TRUE(planned.sequence_parallel);
+  EXPECT_EQ(planned.expert, 8);
+  EXPECT_EQ(planned.expert_tensor, 2);
+  EXPECT_EQ(planned.context, 2);
+  EXPECT_TRUE(planned.expert_sort);
+  mp.expert_dispatch = ExpertDispatch::TwoHop;
+  EXPECT_FALSE(layer_split(mp).expert_sort);
+  mp.expert_dispatch = ExpertDispatch::Direct;
+  mp.expert = 1;
+  EXPECT_FALSE(layer_split(mp).expert_sort);
+}
+
+TEST(ExpertParallelPlan, TheSortAddsItsTimeToEveryLayersExpertsEachPass) {
+  // Mixtral over 2 expert ranks (4 experts each) against 8 (one each): the same routed rows and GEMM shapes (the
+  // GEMMs compute-bound either way), so the forward and backward compute differ by the sort and the restore alone,
+  // per layer and micro-batch: 2 x their forward time in the forward passes, 2 x their backward time in the backward.
+  auto plan_with = [](int expert) { return build_plan(parse(moe_scenario({{"data", 8}, {"expert", expert}}))); };
+  const Plan two = plan_with(2);
+  const Plan eight = plan_with(8);
+  const Scenario scenario = parse(moe_scenario({{"data", 8}, {"expert", 2}}));
+  const ModelTraining& training = std::get<ModelTraining>(scenario.workload);
+  const GpuProfile& gpu = scenario.cluster.gpu;
+  TensorSplit split{1, false, 2};
+  split.expert_sort = true;
+  double forward = 0.0;
+  double backward = 0.0;
+  for (const ComputeOp& op : training.transformer().layer_ops(1, split))
+    if (op.name == "expert_sort" || op.name == "expert_restore") {
+      forward += op_time(op, gpu, training.data_type, 2.0, false);
+      backward += op_time(op, gpu, training.data_type, 2.0, true);
+    }
+  ASSERT_GT(forward, 0.0);
+  auto compute = [](const Plan& plan, char pass) {
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, 0))
+      if (const auto* c = std::get_if<ComputeStep>(&step); c && c->label > 0 && plan.labels[c->label][0] == pass)
+        sum += c->amount;
+    return sum;
+  };
+  const double peak = gpu.peak(training.data_type);
+  EXPECT_NEAR((compute(two, 'F') - compute(eight, 'F')) / peak, 32.0 * forward, 1e-9 * compute(two, 'F') / peak);
+  EXPECT_NEAR((compute(two, 'B') - compute(eight, 'B')) / peak, 32.0 * backward, 1e-9 * compute(two, 'B') / peak);
 }
 
 TEST(ExpertParallelMemory, RoutedExpertsShardOverTheExpertGroup) {

@@ -377,8 +377,9 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   // Mixture of experts. The rank routes its own tokens (its sequence slice with sequence parallelism): a router GEMM
   // h -> E and the softmax / top-k over the E logits; the k copies of each token are permuted into expert order and
   // sent to the experts' ranks (the planner's all-to-all); this rank's experts (E / expert ranks of them) run on the
-  // copies routed to them, `load` times the uniform share (tokens x k on every rank when routing is uniform); the
-  // results come back and are unpermuted: each token sums its k copies weighted by their router probabilities.
+  // copies routed to them, `load` times the uniform share (tokens x k on every rank when routing is uniform), in
+  // local-expert order (TensorSplit::expert_sort); the results come back and are unpermuted: each token sums its k
+  // copies weighted by their router probabilities.
   // Shared experts are a dense MLP on the rank's own tokens. With expert tensor parallelism ET each expert's FFN is
   // split over ET ranks, which gather the copies routed to each of them (the planner's all-gather) and run their
   // 1/ET of the FFN on all of them: ET x the rows, 1/ET of the width, the same flops in narrower GEMMs.
@@ -395,7 +396,17 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * k * h, own * k * h, 0.0));
   const double routed = std::round(own * k * split.expert_load); // the copies this rank's experts process
   const double et = as_double(split.expert_tensor);
+  // The received (and with expert tensor parallelism gathered) copies into local-expert order and back: a copy of
+  // every row each way; the backward copies the gradients back through the inverse order (reads no saved input).
+  const bool sort = split.expert_sort && x.count / split.expert > 1;
+  auto permutation = [&](std::string name) {
+    ComputeOp op = pointwise_op(std::move(name), OpKind::Elementwise, 0.0, routed * et * h, routed * et * h, 0.0);
+    op.backward_reads_input = false;
+    return op;
+  };
+  if (sort) ops.push_back(permutation("expert_sort"));
   push_mlp("expert", routed * et, c.ffn / split.expert_tensor, as_double(x.count / split.expert));
+  if (sort) ops.push_back(permutation("expert_restore"));
   ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
   if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);

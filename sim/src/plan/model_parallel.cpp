@@ -604,9 +604,7 @@ class Planner {
    * positions (the same for every layer and position with uniform routing: priced once). */
   void price_experts(const GpuProfile& gpu, const std::string& type) {
     const TransformerConfig& c = model_.config();
-    TensorSplit base{mp_.tensor, mp_.sequence_parallel, mp_.expert};
-    base.expert_tensor = mp_.expert_tensor;
-    base.context = mp_.context;
+    const TensorSplit base = layer_split(mp_);
     // Expert tensor parallelism: the copies a position's experts get from its expert group, gathered over the tensor
     // group (each tensor rank's expert group routes with the layer's same shares: expert_tensor x as many), in bytes.
     const double own = static_cast<double>(training_.micro_batch * c.sequence_length) /
@@ -1343,6 +1341,14 @@ Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training
   check_event_budget(scenario, estimate.executions, "executions (before counting its messages)");
   check_plan_size(scenario, estimate.steps);
   return planner.plan(std::move(plan));
+}
+
+TensorSplit layer_split(const ModelParallel& mp) {
+  TensorSplit split{mp.tensor, mp.sequence_parallel, mp.expert};
+  split.expert_tensor = mp.expert_tensor;
+  split.context = mp.context;
+  split.expert_sort = mp.expert > 1 && mp.expert_dispatch == ExpertDispatch::Direct;
+  return split;
 }
 
 } // namespace partsim

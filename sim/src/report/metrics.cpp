@@ -1,6 +1,8 @@
 // Report metrics from the timeline.
 #include "partsim/report/metrics.hpp"
 
+#include "partsim/plan/model_parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -229,12 +231,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
   if (const auto* training = std::get_if<ModelTraining>(&scenario.workload);
       training != nullptr && training->model.is_transformer()) {
     TensorSplit split;
-    if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) {
-      split.tensor = mp->tensor;
-      split.sequence_parallel = mp->sequence_parallel;
-      split.expert = mp->expert;
-      split.context = mp->context;
-    }
+    if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) split = layer_split(*mp);
     r.layer_ops = layer_ops_breakdown(*training, split, scenario.cluster.gpu);
   }
   for (const CollectiveStats& c : result.collectives) {

@@ -238,6 +238,12 @@ struct TensorSplit {
    * column-parallel, its last row-parallel), which run it on the copies routed to any of them (gathered): rows x
    * expert_tensor, width / expert_tensor. 1: experts whole. */
   int expert_tensor = 1;
+  /** The copies a rank's experts receive are reordered from source-rank order into local-expert order before the
+   * experts, and back after them: Megatron-Core's all-to-all dispatcher (sort_chunks_by_idxs with
+   * sort_input_by_local_experts and restore_output_by_local_experts in megatron/core/transformer/moe/
+   * token_dispatcher.py), which does it when a rank holds more than one expert. One copy of the received rows each
+   * way, in both passes; nothing kept for the backward (a permutation's gradient is the inverse permutation). */
+  bool expert_sort = false;
   /** Context parallelism: the rank's tokens are s/context of each sequence, its attention queries those against all
    * the sequence's keys (load-balanced causal chunks: 1/context of the attention work). */
   int context = 1;
@@ -263,8 +269,9 @@ std::optional<ConfigProblem> find_problem(const TransformerConfig& config);
  *   recomputed.
  * - The extra norm outside the layers is the final norm of a pre-LN model, or the embedding norm of a post-LN
  *   encoder (BERT): the same parameter count. BERT's token-type table (2h) and pooler are not modelled. */
-/** Whether `op` of TransformerModel::layer_ops is a routed expert's GEMM or activation (expert_*): not the router,
- * the permutation or un-permutation of the copies (weightless), nor a shared expert (shared_expert_*). */
+/** Whether `op` of TransformerModel::layer_ops is work on the copies a rank's experts receive (expert_*): their GEMMs
+ * and activation, and their reordering by local expert (expert_sort, expert_restore); not the router, the sender's
+ * permutation or un-permutation of its copies, nor a shared expert (shared_expert_*). */
 inline bool is_routed_expert_op(const ComputeOp& op) {
   return op.name.starts_with("expert_") && op.name != "expert_permute" && op.name != "expert_unpermute";
 }

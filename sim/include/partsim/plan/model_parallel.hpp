@@ -20,4 +20,9 @@ namespace partsim {
 Plan plan_model_parallel(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp,
                          bool share_programs = true);
 
+/** How `mp` splits a transformer layer's ops on a rank (TensorSplit), uniform routing: tensor, sequence, expert,
+ * expert tensor and context degrees, and the reordering of the received copies by local expert that Megatron-Core's
+ * all-to-all dispatcher does (`direct` dispatch over more than one expert rank). */
+TensorSplit layer_split(const ModelParallel& mp);
+
 } // namespace partsim
