@@ -68,7 +68,7 @@ std::map<ShapeKey, Product> model_products(const TransformerModel& model, std::i
     const GemmShape& s = *op.gemm;
     std::vector<Product> mine{{op.name, Pass::Forward, s, ""}};
     if (op.input_gradient) mine.push_back({op.name, Pass::InputGradient, {s.batch, s.m, s.k, s.n}, ""});
-    mine.push_back({op.name, Pass::WeightGradient, {s.batch, s.k, s.n, s.m}, ""});
+    mine.push_back({op.name, Pass::WeightGradient, weight_gradient_shape(s), ""});
     for (Product& p : mine) {
       auto [it, inserted] = products.emplace(key_of(p.shape), p);
       if (inserted) continue;

@@ -320,24 +320,31 @@ TEST(ExpertParallel, TheAllToAllDispatcherSortsTheReceivedCopiesByLocalExpert) {
 
 TEST(ExpertParallelPlan, TheSortAddsItsTimeToEveryLayersExpertsEachPass) {
   // Mixtral over 2 expert ranks (4 experts each) against 8 (one each): the same routed rows and GEMM shapes (the
-  // GEMMs compute-bound either way), so the forward and backward compute differ by the sort and the restore alone,
-  // per layer and micro-batch: 2 x their forward time in the forward passes, 2 x their backward time in the backward.
+  // GEMMs compute-bound either way), so the forward compute differs by the sort and the restore alone, 2 x their
+  // forward time per layer and micro-batch; the backward by theirs and by the 4 experts' weight gradients, each over
+  // a quarter of the copies.
   auto plan_with = [](int expert) { return build_plan(parse(moe_scenario({{"data", 8}, {"expert", expert}}))); };
   const Plan two = plan_with(2);
   const Plan eight = plan_with(8);
   const Scenario scenario = parse(moe_scenario({{"data", 8}, {"expert", 2}}));
   const ModelTraining& training = std::get<ModelTraining>(scenario.workload);
   const GpuProfile& gpu = scenario.cluster.gpu;
+  auto routed_time = [&](int expert, bool backward) {
+    TensorSplit split{1, false, expert};
+    split.expert_sort = true;
+    double sum = 0.0;
+    for (const ComputeOp& op : training.transformer().layer_ops(1, split))
+      if (is_routed_expert_op(op)) sum += op_time(op, gpu, training.data_type, 2.0, backward);
+    return sum;
+  };
+  double sort_forward = 0.0;
   TensorSplit split{1, false, 2};
   split.expert_sort = true;
-  double forward = 0.0;
-  double backward = 0.0;
   for (const ComputeOp& op : training.transformer().layer_ops(1, split))
-    if (op.name == "expert_sort" || op.name == "expert_restore") {
-      forward += op_time(op, gpu, training.data_type, 2.0, false);
-      backward += op_time(op, gpu, training.data_type, 2.0, true);
-    }
-  ASSERT_GT(forward, 0.0);
+    if (op.name == "expert_sort" || op.name == "expert_restore")
+      sort_forward += op_time(op, gpu, training.data_type, 2.0, false);
+  ASSERT_GT(sort_forward, 0.0);
+  EXPECT_NEAR(routed_time(2, false) - routed_time(8, false), sort_forward, 1e-12);
   auto compute = [](const Plan& plan, char pass) {
     double sum = 0.0;
     for (const Step& step : resolved_steps(plan, 0))
@@ -346,8 +353,53 @@ TEST(ExpertParallelPlan, TheSortAddsItsTimeToEveryLayersExpertsEachPass) {
     return sum;
   };
   const double peak = gpu.peak(training.data_type);
-  EXPECT_NEAR((compute(two, 'F') - compute(eight, 'F')) / peak, 32.0 * forward, 1e-9 * compute(two, 'F') / peak);
-  EXPECT_NEAR((compute(two, 'B') - compute(eight, 'B')) / peak, 32.0 * backward, 1e-9 * compute(two, 'B') / peak);
+  EXPECT_NEAR((compute(two, 'F') - compute(eight, 'F')) / peak, 32.0 * sort_forward, 1e-9 * compute(two, 'F') / peak);
+  EXPECT_NEAR((compute(two, 'B') - compute(eight, 'B')) / peak, 32.0 * (routed_time(2, true) - routed_time(8, true)),
+              1e-9 * compute(two, 'B') / peak);
+}
+
+TEST(ExpertParallel, EachExpertsWeightGradientReducesOverItsOwnCopies) {
+  // gpt-oss-120b over 8 expert ranks: a rank's 16 experts share its 4096 x 4 copies, 1,024 each. Their forward and
+  // input-gradient products tile all the rows side by side (the rate of one GEMM over them, as before), but each
+  // expert's weight gradient reduces over its own 1,024 rows: 16 products of 2,880 x 2,880 x 1,024.
+  const TransformerModel oss = library_model("gpt-oss-120b");
+  const double t = static_cast<double>(oss.config().sequence_length);
+  const std::vector<ComputeOp> ops = oss.layer_ops(1, TensorSplit{1, false, 8});
+  const auto up = std::find_if(ops.begin(), ops.end(), [](const ComputeOp& op) { return op.name == "expert_up"; });
+  ASSERT_NE(up, ops.end());
+  ASSERT_TRUE(up->gemm.has_value());
+  EXPECT_EQ(up->gemm->m, static_cast<std::int64_t>(t * 4.0));
+  EXPECT_EQ(up->gemm->row_groups, 16);
+  EXPECT_EQ(weight_gradient_shape(*up->gemm), (GemmShape{16, 2880, 2880, 1024}));
+  for (const ComputeOp& op : ops) {
+    if (op.gemm && !op.name.starts_with("expert_")) {
+      EXPECT_EQ(op.gemm->row_groups, 1) << op.name;
+    }
+  }
+
+  const Scenario scenario = parse(moe_scenario({{"data", 8}, {"expert", 8}}));
+  const GpuProfile& gpu = scenario.cluster.gpu;
+  ComputeOp whole = *up; // the same op as one product over all the rows
+  whole.gemm->row_groups = 1;
+  EXPECT_DOUBLE_EQ(op_time(*up, gpu, "bf16", 2.0, false), op_time(whole, gpu, "bf16", 2.0, false));
+  const GemmBackwardTimes grouped = gemm_backward_times(*up, gpu, "bf16", 2.0);
+  const GemmBackwardTimes single = gemm_backward_times(whole, gpu, "bf16", 2.0);
+  EXPECT_DOUBLE_EQ(grouped.input_gradient, single.input_gradient);
+  const double rate = gpu.peak("bf16") * gemm_efficiency(gpu, GemmShape{16, 2880, 2880, 1024}, "bf16");
+  EXPECT_DOUBLE_EQ(grouped.weight_gradient,
+                   kernel_time(gpu, 0.5 * up->backward_flops, rate, 0.5 * up->backward_bytes(2.0)));
+  EXPECT_GT(grouped.weight_gradient, 1.05 * single.weight_gradient); // a shallower reduction runs slower
+
+  // One expert per rank (Mixtral over 8 ranks) or a dense MLP: one product.
+  for (const ComputeOp& op : library_model("mixtral-8x7b").layer_ops(1, TensorSplit{1, false, 8})) {
+    if (op.gemm) {
+      EXPECT_EQ(op.gemm->row_groups, 1) << op.name;
+    }
+  }
+  // The shape's rounding: the nearest whole row count per group, at least one.
+  EXPECT_EQ(weight_gradient_shape(GemmShape{2, 101, 8, 4, 2}), (GemmShape{4, 4, 8, 51}));
+  EXPECT_EQ(weight_gradient_shape(GemmShape{1, 1, 8, 4, 4}), (GemmShape{4, 4, 8, 1}));
+  EXPECT_EQ(weight_gradient_shape(GemmShape{3, 64, 8, 4}), (GemmShape{3, 4, 8, 64}));
 }
 
 TEST(ExpertParallelMemory, RoutedExpertsShardOverTheExpertGroup) {

@@ -228,9 +228,9 @@ GemmBackwardTimes gemm_backward_times(const ComputeOp& op, const GpuProfile& gpu
   if (op.input_gradient) // dX = dY · Wᵀ
     parts.input_gradient = kernel_time(gpu, flops * share,
                                        peak * gemm_efficiency(gpu, {s.batch, s.m, s.k, s.n}, data_type), bytes * share);
-  // dW = Xᵀ · dY
+  // dW = Xᵀ · dY (a grouped GEMM's per group, over its own rows: the reduction the groups cannot share)
   parts.weight_gradient =
-      kernel_time(gpu, flops * share, peak * gemm_efficiency(gpu, {s.batch, s.k, s.n, s.m}, data_type), bytes * share);
+      kernel_time(gpu, flops * share, peak * gemm_efficiency(gpu, weight_gradient_shape(s), data_type), bytes * share);
   return parts;
 }
 

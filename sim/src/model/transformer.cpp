@@ -347,6 +347,9 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
     auto linear = [&](std::string name, std::int64_t in, std::int64_t out) {
       ComputeOp op = linear_op(std::move(name), rows, in, out, c.bias);
       op.weight_elements *= copies;
+      // A rank's experts run one product each on their own copies (a grouped GEMM: Transformer Engine's
+      // GroupedLinear issues one cuBLAS GEMM per expert): the rows split over them (GemmShape::row_groups).
+      op.gemm->row_groups = static_cast<std::int64_t>(copies);
       return op;
     };
     if (gated) ops.push_back(linear(prefix + "_gate", c.hidden, width));

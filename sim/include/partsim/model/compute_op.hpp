@@ -15,12 +15,15 @@ namespace partsim {
 /** Flop convention used throughout partsim: one multiply-accumulate is 2 flop. */
 inline constexpr double kFlopPerMultiplyAccumulate = 2.0;
 
-/** Shape of a (batched) matrix product C[M,N] = A[M,K] · B[K,N], repeated `batch` times. */
+/** Shape of a (batched) matrix product C[M,N] = A[M,K] · B[K,N], repeated `batch` times. A grouped GEMM (a rank's
+ * routed experts, each with its own weights) is one shape over all its rows with `row_groups` > 1: the M rows split
+ * evenly over that many products, whose weight gradients each reduce over their own M / row_groups rows. */
 struct GemmShape {
   std::int64_t batch = 1;
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  std::int64_t row_groups = 1;
 
   /** 2·batch·M·N·K flop. */
   double flops() const {
@@ -29,6 +32,14 @@ struct GemmShape {
   }
   bool operator==(const GemmShape&) const = default;
 };
+
+/** The product that computes the weight gradient of `s` (dW = Xᵀ · dY): K x N over the M rows; for a grouped GEMM
+ * one per group, each over its M / row_groups rows (rounded, at least 1), the groups side by side as a batch. */
+inline GemmShape weight_gradient_shape(const GemmShape& s) {
+  const std::int64_t groups = s.row_groups > 1 ? s.row_groups : 1;
+  const std::int64_t depth = (s.m + groups / 2) / groups;
+  return GemmShape{s.batch * groups, s.k, s.n, depth > 1 ? depth : 1};
+}
 
 /** What an op does, for a cost model: matrix products are compute bound, the rest mostly memory bound. */
 enum class OpKind {
