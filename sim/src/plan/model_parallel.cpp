@@ -303,8 +303,8 @@ class Planner {
     const std::int64_t b = training_.micro_batch;
     const int t = mp_.tensor;
     const bool sp = mp_.sequence_parallel;
-    TensorSplit split{t, sp};
-    split.context = mp_.context;
+    // The routed experts' ops (the only ones the expert fields change) are priced by price_experts, not here.
+    const TensorSplit split = layer_split(mp_);
     std::vector<ComputeOp> attention;
     // With context parallelism the attention core (the ops selective recomputation repeats) is priced apart: its
     // keys and values come from the other ranks of the context group.
