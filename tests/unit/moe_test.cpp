@@ -117,6 +117,8 @@ TEST(ExpertRouting, UniformLoadsEveryRankAlikeAndZipfSkewsIt) {
   EXPECT_NEAR(c.mean_load(), 1.0 - excess, 1e-12);
 }
 
+nlohmann::json two_hop_document(const std::string& dispatch, const std::string& fidelity, int sequence = 128);
+
 /** Mixtral 8x7B on `gpus` H100s of one node at 4,096 tokens, strategy model_parallel `strategy`. */
 nlohmann::json moe_scenario(nlohmann::json strategy, int gpus = 8, int global_batch = 8,
                             const std::string& model = "mixtral-8x7b") {
@@ -182,6 +184,38 @@ TEST(ExpertParallelPlan, TwoAllToAllsOfTheTokenCopiesPerLayerEachWay) {
   const TransformerModel model = std::get<ModelTraining>(two.workload).transformer();
   EXPECT_NEAR(static_cast<double>(expert_sync), 32.0 * model.expert_parameters(2) * 2.0, 64.0);
   EXPECT_DOUBLE_EQ(model.expert_parameters(2), 4.0 * 3.0 * 4096.0 * 14336.0);
+}
+
+TEST(ExpertParallelPlan, TheDispatcherGathersEveryRanksCountsPerExpertBeforeEachForwardAllToAll) {
+  // Megatron-Core's all-to-all dispatcher all-gathers each rank's copies per expert (8 int64 counts for Mixtral's 8
+  // experts) over the 8 expert ranks before every MoE layer's forward dispatch: 32 all-gathers of 8 x 8 x 8 bytes,
+  // each right before the layer's first all-to-all; the backward reuses the split sizes.
+  const Plan plan = build_plan(parse(moe_scenario({{"data", 8}, {"expert", 8}})));
+  const Collectives gathers = collectives_of(plan, 0, CommKind::Expert, CollectiveOp::AllGather);
+  EXPECT_EQ(gathers.count, 32);
+  EXPECT_EQ(gathers.bytes, std::uint64_t{32} * 8 * 8 * 8);
+  EXPECT_EQ(gathers.group_size, 8u);
+  const std::vector<Step> steps = resolved_steps(plan, 0);
+  int before_dispatch = 0;
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+    const auto* c = std::get_if<CollectiveStep>(&steps[i]);
+    if (c == nullptr || c->kind != CommKind::Expert || c->op != CollectiveOp::AllGather) continue;
+    const auto* next = std::get_if<CollectiveStep>(&steps[i + 1]);
+    if (next != nullptr && next->op == CollectiveOp::AllToAll && next->kind == CommKind::Expert) ++before_dispatch;
+  }
+  EXPECT_EQ(before_dispatch, 32);
+  // None without expert ranks, nor with DeepEP's two-hop dispatch (its layout exchange is inside its kernels).
+  EXPECT_EQ(collectives_of(build_plan(parse(moe_scenario({{"data", 8}}))), 0, CommKind::Expert, CollectiveOp::AllGather)
+                .count,
+            0);
+  EXPECT_EQ(collectives_of(build_plan(parse(two_hop_document("two_hop", "steps"))), 0, CommKind::Expert,
+                           CollectiveOp::AllGather)
+                .count,
+            0);
+  EXPECT_EQ(collectives_of(build_plan(parse(two_hop_document("direct", "steps"))), 0, CommKind::Expert,
+                           CollectiveOp::AllGather)
+                .count,
+            2 * 2); // 2 micro-batches x 2 layers
 }
 
 TEST(ExpertParallelPlan, SkewedRoutingLoadsEachRankByItsExpertsShare) {
@@ -428,6 +462,52 @@ std::string error_of(const nlohmann::json& doc) {
   return "";
 }
 
+TEST(ExpertParallel, TheFusedPermuteReadsEachTokenOnceAndSumsItsCopiesBackward) {
+  // gpt-oss-120b (top 4, h 2,880), one rank's 4,096 tokens. Unfused (index_select): the k copies' rows read and
+  // written, 2k·t·h elements forward, and the scatter-add backward reads the k gradients and the saved copies,
+  // 3k·t·h. Transformer Engine's moe_permute: each row read once and written k times, (1 + k)·t·h, and the
+  // backward (moe_unpermute of the gradients) reads the k gradients and writes the row, (1 + k)·t·h.
+  const TransformerConfig config = library_model("gpt-oss-120b").config();
+  const double t = static_cast<double>(config.sequence_length);
+  const double row = 2880.0;
+  auto permute = [&](bool fused) {
+    TransformerKernels kernels;
+    kernels.fused_moe_permute = fused;
+    const std::vector<ComputeOp> ops = TransformerModel(config, kernels).layer_ops(1, TensorSplit{1, false, 8});
+    const auto it =
+        std::find_if(ops.begin(), ops.end(), [](const ComputeOp& op) { return op.name == "expert_permute"; });
+    EXPECT_NE(it, ops.end());
+    return *it;
+  };
+  const ComputeOp unfused = permute(false);
+  const ComputeOp fused = permute(true);
+  EXPECT_DOUBLE_EQ(unfused.forward_bytes(2.0), 2.0 * 8.0 * t * row);
+  EXPECT_DOUBLE_EQ(unfused.backward_bytes(2.0), 2.0 * 12.0 * t * row);
+  EXPECT_DOUBLE_EQ(fused.forward_bytes(2.0), 2.0 * 5.0 * t * row);
+  EXPECT_DOUBLE_EQ(fused.backward_bytes(2.0), 2.0 * 5.0 * t * row);
+  EXPECT_DOUBLE_EQ(fused.forward_flops, 0.0);
+  EXPECT_EQ(fused.module, LayerModule::None);
+  EXPECT_FALSE(is_routed_expert_op(fused)); // the rank's own tokens, not its experts' load
+  // Priced by its traffic at the profile's achieved bandwidth (no flops).
+  nlohmann::json doc = moe_scenario({{"data", 8}});
+  const GpuProfile gpu = parse(doc).cluster.gpu;
+  EXPECT_DOUBLE_EQ(op_time(fused, gpu, "bf16", 2.0, false), kernel_time(gpu, 0.0, 1.0, 2.0 * 5.0 * t * row));
+  EXPECT_DOUBLE_EQ(op_time(fused, gpu, "bf16", 2.0, true), kernel_time(gpu, 0.0, 1.0, 2.0 * 5.0 * t * row));
+  EXPECT_DOUBLE_EQ(op_time(unfused, gpu, "bf16", 2.0, false), kernel_time(gpu, 0.0, 1.0, 2.0 * 8.0 * t * row));
+  EXPECT_DOUBLE_EQ(op_time(unfused, gpu, "bf16", 2.0, true), kernel_time(gpu, 0.0, 1.0, 2.0 * 12.0 * t * row));
+  // The scenario key: only for a model with experts, and the report names the choice.
+  doc["workload"]["fused_moe_permute"] = true;
+  const Scenario scenario = parse(doc);
+  EXPECT_TRUE(std::get<ModelTraining>(scenario.workload).kernels.fused_moe_permute);
+  EXPECT_NE(describe(std::get<ModelTraining>(scenario.workload).kernels).find("fused token permutation"),
+            std::string::npos);
+  EXPECT_FALSE(std::get<ModelTraining>(parse(moe_scenario({{"data", 8}})).workload).kernels.fused_moe_permute);
+  doc = moe_scenario({{"data", 8}}, 8, 8, "llama3-8b");
+  doc["workload"]["fused_moe_permute"] = true;
+  EXPECT_NE(error_of(doc).find("/workload/fused_moe_permute"), std::string::npos);
+  EXPECT_NE(error_of(doc).find("has no experts"), std::string::npos);
+}
+
 TEST(ExpertParallelErrors, EachInvalidCombinationNamesItsKey) {
   EXPECT_NE(error_of(moe_scenario({{"data", 8}, {"expert", 3}})).find("/strategy/expert"), std::string::npos);
   EXPECT_NE(error_of(moe_scenario({{"data", 2}, {"tensor", 4}, {"expert", 4}})).find("/strategy/expert"),
@@ -516,12 +596,14 @@ void expect_added_bytes(const Outcome& out, const nlohmann::json& before, double
 
 TEST(ExpertParallelRun, RanksSendWhatTheAllToAllsClosedFormSays) {
   // A small mixture of experts on 4 GPUs, expert 4, no gradient synchronisation, every message simulated: each rank
-  // sends (EP - 1) / EP of its 4 all-to-alls per layer and micro-batch, of b·s·k·h·2 bytes each, and receives as much.
+  // sends (EP - 1) / EP of its 4 all-to-alls per layer and micro-batch, of b·s·k·h·2 bytes each, and its 8 experts'
+  // int64 counts to the 3 others in the forward's count all-gather; it receives as much.
   const Outcome out = simulate_document(tiny_moe_run(4, 8, {{"data", 4}, {"expert", 4}}));
   ASSERT_FALSE(out.report.out_of_memory);
   ASSERT_EQ(out.report.ranks.size(), 4u);
   const double per_all_to_all = 128.0 * 2 * 256 * 2; // b·s·k·h bytes at bf16
-  const double expected = 2 /* micro-batches */ * 2 /* layers */ * 4 * per_all_to_all * 3.0 / 4.0;
+  const double counts = 3.0 * 8 * 8;                 // the all-gather's bytes leaving (and reaching) a rank
+  const double expected = 2 /* micro-batches */ * 2 /* layers */ * (4 * per_all_to_all * 3.0 / 4.0 + counts);
   for (const RankMetrics& m : out.report.ranks) {
     EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_sent), expected) << "rank " << m.rank;
     EXPECT_DOUBLE_EQ(static_cast<double>(m.bytes_received), expected) << "rank " << m.rank;
@@ -534,7 +616,7 @@ TEST(ExpertParallelRun, SkewedRoutingSendsEachExpertRankItsShareOfTheCopies) {
   // The same 4 GPUs with Zipf routing: a layer's dispatch sends rank q its chunk times q's load, the combine returns
   // as much (times the sender's load), and backward the same two the other way. Rank p therefore sends and receives
   // per layer, micro-batch and pass c ((n - 1) w_p + W - w_p) bytes twice over (c: the chunk, W: the layer's loads'
-  // sum).
+  // sum), and in the forward its 8 experts' int64 counts to the 3 others (the count all-gather, unskewed).
   nlohmann::json doc = base_scenario(1, 4);
   doc["workload"] = {{"kind", "model_training"},
                      {"model", tiny_transformer("tiny-moe", 128, {{"experts", {{"count", 8}, {"top_k", 2}}}})},
@@ -556,7 +638,8 @@ TEST(ExpertParallelRun, SkewedRoutingSendsEachExpertRankItsShareOfTheCopies) {
     double total = 0.0;
     for (const double w : layer.rank_load) total += w;
     for (std::size_t p = 0; p < 4; ++p)
-      expected[p] += 2 /* micro-batches */ * 2 /* passes */ * c * (3 * layer.rank_load[p] + total - layer.rank_load[p]);
+      expected[p] += 2 /* micro-batches */ *
+                     (2 /* passes */ * c * (3 * layer.rank_load[p] + total - layer.rank_load[p]) + 3.0 * 8 * 8);
     busiest = std::max(busiest, layer.max_load());
   }
   ASSERT_GT(busiest, 1.3);
@@ -564,8 +647,8 @@ TEST(ExpertParallelRun, SkewedRoutingSendsEachExpertRankItsShareOfTheCopies) {
   ASSERT_EQ(out.report.ranks.size(), 4u);
   for (const RankMetrics& m : out.report.ranks) {
     const double want = expected[static_cast<std::size_t>(m.rank)];
-    // Each of the rank's 48 messages (2 layers x 2 micro-batches x 2 passes x 2 all-to-alls x 3 peers) is rounded
-    // to a whole byte.
+    // Each of the rank's 48 all-to-all messages (2 layers x 2 micro-batches x 2 passes x 2 all-to-alls x 3 peers)
+    // is rounded to a whole byte.
     EXPECT_NEAR(static_cast<double>(m.bytes_sent), want, 48 * 0.5) << "rank " << m.rank;
     EXPECT_NEAR(static_cast<double>(m.bytes_received), want, 48 * 0.5) << "rank " << m.rank;
   }
@@ -648,7 +731,7 @@ TEST(ExpertRouting, NodeLimitedRoutingSendsATokenOnceToEachNodeItReaches) {
 }
 
 /** Two nodes of 4 GPUs, EP 8, 8 experts in 2 groups (a node each), each token's 2 experts within 1 group. */
-nlohmann::json two_hop_document(const std::string& dispatch, const std::string& fidelity, int sequence = 128) {
+nlohmann::json two_hop_document(const std::string& dispatch, const std::string& fidelity, int sequence) {
   nlohmann::json doc = base_scenario(2, 4);
   doc["workload"] = {
       {"kind", "model_training"},
@@ -1003,7 +1086,8 @@ TEST(ContextParallelExperts, TheDegreeMustDivideTheDataAndContextRanks) {
 TEST(ContextParallelExpertsRun, RanksSendTheAllToAllsAndTheRingsClosedForms) {
   // A small mixture of experts on 2 GPUs: context 2 x expert 2, every message simulated, no gradient
   // synchronisation. Against the same split with expert 1 (each rank holding all experts), each rank sends and
-  // receives (EP - 1) / EP of 4 all-to-alls per layer and micro-batch of (128 / 2 tokens) x top-2 x 256 bf16 values.
+  // receives (EP - 1) / EP of 4 all-to-alls per layer and micro-batch of (128 / 2 tokens) x top-2 x 256 bf16 values,
+  // and in each forward its 8 experts' int64 counts to the other (the dispatcher's count all-gather).
   nlohmann::json doc = tiny_moe_run(2, 4, {{"data", 1}, {"context", 2}});
   const nlohmann::json before = cli_report(doc);
   doc["strategy"]["expert"] = 2;
@@ -1012,7 +1096,7 @@ TEST(ContextParallelExpertsRun, RanksSendTheAllToAllsAndTheRingsClosedForms) {
   ASSERT_EQ(out.report.ranks.size(), 2u);
   for (const RankMetrics& m : out.report.ranks) EXPECT_GT(m.expert_exposed, 0.0);
   const double per_all_to_all = 64.0 * 2 * 256 * 2;
-  expect_added_bytes(out, before, 4 /* micro-batches */ * 2 /* layers */ * 4 * per_all_to_all / 2);
+  expect_added_bytes(out, before, 4 /* micro-batches */ * 2 /* layers */ * (4 * per_all_to_all / 2 + 8 * 8));
 }
 
 TEST(ExpertParallelCheckpoint, EveryExpertIsWrittenOnce) {

@@ -301,6 +301,13 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   t.kernels.fused_bias_activation = reader.boolean_or("fused_bias_activation", t.kernels.fused_bias_activation);
   t.kernels.fused_bias_dropout_add = reader.boolean_or("fused_bias_dropout_add", t.kernels.fused_bias_dropout_add);
   if (reader.has("cross_entropy")) t.kernels.cross_entropy = reader.enum_choice<CrossEntropyKernel>("cross_entropy");
+  t.kernels.fused_moe_permute = reader.boolean_or("fused_moe_permute", false);
+  if (t.kernels.fused_moe_permute &&
+      (!t.model.is_transformer() || !std::get<TransformerConfig>(t.model.config).experts.moe()))
+    throw InputError(reader.source(), reader.pointer() + "/fused_moe_permute",
+                     fmt::format("model \"{}\" has no experts to route tokens to; expected false or no "
+                                 "fused_moe_permute",
+                                 t.model.name));
   if (auto modules = reader.optional_child("recompute_modules")) {
     if (t.recomputation != Recomputation::Selective)
       throw modules->error(fmt::format("the modules are what selective recomputation reruns; expected no "

@@ -627,6 +627,17 @@ void workload_fields(std::vector<F>& f) {
                   .label("Fused bias + dropout + add")
                   .doc("after each block, the row-parallel GEMM's bias, dropout and the residual add in one kernel; "
                        "`false`: each its own pass"));
+  f.push_back(
+      F(w + "fused_moe_permute", T::Boolean, "model_training")
+          .kinds(training)
+          .def(false)
+          .allowed("true: models with experts only")
+          .label("Fused token permutation")
+          .doc("a mixture of experts' token permutation by Transformer Engine's fused kernel (Megatron-Core's "
+               "`--moe-permute-fusion`, te.pytorch `moe_permute`): each token's row read once and written to "
+               "its k copies, the backward summing the copies' gradients, (1 + k)·t·h elements each way; "
+               "`false` (Megatron-Core's default and torchtitan's indexing): PyTorch's index_select, 2k·t·h "
+               "forward and 3k·t·h backward with its scatter-add ([model-parallelism.md](model-parallelism.md))"));
   f.push_back(F(w + "iterations", T::Integer, "model_training")
                   .kinds({"model_training", "collective"})
                   .range(1, 1'000'000)

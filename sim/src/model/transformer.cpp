@@ -66,9 +66,10 @@ std::string RecomputeModules::describe() const {
 }
 
 std::string describe(const TransformerKernels& kernels) {
-  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy",
+  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}",
                      to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
-                     kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy));
+                     kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy),
+                     kernels.fused_moe_permute ? ", fused token permutation" : "");
 }
 
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
@@ -396,7 +397,15 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   const double logits = own * as_double(x.count);
   ops.push_back(linear_op("router", own, c.hidden, x.count, c.bias));
   ops.push_back(pointwise_op("router_topk", OpKind::Softmax, kSoftmaxFlop, logits, logits, 0.0));
-  ops.push_back(pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * k * h, own * k * h, 0.0));
+  if (kernels_.fused_moe_permute) {
+    // Transformer Engine's moe_permute: each row read once, written to its k copies; the backward (moe_unpermute of
+    // the gradients) reads the k copies' gradients and writes the row's sum, reading no saved input.
+    ComputeOp permute = pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * h, own * k * h, 0.0);
+    permute.backward_reads_input = false;
+    ops.push_back(permute);
+  } else {
+    ops.push_back(pointwise_op("expert_permute", OpKind::Elementwise, 0.0, own * k * h, own * k * h, 0.0));
+  }
   const double routed = std::round(own * k * split.expert_load); // the copies this rank's experts process
   const double et = as_double(split.expert_tensor);
   // The received (and with expert tensor parallelism gathered) copies into local-expert order and back: a copy of

@@ -27,6 +27,8 @@ namespace {
 /** Bytes of one value the vocabulary-parallel cross-entropy all-reduces per token: fp32, as Megatron-LM computes the
  * loss on logits cast to float. */
 constexpr std::uint64_t kCrossEntropyValueBytes = 4;
+/** One expert's count of routed copies in Megatron-Core's dispatcher: an int64 (routing_map.sum(dim=0).long()). */
+constexpr std::int64_t kExpertCountBytes = 8;
 
 /** A collective inside a pass: on the tensor group, or (kind Expert) the token all-to-all on the expert group. */
 struct TensorCollective {
@@ -458,6 +460,18 @@ class Planner {
       const std::int32_t id = skew == layer_skew_.end() ? 0 : skew->second + (combine ? 1 : 0);
       return std::vector<Action>{TensorCollective{CollectiveOp::AllToAll, copies, CommKind::Expert, id}};
     };
+    // Megatron-Core's all-to-all dispatcher learns the all-to-all's split sizes before it: every rank's count of
+    // copies per expert (E int64 values) is all-gathered over the expert group, each MoE layer's forward
+    // (MoEAlltoAllTokenDispatcher.preprocess, gather_from_sequence_parallel_region of num_local_tokens_per_expert,
+    // megatron/core/transformer/moe/token_dispatcher.py); the backward reuses the splits. With expert tensor
+    // parallelism Megatron gathers over the expert and tensor ranks together; partsim over the expert group. DeepEP's
+    // two-hop dispatch exchanges its layout inside its own kernels.
+    const std::vector<Action> count_gather =
+        mp_.expert > 1 && !two_hop()
+            ? std::vector<Action>{TensorCollective{
+                  CollectiveOp::AllGather, static_cast<std::uint64_t>(kExpertCountBytes * c.experts.count * mp_.expert),
+                  CommKind::Expert}}
+            : std::vector<Action>{};
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
     const std::vector<Action> gather_next =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
@@ -465,6 +479,7 @@ class Planner {
       const std::vector<Action> forward = join({attention_forward,
                                                 scatter,
                                                 {before.forward_time},
+                                                count_gather,
                                                 all_to_all(index, false),
                                                 {ExpertWork{index}},
                                                 all_to_all(index, true),

@@ -85,6 +85,12 @@ struct TransformerKernels {
    * projection's module and a dense MLP's norm inside the first MLP GEMM's, so `layernorm` recomputation has only a
    * mixture of experts' norm to rerun (the router reads it: its own module). Changes nothing else. */
   bool norms_in_linears = false;
+  /** A mixture of experts' token permutation by Transformer Engine's fused kernel (Megatron-Core's
+   * `--moe-permute-fusion`, te.pytorch moe_permute): each token's row read once and written to its k copies, the
+   * backward summing the k copies' gradients into the row, (1 + k)·t·h elements each way. Unfused (PyTorch's
+   * index_select and its scatter-add backward): 2k·t·h forward, 3k·t·h backward. Off by default, as in Megatron-Core
+   * and torchtitan. */
+  bool fused_moe_permute = false;
   bool operator==(const TransformerKernels&) const = default;
 };
 
