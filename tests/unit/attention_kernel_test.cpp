@@ -7,12 +7,15 @@
 #include "partsim/model/compute_op.hpp"
 #include "partsim/model/cost_model.hpp"
 #include "partsim/model/transformer.hpp"
+#include "partsim/plan/plan.hpp"
+#include "partsim/plan/strategy.hpp"
 
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -244,6 +247,125 @@ TEST(AttentionKernel, FlashWithoutATableIsPricedAsItsProducts) {
   const double es = gemm_efficiency(gpu, scores, "bf16"), ev = gemm_efficiency(gpu, values, "bf16");
   EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), half * (1 / es + 1 / ev) / 1000e12);
   EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, true), half * (2 / es + 3 / ev) / 1000e12);
+}
+
+TEST(AttentionKernel, ASlidingWindowRunsTheBandAtTheRateOfACausalKernelOfTwiceItsWidth) {
+  const GpuProfile gpu = attention_gpu();
+  const AttentionEfficiencyTable& table = *gpu.attention_efficiency;
+  // 8 heads of 64 over 4,096 tokens, a window of 128 keys: query i attends to min(i + 1, 128) keys, 128·4096 -
+  // 128·127/2 pairs of 2·(64 + 64) flop each; the throughput of a causal kernel over 256 tokens (below the table:
+  // its edge, 0.2).
+  AttentionShape band{8, 4096, 64, true};
+  band.window = 128;
+  EXPECT_TRUE(band.banded());
+  EXPECT_DOUBLE_EQ(band.executed_forward_flops(), 2.0 * 8 * 128 * (128.0 * 4096 - 128.0 * 127 / 2));
+  EXPECT_EQ(band.efficiency_length(), 256);
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, band), 0.2);
+  band.window = 1024; // a causal kernel over 2,048 tokens: 0.3
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, band), 0.3);
+  // A window as long as the sequence is the causal kernel: the same flops (s(s + 1)/2 pairs against s²/2) and rate.
+  AttentionShape whole{8, 4096, 64, true};
+  band.window = 4096;
+  EXPECT_FALSE(band.banded());
+  EXPECT_DOUBLE_EQ(band.executed_forward_flops(), whole.executed_forward_flops());
+  EXPECT_DOUBLE_EQ(attention_efficiency(table, band), attention_efficiency(table, whole));
+  band.window = 128;
+  band.causal = false; // only a causal window is banded (an encoder's window is refused when parsing)
+  EXPECT_FALSE(band.banded());
+  // The op's time: the band's flops at 0.2 x 1000 TFLOP/s forward, 2.5x backward, or its bytes (Q, K, V read once,
+  // the output written) at the achieved bandwidth where they take longer, as here, plus the launch.
+  TransformerConfig c = gpt();
+  c.hidden = 1024; // 16 heads of 64
+  c.sequence_length = 4096;
+  const TransformerModel flash(c, kernels_of(AttentionKernel::Flash, true, true));
+  ComputeOp core = find(flash.layer_ops(1), "attention_core");
+  core.attention->window = 128;
+  const double executed = 2.0 * 16 * 128 * (128.0 * 4096 - 128.0 * 127 / 2);
+  const double forward_memory = core.forward_bytes(2.0) / 1e12;
+  const double backward_memory = core.backward_bytes(2.0) / 1e12;
+  EXPECT_GT(forward_memory, executed / 200e12);
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), forward_memory + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, true), std::max(2.5 * executed / 200e12, backward_memory) + 5e-6);
+  // Longer windows are compute bound: 2,048 keys at the rate of a causal kernel over 4,096 tokens (0.4).
+  core.attention->window = 2048;
+  const double wide = 2.0 * 16 * 128 * (2048.0 * 4096 - 2048.0 * 2047 / 2);
+  ASSERT_GT(wide / 400e12, forward_memory);
+  EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), wide / 400e12 + 5e-6);
+}
+
+/** A tiny decoder of 4 layers on one GPU, 1,024 tokens, flash attention, `window` as its attention_window. */
+json windowed_training(const json& window) {
+  json doc = test::base_scenario(1, 1);
+  json model = test::tiny_transformer("tiny-window", 1024, {{"layers", 4}});
+  if (!window.is_null()) model["attention_window"] = window;
+  doc["workload"] = {{"kind", "model_training"}, {"model", model}, {"global_batch", 2}, {"micro_batch", 1}};
+  doc["strategy"] = {{"kind", "model_parallel"}, {"gradient_sync", "none"}};
+  return doc;
+}
+
+TEST(SlidingWindow, OnlyTheWindowedLayersAttentionIsCheaper) {
+  // Layers 0 and 2 of 4 windowed (64 keys, every second layer full): against the same model without a window the
+  // plan's compute is lower by exactly 2 layers x 2 micro-batches x the attention core's time saved, each pass.
+  const Scenario windowed = test::parse(windowed_training({{"size", 64}, {"full_every", 2}}));
+  const Scenario whole = test::parse(windowed_training(nullptr));
+  const auto& training = std::get<ModelTraining>(windowed.workload);
+  const TransformerModel model = training.transformer();
+  const TransformerConfig& config = model.config();
+  EXPECT_TRUE(config.window.windowed(0));
+  EXPECT_FALSE(config.window.windowed(1));
+  EXPECT_TRUE(config.window.windowed(2));
+  EXPECT_FALSE(config.window.windowed(3));
+  const GpuProfile& gpu = windowed.cluster.gpu;
+  ComputeOp core = find(std::get<ModelTraining>(whole.workload).transformer().layer_ops(1), "attention_core");
+  const double full_forward = op_time(core, gpu, "bf16", 2.0, false);
+  const double full_backward = op_time(core, gpu, "bf16", 2.0, true);
+  core.attention->window = 64;
+  const double saved_forward = full_forward - op_time(core, gpu, "bf16", 2.0, false);
+  const double saved_backward = full_backward - op_time(core, gpu, "bf16", 2.0, true);
+  ASSERT_GT(saved_forward, 0.0);
+  auto compute = [&](const Scenario& scenario, char pass) {
+    const Plan plan = build_plan(scenario);
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, 0))
+      if (const auto* c = std::get_if<ComputeStep>(&step); c && c->label > 0 && plan.labels[c->label][0] == pass)
+        sum += c->amount;
+    return sum / gpu.peak("bf16");
+  };
+  EXPECT_NEAR(compute(whole, 'F') - compute(windowed, 'F'), 4 * saved_forward, 1e-12);
+  EXPECT_NEAR(compute(whole, 'B') - compute(windowed, 'B'), 4 * saved_backward, 1e-12);
+  // Every layer windowed (full_every 0): all four.
+  EXPECT_NEAR(compute(whole, 'F') - compute(test::parse(windowed_training({{"size", 64}})), 'F'), 8 * saved_forward,
+              1e-12);
+}
+
+TEST(SlidingWindow, ErrorsNameTheirPointer) {
+  auto error_of = [](const json& doc) -> std::string {
+    try {
+      test::parse(doc);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(windowed_training({{"size", 64}, {"full_every", 1}})).find("/attention_window/full_every"),
+            std::string::npos);
+  EXPECT_NE(error_of(windowed_training({{"size", 0}})).find("/attention_window/size"), std::string::npos);
+  EXPECT_NE(error_of(windowed_training({{"size", 64}, {"every", 2}})).find("/attention_window"), std::string::npos);
+  json encoder = windowed_training({{"size", 64}});
+  encoder["workload"]["model"]["architecture"] = "encoder";
+  EXPECT_NE(error_of(encoder).find("/attention_window"), std::string::npos);
+  json context = test::base_scenario(1, 2);
+  context["workload"] = windowed_training({{"size", 64}})["workload"];
+  context["strategy"] = {{"kind", "model_parallel"}, {"context", 2}, {"gradient_sync", "none"}};
+  EXPECT_NE(error_of(context).find("/strategy/context"), std::string::npos);
+  // Serving prices every layer alike and caches every key: a windowed model is refused, exit 2.
+  const test::CliResult serving =
+      test::run_cli({"run", (test::source_dir() / "scenarios" / "seed-5-llm-serving.json").string(), "--set",
+                     "/workload/stages/0/llm/model=gpt-oss-120b", "--no-files", "--no-progress"});
+  EXPECT_EQ(serving.exit_code, 2);
+  EXPECT_NE(serving.err.find("/workload/stages/0/llm/model: serving \"gpt-oss-120b\" (a sliding attention window"),
+            std::string::npos)
+      << serving.err;
 }
 
 TEST(AttentionKernel, ProfileErrorsNameTheirPointer) {

@@ -799,6 +799,11 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   mp.expert_dispatch = reader.enum_choice_or("expert_dispatch", ExpertDispatch::Direct);
   mp.context_comm = reader.enum_choice_or("context_comm", ContextComm::P2P);
   if (mp.context > 1) {
+    if (config.window.enabled())
+      throw InputError(reader.source(), at + "/context",
+                       fmt::format("context parallelism of a model with a sliding attention window (\"{}\") is not "
+                                   "modelled; expected 1",
+                                   training->model.name));
     // 2C chunks of the sequence, two per rank (i and 2C-1-i), so that every rank's causal attention work is even.
     if (config.sequence_length % (2 * mp.context) != 0)
       throw InputError(reader.source(), at + "/context",

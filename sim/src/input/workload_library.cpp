@@ -77,6 +77,17 @@ TransformerConfig parse_transformer(JsonReader& reader) {
     c.mla.v_head_dim = mla->integer("v_head_dim", 1, kMaxWidth);
     mla->finish();
   }
+  if (auto window = reader.optional_child("attention_window")) {
+    if (c.architecture != TransformerArchitecture::Decoder)
+      throw window->error("a sliding window is modelled for causal decoders; expected no attention_window for an "
+                          "encoder");
+    c.window.size = window->integer("size", 1, kMaxLength);
+    c.window.full_every = window->integer_or("full_every", 0, 0, c.layers);
+    if (c.window.full_every == 1)
+      throw InputError(window->source(), window->pointer() + "/full_every",
+                       "1 would make every layer full: expected 0 (every layer windowed) or at least 2");
+    window->finish();
+  }
   return c;
 }
 

@@ -162,7 +162,7 @@ double attention_efficiency(const AttentionEfficiencyTable& table, const Attenti
   for (const AttentionEfficiencyPoint* p : same)
     if (p->head_dim == nearest) curve.emplace_back(std::log(static_cast<double>(p->sequence_length)), p->efficiency);
   std::sort(curve.begin(), curve.end());
-  const double x = std::log(static_cast<double>(std::max<std::int64_t>(shape.query_block(), 1)));
+  const double x = std::log(static_cast<double>(std::max<std::int64_t>(shape.efficiency_length(), 1)));
   if (x <= curve.front().first) return curve.front().second;
   if (x >= curve.back().first) return curve.back().second;
   const auto hi = std::upper_bound(curve.begin(), curve.end(), std::make_pair(x, 2.0));
@@ -183,8 +183,10 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
     return kernel_time(gpu, executed, peak * gpu.sustained_compute_factor() * attention_efficiency(*table, a), bytes);
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores
   // (s x s x d) and the product with V (s x d x s); backward: the scores again, then dV, dP, dQ and dK.
-  const GemmShape scores{a.batch_heads, a.query_block(), a.sequence_length, a.head_dim};
-  const GemmShape values{a.batch_heads, a.query_block(), a.values(), a.sequence_length};
+  // A banded kernel's products reach over its window's key tiles only: keys min(s, 2w) (see efficiency_length).
+  const std::int64_t keys = a.banded() ? std::min(a.sequence_length, 2 * a.window) : a.sequence_length;
+  const GemmShape scores{a.batch_heads, a.query_block(), keys, a.head_dim};
+  const GemmShape values{a.batch_heads, a.query_block(), a.values(), keys};
   // Forward: each product's flops in proportion to its head dimension (d for the scores, d_v for V). Backward: five
   // products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ, dK), each a fifth
   // of kAttentionBackwardWork x the forward's flops.

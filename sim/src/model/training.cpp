@@ -121,17 +121,23 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
     const std::vector<ComputeOp> outer = training_outer_ops(training, model, b);
     cost.units.push_back(price_ops("embedding", pick(outer, true), gpu, type, Recomputation::None));
     cost.units.front().parameters = model.embedding_parameters();
-    TrainingUnit priced = price_ops("layer", model.layer_ops(b), gpu, type, training.recomputation);
-    priced.parameters = model.layer_parameters();
-    // A mixture of experts' first dense layers (first_dense_layers), priced as the dense model's layer.
-    TrainingUnit dense = priced;
-    if (model.config().experts.first_dense > 0) {
-      const TransformerModel d = model.dense_model();
-      dense = price_ops("layer", d.layer_ops(b), gpu, type, training.recomputation);
-      dense.parameters = d.layer_parameters();
-    }
+    // Each layer priced as its kind runs: a mixture of experts' first dense layers (first_dense_layers) as the dense
+    // model's layer, a sliding window's layers with the fused attention kernel over the band (AttentionWindow).
+    const AttentionWindow& window = model.config().window;
+    auto layer_unit = [&](const TransformerModel& m, bool windowed) {
+      std::vector<ComputeOp> ops = m.layer_ops(b);
+      if (windowed)
+        for (ComputeOp& op : ops)
+          if (op.attention) op.attention->window = window.size;
+      TrainingUnit unit = price_ops("layer", ops, gpu, type, training.recomputation);
+      unit.parameters = m.layer_parameters();
+      return unit;
+    };
+    const TransformerModel d = model.config().experts.first_dense > 0 ? model.dense_model() : model;
+    const TrainingUnit units[2][2] = {{layer_unit(d, false), layer_unit(d, window.enabled())},
+                                      {layer_unit(model, false), layer_unit(model, window.enabled())}};
     for (std::int64_t l = 0; l < model.config().layers; ++l) {
-      cost.units.push_back(model.moe_layer(l) ? priced : dense);
+      cost.units.push_back(units[model.moe_layer(l) ? 1 : 0][window.windowed(l) ? 1 : 0]);
       cost.units.back().name = "layer " + std::to_string(l);
     }
     cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));

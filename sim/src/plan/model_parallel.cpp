@@ -391,15 +391,17 @@ class Planner {
       attention_backward_actions =
           join({{backward_of(o)}, rerun_core, context_backward(k.backward_time), {backward_of(a)}});
     }
-    // A dense layer with MLP `mlp`: the attention block, then the MLP between the tensor collectives; full
-    // recomputation reruns the whole forward before the backward.
+    // A dense layer with MLP `mlp`: the attention block (its actions each way as given: the whole sequence's, or a
+    // sliding window's), then the MLP between the tensor collectives; full recomputation reruns the whole forward
+    // before the backward.
     // Selective recomputation of the `mlp` module reruns the MLP's forward with its tensor collectives (the input's
     // all-gather inside the first GEMM's module with sequence parallelism, the output's reduction inside the last):
     // Megatron-Core checkpoints the whole MLP module.
     const bool rerun_mlp = training_.recomputation == Recomputation::Selective &&
                            training_.kernels.recompute_modules.contains(LayerModule::Mlp) && tp;
-    auto dense_unit = [&](const TrainingUnit& mlp, double parameters) {
-      const std::vector<Action> forward = join({attention_forward, reduce, {mlp.forward_time}, reduce});
+    auto dense_unit = [&](const TrainingUnit& mlp, double parameters, const std::vector<Action>& attention_in,
+                          const std::vector<Action>& attention_back) {
+      const std::vector<Action> forward = join({attention_in, reduce, {mlp.forward_time}, reduce});
       const double mlp_backward = full ? mlp.backward_time - mlp.forward_time : mlp.backward_time;
       const std::vector<Action> mlp_rerun =
           rerun_mlp ? join({gather, {mlp.recompute_time}, sum}) : std::vector<Action>{};
@@ -408,21 +410,43 @@ class Planner {
                         mlp_rerun,
                         {rerun_mlp ? mlp_backward - mlp.recompute_time : mlp_backward},
                         reduce,
-                        attention_backward_actions,
+                        attention_back,
                         reduce}),
                   parameters};
     };
-    Unit layer = dense_unit(m, model_.layer_parameters(t));
-    if (mp_.tp_comm_overlap) {
-      const OverlapBlock attention_block = overlap_block(attention, "qkv_projection", "output_projection");
-      const OverlapBlock mlp_block = overlap_block(mlp, "mlp_up", "mlp_down");
-      const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
-      layer.forward = forward;
-      layer.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
-    }
+    // A sliding attention window (AttentionWindow): its layers' attention block priced again with the fused kernel
+    // reaching over the window only (context parallelism of such a model is refused when parsing).
+    const AttentionWindow& window = c.window;
+    std::vector<ComputeOp> windowed_attention = attention;
+    for (ComputeOp& op : windowed_attention)
+      if (op.attention) op.attention->window = window.size;
+    const TrainingUnit aw =
+        window.enabled() ? price_ops("attention", windowed_attention, gpu, type, training_.recomputation) : a;
+    const std::vector<Action> windowed_forward =
+        window.enabled() ? std::vector<Action>{aw.forward_time} : attention_forward;
+    const std::vector<Action> windowed_backward =
+        window.enabled() ? std::vector<Action>{full ? aw.backward_time - aw.forward_time : aw.backward_time}
+                         : attention_backward_actions;
+    auto dense_layer_of = [&](const TrainingUnit& mlp_unit, const std::vector<ComputeOp>& mlp_ops, double parameters,
+                              bool windowed) {
+      Unit unit = windowed ? dense_unit(mlp_unit, parameters, windowed_forward, windowed_backward)
+                           : dense_unit(mlp_unit, parameters, attention_forward, attention_backward_actions);
+      if (mp_.tp_comm_overlap) {
+        const OverlapBlock attention_block =
+            overlap_block(windowed ? windowed_attention : attention, "qkv_projection", "output_projection");
+        const OverlapBlock mlp_block = overlap_block(mlp_ops, "mlp_up", "mlp_down");
+        const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
+        unit.forward = forward;
+        unit.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
+      }
+      return unit;
+    };
+    const Unit layer = dense_layer_of(m, mlp, model_.layer_parameters(t), false);
+    const Unit windowed_layer = window.enabled() ? dense_layer_of(m, mlp, model_.layer_parameters(t), true) : layer;
     // A mixture of experts' first dense layers (first_dense_layers): the attention block of every layer, then the
     // dense model's MLP (dense_ffn_size) between the tensor collectives, as in a dense model's layer.
     Unit dense_layer = layer;
+    Unit windowed_dense_layer = windowed_layer;
     if (moe() && c.experts.first_dense > 0) {
       const TransformerModel dense = model_.dense_model();
       std::vector<ComputeOp> dense_mlp;
@@ -431,8 +455,10 @@ class Planner {
         past_norm = past_norm || op.name == "mlp_norm";
         if (past_norm) dense_mlp.push_back(op);
       }
+      const TrainingUnit dense_mlp_unit = price_ops("mlp", dense_mlp, gpu, type, training_.recomputation);
       dense_layer =
-          dense_unit(price_ops("mlp", dense_mlp, gpu, type, training_.recomputation), dense.layer_parameters(t));
+          dense_unit(dense_mlp_unit, dense.layer_parameters(t), attention_forward, attention_backward_actions);
+      windowed_dense_layer = dense_unit(dense_mlp_unit, dense.layer_parameters(t), windowed_forward, windowed_backward);
     }
     // A mixture-of-experts layer (with sequence parallelism when T > 1): the attention block ends in a reduce-scatter;
     // the MoE block runs on the rank's sequence slice, its tokens sent to their experts' ranks and back by two
@@ -476,7 +502,10 @@ class Planner {
     const std::vector<Action> gather_next =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
     auto moe_layer = [&](std::int32_t index) {
-      const std::vector<Action> forward = join({attention_forward,
+      const bool windowed = window.windowed(index);
+      const std::vector<Action>& attention_backward_of_layer =
+          windowed ? windowed_backward : attention_backward_actions;
+      const std::vector<Action> forward = join({windowed ? windowed_forward : attention_forward,
                                                 scatter,
                                                 {before.forward_time},
                                                 count_gather,
@@ -494,7 +523,7 @@ class Planner {
                                                  all_to_all(index, true),
                                                  {before_backward},
                                                  gather_next,
-                                                 attention_backward_actions,
+                                                 attention_backward_of_layer,
                                                  scatter});
       return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters};
     };
@@ -524,7 +553,10 @@ class Planner {
       auto& units = units_[static_cast<std::size_t>(vs)];
       if (vs == 0) units.push_back(embedding_unit);
       for (int l = 0; l < layers[static_cast<std::size_t>(vs)]; ++l, ++index)
-        units.push_back(!moe() ? layer : model_.moe_layer(index) ? moe_layer(index) : dense_layer);
+        units.push_back(!moe()                    ? (window.windowed(index) ? windowed_layer : layer)
+                        : model_.moe_layer(index) ? moe_layer(index)
+                        : window.windowed(index)  ? windowed_dense_layer
+                                                  : dense_layer);
       if (vs == chunks_ - 1) units.push_back(head_unit);
     }
   }

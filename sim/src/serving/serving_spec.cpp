@@ -273,10 +273,12 @@ LlmStage parse_llm(JsonReader& reader, const ServingStage& stage, int& next_node
     l.model_name = spec.name;
     l.model = TransformerModel(std::get<TransformerConfig>(spec.config)).config();
     // Serving prices every layer alike and caches each head's keys and values.
-    if (l.model.mla.enabled() || l.model.experts.first_dense > 0)
+    if (l.model.mla.enabled() || l.model.experts.first_dense > 0 || l.model.window.enabled())
       throw model.error(fmt::format("serving \"{}\" ({}) is not modelled; expected a model without them", spec.name,
                                     l.model.mla.enabled() ? "multi-head latent attention, whose cache holds latents"
-                                                          : "first dense layers before its experts"));
+                                    : l.model.window.enabled()
+                                        ? "a sliding attention window, whose layers cache only the window"
+                                        : "first dense layers before its experts"));
   }
   l.data_type = reader.choice("data_type");
   if (!cluster.gpu.peak_flops.contains(l.data_type))

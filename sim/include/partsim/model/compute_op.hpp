@@ -4,6 +4,7 @@
 
 #include "partsim/common/enum_names.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -100,16 +101,31 @@ struct AttentionShape {
   std::int64_t context = 1;
   /** Dimension of a head's value (multi-head latent attention: 128 against queries and keys of 192); 0: head_dim. */
   std::int64_t value_dim = 0;
+  /** A causal sliding window of this many keys per query (self included); 0: the whole causal prefix. */
+  std::int64_t window = 0;
 
   std::int64_t values() const { return value_dim > 0 ? value_dim : head_dim; }
   /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 2·bh·s²·(d + d_v)
    * (4·bh·s²·d when d_v = d), halved when causal (FlashAttention's own count), over C with context parallelism. */
   double executed_forward_flops() const {
-    const double full = kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) *
-                        static_cast<double>(sequence_length) * static_cast<double>(sequence_length) *
-                        static_cast<double>(head_dim + values());
+    const double s = static_cast<double>(sequence_length);
+    const double per_pair =
+        kFlopPerMultiplyAccumulate * static_cast<double>(batch_heads) * static_cast<double>(head_dim + values());
+    if (banded()) {
+      // Query i attends to min(i + 1, w) keys: w·s - w(w - 1)/2 pairs over the sequence.
+      const double w = static_cast<double>(window);
+      return per_pair * (w * s - w * (w - 1.0) / 2.0) / static_cast<double>(context);
+    }
+    const double full = per_pair * s * s;
     return (causal ? full / 2.0 : full) / static_cast<double>(context);
   }
+  /** Whether the kernel skips keys outside a sliding window shorter than the sequence. */
+  bool banded() const { return causal && window > 0 && window < sequence_length; }
+  /** The sequence length whose measured causal throughput stands for this kernel's: s (s/C under context
+   * parallelism), or for a sliding window of w keys 2w, at most that: a query tile then visits about w / tile + 1 key
+   * tiles, as a causal kernel over 2w does on average (an assumption; the window's first tile is as partly masked as a
+   * causal kernel's diagonal). */
+  std::int64_t efficiency_length() const { return banded() ? std::min(query_block(), 2 * window) : query_block(); }
   /** Queries of one kernel call: s, or the rank's block of s/C under context parallelism. */
   std::int64_t query_block() const { return sequence_length / context; }
   bool operator==(const AttentionShape&) const = default;

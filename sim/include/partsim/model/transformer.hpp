@@ -191,6 +191,19 @@ struct ExpertConfig {
  * through a low-rank latent of q_lora_rank (0: one projection h -> a·d), the keys and values through a shared latent of
  * kv_lora_rank plus one decoupled rotary key of rope_dim per token; each head's query and key have head_dim = the
  * non-rotary part + rope_dim, its value v_head_dim. Absent (kv_lora_rank 0): ordinary attention. */
+/** A causal sliding attention window (Mistral, Gemma, gpt-oss): on a windowed layer each query attends to itself and
+ * the `size` - 1 tokens before it, on every layer, or on all but every `full_every`-th one, which attend to the whole
+ * sequence (layer l from 0 is full when (l + 1) % full_every == 0: gpt-oss's 128 tokens with full_every 2 window
+ * layers 0, 2, 4, ..., as Megatron-Core's window_attn_skip_freq and Hugging Face's layer_types say). Absent (size 0):
+ * every layer attends to the whole sequence. */
+struct AttentionWindow {
+  std::int64_t size = 0;       ///< "size": keys per query, self included
+  std::int64_t full_every = 0; ///< "full_every": every n-th layer full; 0: every layer windowed
+  bool enabled() const { return size > 0; }
+  /** Whether layer `layer` (from 0) attends within the window. */
+  bool windowed(std::int64_t layer) const { return size > 0 && (full_every == 0 || (layer + 1) % full_every != 0); }
+};
+
 struct MlaConfig {
   std::int64_t q_lora_rank = 0;  ///< "q_lora_rank"
   std::int64_t kv_lora_rank = 0; ///< "kv_lora_rank"
@@ -220,6 +233,8 @@ struct TransformerConfig {
   ExpertConfig experts;
   /** "mla": multi-head latent attention; `head_dim` is then the query and key head dimension (non-rotary + rotary). */
   MlaConfig mla;
+  /** "attention_window": a sliding attention window on some or all layers (decoders only). */
+  AttentionWindow window;
 };
 
 /** How a tensor-parallel group of `tensor` ranks splits a transformer (Megatron-LM, Shoeybi et al. 2019;
