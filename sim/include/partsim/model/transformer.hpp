@@ -187,10 +187,6 @@ struct ExpertConfig {
   std::int64_t shared_ffn_size(std::int64_t ffn) const { return shared_ffn > 0 ? shared_ffn : ffn; }
 };
 
-/** `mla` of a transformer config: multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1): the queries
- * through a low-rank latent of q_lora_rank (0: one projection h -> a·d), the keys and values through a shared latent of
- * kv_lora_rank plus one decoupled rotary key of rope_dim per token; each head's query and key have head_dim = the
- * non-rotary part + rope_dim, its value v_head_dim. Absent (kv_lora_rank 0): ordinary attention. */
 /** A causal sliding attention window (Mistral, Gemma, gpt-oss): on a windowed layer each query attends to itself and
  * the `size` - 1 tokens before it, on every layer, or on all but every `full_every`-th one, which attend to the whole
  * sequence (layer l from 0 is full when (l + 1) % full_every == 0: gpt-oss's 128 tokens with full_every 2 window
@@ -204,6 +200,10 @@ struct AttentionWindow {
   bool windowed(std::int64_t layer) const { return size > 0 && (full_every == 0 || (layer + 1) % full_every != 0); }
 };
 
+/** `mla` of a transformer config: multi-head latent attention (DeepSeek-V2/V3, arXiv:2405.04434 §2.1): the queries
+ * through a low-rank latent of q_lora_rank (0: one projection h -> a·d), the keys and values through a shared latent of
+ * kv_lora_rank plus one decoupled rotary key of rope_dim per token; each head's query and key have head_dim = the
+ * non-rotary part + rope_dim, its value v_head_dim. Absent (kv_lora_rank 0): ordinary attention. */
 struct MlaConfig {
   std::int64_t q_lora_rank = 0;  ///< "q_lora_rank"
   std::int64_t kv_lora_rank = 0; ///< "kv_lora_rank"
