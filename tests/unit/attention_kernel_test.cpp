@@ -54,7 +54,8 @@ std::vector<std::string> names(const std::vector<ComputeOp>& ops) {
   return out;
 }
 
-const ComputeOp& find(const std::vector<ComputeOp>& ops, const std::string& name) {
+/// A copy: the lists are temporaries (a reference into one dangled; AddressSanitizer found it).
+ComputeOp find(const std::vector<ComputeOp>& ops, const std::string& name) {
   for (const ComputeOp& op : ops)
     if (op.name == name) return op;
   throw std::runtime_error("no op " + name);
