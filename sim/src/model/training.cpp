@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 #include <cmath>
 
 namespace partsim {
@@ -86,6 +88,12 @@ LayerOpsBreakdown layer_ops_breakdown(const ModelTraining& training, const Tenso
   return out;
 }
 
+std::vector<ComputeOp> with_attention_window(std::vector<ComputeOp> ops, std::int64_t window) {
+  for (ComputeOp& op : ops)
+    if (op.attention) op.attention->window = window;
+  return ops;
+}
+
 std::string describe_recomputation(const ModelTraining& training) {
   const RecomputeModules& modules = training.kernels.recompute_modules;
   if (training.recomputation != Recomputation::Selective || modules.is_default())
@@ -124,20 +132,24 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
     // Each layer priced as its kind runs: a mixture of experts' first dense layers (first_dense_layers) as the dense
     // model's layer, a sliding window's layers with the fused attention kernel over the band (AttentionWindow).
     const AttentionWindow& window = model.config().window;
-    auto layer_unit = [&](const TransformerModel& m, bool windowed) {
-      std::vector<ComputeOp> ops = m.layer_ops(b);
-      if (windowed)
-        for (ComputeOp& op : ops)
-          if (op.attention) op.attention->window = window.size;
-      TrainingUnit unit = price_ops("layer", ops, gpu, type, training.recomputation);
-      unit.parameters = m.layer_parameters();
-      return unit;
+    // Per kind of layer, the whole sequence's attention and (with a window) the window's: [windowed].
+    auto layer_units = [&](const TransformerModel& m) {
+      std::array<TrainingUnit, 2> units;
+      units[0] = price_ops("layer", m.layer_ops(b), gpu, type, training.recomputation);
+      units[0].parameters = m.layer_parameters();
+      units[1] = units[0];
+      if (window.enabled()) {
+        units[1] =
+            price_ops("layer", with_attention_window(m.layer_ops(b), window.size), gpu, type, training.recomputation);
+        units[1].parameters = units[0].parameters;
+      }
+      return units;
     };
-    const TransformerModel d = model.config().experts.first_dense > 0 ? model.dense_model() : model;
-    const TrainingUnit units[2][2] = {{layer_unit(d, false), layer_unit(d, window.enabled())},
-                                      {layer_unit(model, false), layer_unit(model, window.enabled())}};
+    const std::array<TrainingUnit, 2> layer = layer_units(model);
+    const std::array<TrainingUnit, 2> dense =
+        model.config().experts.first_dense > 0 ? layer_units(model.dense_model()) : layer;
     for (std::int64_t l = 0; l < model.config().layers; ++l) {
-      cost.units.push_back(units[model.moe_layer(l) ? 1 : 0][window.windowed(l) ? 1 : 0]);
+      cost.units.push_back((model.moe_layer(l) ? layer : dense)[window.windowed(l) ? 1 : 0]);
       cost.units.back().name = "layer " + std::to_string(l);
     }
     cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));

@@ -417,9 +417,8 @@ class Planner {
     // A sliding attention window (AttentionWindow): its layers' attention block priced again with the fused kernel
     // reaching over the window only (context parallelism of such a model is refused when parsing).
     const AttentionWindow& window = c.window;
-    std::vector<ComputeOp> windowed_attention = attention;
-    for (ComputeOp& op : windowed_attention)
-      if (op.attention) op.attention->window = window.size;
+    const std::vector<ComputeOp> windowed_attention =
+        window.enabled() ? with_attention_window(attention, window.size) : attention;
     const TrainingUnit aw =
         window.enabled() ? price_ops("attention", windowed_attention, gpu, type, training_.recomputation) : a;
     const std::vector<Action> windowed_forward =

@@ -33,6 +33,10 @@ struct TrainingUnit {
 TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, const GpuProfile& gpu,
                        const std::string& data_type, Recomputation recomputation);
 
+/** `ops` (a layer's) with their fused attention kernel confined to a sliding window of `window` keys per query
+ * (AttentionShape::window; the model's AttentionWindow says which layers). */
+std::vector<ComputeOp> with_attention_window(std::vector<ComputeOp> ops, std::int64_t window);
+
 /** The ops outside the layers (embedding, final norm, LM head and loss) of a transformer as a training step runs them:
  * TransformerModel::outer_ops, with the embedding's backward as PyTorch runs it. Its gradient is dense
  * (nn.Embedding and Megatron-LM's VocabParallelEmbedding call F.embedding, whose CUDA backward allocates the whole
