@@ -184,6 +184,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/workload/flop_per_sample", 0, "1GFLOP"},
        {"/workload/bytes_read_per_sample"},
        {"/workload/data_type"},
+       {"/workload/fp8"},
        {"/workload/iterations"},
        {"/workload/gradient_bytes"},
        {"/workload/serial_fraction", 1000},

@@ -308,6 +308,17 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
                      fmt::format("model \"{}\" has no experts to route tokens to; expected false or no "
                                  "fused_moe_permute",
                                  t.model.name));
+  t.kernels.fp8 = reader.enum_choice_or("fp8", Fp8Recipe::None);
+  if (t.kernels.fp8 != Fp8Recipe::None) {
+    if (!t.model.is_transformer())
+      throw InputError(reader.source(), reader.pointer() + "/fp8",
+                       "FP8 GEMMs are modelled for a transformer's layers; expected \"none\" or no fp8 for a CNN");
+    if (t.data_type != "bf16" && t.data_type != "fp16")
+      throw InputError(reader.source(), reader.pointer() + "/fp8",
+                       fmt::format("Transformer Engine's FP8 recipes keep the weights and the other ops in bf16 or "
+                                   "fp16; expected data_type bf16 or fp16 with fp8 \"{}\", got \"{}\"",
+                                   to_string(t.kernels.fp8), t.data_type));
+  }
   if (auto modules = reader.optional_child("recompute_modules")) {
     if (t.recomputation != Recomputation::Selective)
       throw modules->error(fmt::format("the modules are what selective recomputation reruns; expected no "
@@ -412,6 +423,12 @@ Workload parse_workload(JsonReader reader, const ClusterSpec& cluster, const std
   }
   reader.finish();
   if (kind != "collective" && kind != "serving") check_data_type(reader, cluster, workload_data_type(workload));
+  if (const auto* training = std::get_if<ModelTraining>(&workload);
+      training != nullptr && training->kernels.fp8 != Fp8Recipe::None && !cluster.gpu.peak_flops.contains("fp8"))
+    throw InputError(reader.source(), reader.pointer() + "/fp8",
+                     fmt::format("GPU profile \"{}\" has no peak rate for fp8; expected fp8 \"none\" on it, or a GPU "
+                                 "with FP8 tensor cores",
+                                 cluster.gpu.name));
   return workload;
 }
 

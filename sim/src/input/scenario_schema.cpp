@@ -638,6 +638,23 @@ void workload_fields(std::vector<F>& f) {
                "its k copies, the backward summing the copies' gradients, (1 + k)·t·h elements each way; "
                "`false` (Megatron-Core's default and torchtitan's indexing): PyTorch's index_select, 2k·t·h "
                "forward and 3k·t·h backward with its scatter-add ([model-parallelism.md](model-parallelism.md))"));
+  f.push_back(
+      F(w + "fp8", T::Choice, "model_training")
+          .kinds(training)
+          .choices(enum_names<Fp8Recipe>())
+          .def("none")
+          .allowed("not `none`: transformers only, `data_type` bf16 or fp16 and a GPU profile with an fp8 peak")
+          .label("FP8 GEMMs")
+          .doc("FP8 training as Transformer Engine runs it (Megatron-Core's `--fp8-format hybrid --fp8-recipe`): "
+               "the layers' linear GEMMs (QKV, output projection, MLP and expert GEMMs; not the router, the "
+               "attention core or the LM head) read FP8 copies of their input and weight (E4M3 forward, E5M2 "
+               "gradients) at the GPU's fp8 rate and fp8 GEMM efficiency; each such input, and each output "
+               "gradient, is first cast to two 1-byte copies (row- and column-wise); everything else, weights and "
+               "the optimizer included, stays in `data_type`. `delayed`: the scale from earlier iterations' "
+               "absolute maxima (TE's DelayedScaling), one read per cast; `tensorwise`: current scaling (TE's "
+               "Float8CurrentScaling), the tensor's absolute maximum first, two reads; the FP8 GEMMs' inputs are "
+               "kept for the backward at 1 byte, and each layer's weights have a 2-byte fp8 copy "
+               "([training.md](training.md))"));
   f.push_back(F(w + "iterations", T::Integer, "model_training")
                   .kinds({"model_training", "collective"})
                   .range(1, 1'000'000)

@@ -105,9 +105,20 @@ double curve_efficiency(const GemmEfficiencyCurve& curve, const GemmShape& shape
 
 namespace {
 
+/** Whether the profile measured GEMMs of `data_type` (grid or scattered points). */
+bool measured(const GemmEfficiencyTable& table, const std::string& data_type) {
+  return table.grids.contains(data_type) || table.scatters.contains(data_type);
+}
+
 /** gemm_efficiency before the sustained-compute factor: what the tables measured, a kernel at a time. */
 double kernel_at_a_time_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
   const GemmEfficiencyTable& table = gpu.gemm_efficiency;
+  // FP8 without fp8 measurements, on a GPU whose fp8 peak is twice its bf16 one: the measured bf16 efficiency of the
+  // same rows and columns at half the depth (see gemm_efficiency).
+  if (data_type == "fp8" && !measured(table, "fp8") && measured(table, "bf16") && gpu.peak_flops.contains("bf16") &&
+      std::abs(gpu.peak("fp8") - 2.0 * gpu.peak("bf16")) <= 1e-9 * gpu.peak("fp8"))
+    return kernel_at_a_time_efficiency(gpu, {shape.batch, shape.m, shape.n, (shape.k + 1) / 2, shape.row_groups},
+                                       "bf16");
   const std::array<double, 3> x{std::max(rows(shape), 1.0), std::max(static_cast<double>(shape.n), 1.0),
                                 std::max(static_cast<double>(shape.k), 1.0)};
   const double h = table.default_curve.half_dimension;
@@ -199,8 +210,19 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   return std::max(compute, bytes / gpu.achieved_memory_bandwidth()) + gpu.kernel_launch_overhead.value;
 }
 
-double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type, double bytes_per_element,
+namespace {
+
+/** The data type an op's products run in: fp8 for an FP8 GEMM (ComputeOp::fp8), else the training's. */
+const std::string& product_type(const ComputeOp& op, const std::string& data_type) {
+  static const std::string fp8 = "fp8";
+  return op.fp8 ? fp8 : data_type;
+}
+
+} // namespace
+
+double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& training_type, double bytes_per_element,
                bool backward) {
+  const std::string& data_type = product_type(op, training_type);
   PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
   const double flops = backward ? op.backward_flops : op.forward_flops;
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
@@ -212,13 +234,14 @@ double op_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& da
   const GemmShape& s = *op.gemm;
   const double peak = gpu.peak(data_type);
   if (!backward) return kernel_time(gpu, flops, peak * gemm_efficiency(gpu, s, data_type), bytes);
-  const GemmBackwardTimes parts = gemm_backward_times(op, gpu, data_type, bytes_per_element);
+  const GemmBackwardTimes parts = gemm_backward_times(op, gpu, training_type, bytes_per_element);
   return parts.input_gradient + parts.weight_gradient;
 }
 
-GemmBackwardTimes gemm_backward_times(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
+GemmBackwardTimes gemm_backward_times(const ComputeOp& op, const GpuProfile& gpu, const std::string& training_type,
                                       double bytes_per_element) {
   PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm.has_value()) << "op " << op.name << " is not a GEMM";
+  const std::string& data_type = product_type(op, training_type);
   PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
   GemmBackwardTimes parts;
   const double flops = op.backward_flops;

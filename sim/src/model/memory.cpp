@@ -25,9 +25,11 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
   const double element = bytes_per_element(training.data_type);
   const std::int64_t b = training.micro_batch;
   double parameters = 0.0;
+  double fp8_copies = 0.0; // bytes of the layers' fp8 weight copies (FP8 GEMMs; see sharded_memory.cpp)
   if (training.model.is_transformer()) {
     const TransformerModel model = training.transformer();
     parameters = model.parameters();
+    if (training.kernels.fp8 != Fp8Recipe::None) fp8_copies = 2.0 * model.layers_parameters(0, model.config().layers);
     m.activations = model.layers_activation_bytes(0, model.config().layers, b, training.recomputation, element) +
                     model.outer_activation_bytes(b, element);
     // Under full recomputation one layer at a time rebuilds all its activations during the backward pass: the
@@ -39,7 +41,7 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
     parameters = model.parameters();
     m.activations = model.activation_bytes(b, element);
   }
-  m.parameters = parameters * element;
+  m.parameters = parameters * element + fp8_copies;
   m.gradients = parameters * bytes_per_element(training.gradient_type());
   m.optimizer_states = parameters * optimizer_bytes_per_parameter(training.optimizer, training.data_type);
   m.workspace = training.workspace;

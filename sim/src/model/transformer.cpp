@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace partsim {
@@ -56,6 +57,46 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
   return op;
 }
 
+/** FP8 (Transformer Engine): marks the layer's linear GEMMs (those with weights, but the router, which Megatron-Core
+ * keeps in the data type) and puts before each a cast op, NAME_fp8_cast, that quantizes the GEMM's input in the
+ * forward and its output gradient in the backward. A gated MLP's gate and up GEMMs read the same input (one GEMM in
+ * Transformer Engine): one cast of it, and of both output gradients. */
+void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe) {
+  if (recipe == Fp8Recipe::None) return;
+  const double reads = recipe == Fp8Recipe::Tensorwise ? 2.0 : 1.0;
+  auto linear = [](const ComputeOp& op) {
+    return op.kind == OpKind::Gemm && op.weight_elements > 0.0 && op.name != "router";
+  };
+  std::vector<ComputeOp> out;
+  out.reserve(2 * ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (!linear(ops[i])) {
+      out.push_back(std::move(ops[i]));
+      continue;
+    }
+    ComputeOp gemm = std::move(ops[i]);
+    ComputeOp cast;
+    cast.name = gemm.name + "_fp8_cast";
+    cast.kind = OpKind::Elementwise;
+    cast.backward_reads_input = false;
+    cast.fp8_cast_reads = reads;
+    cast.fp8_cast_forward = gemm.input_elements;
+    cast.fp8_cast_backward = gemm.output_elements;
+    gemm.fp8 = true;
+    std::optional<ComputeOp> up;
+    if (gemm.name.ends_with("_gate") && i + 1 < ops.size() && linear(ops[i + 1]) &&
+        ops[i + 1].name == gemm.name.substr(0, gemm.name.size() - 5) + "_up") {
+      up = std::move(ops[++i]);
+      up->fp8 = true;
+      cast.fp8_cast_backward += up->output_elements;
+    }
+    out.push_back(std::move(cast));
+    out.push_back(std::move(gemm));
+    if (up) out.push_back(std::move(*up));
+  }
+  ops = std::move(out);
+}
+
 } // namespace
 
 std::string RecomputeModules::describe() const {
@@ -66,10 +107,11 @@ std::string RecomputeModules::describe() const {
 }
 
 std::string describe(const TransformerKernels& kernels) {
-  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}",
-                     to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
-                     kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy),
-                     kernels.fused_moe_permute ? ", fused token permutation" : "");
+  return fmt::format(
+      "{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}{}", to_string(kernels.attention),
+      kernels.fused_bias_activation ? "fused" : "unfused", kernels.fused_bias_dropout_add ? "fused" : "unfused",
+      to_string(kernels.cross_entropy), kernels.fused_moe_permute ? ", fused token permutation" : "",
+      kernels.fp8 == Fp8Recipe::None ? "" : fmt::format(", FP8 layer GEMMs ({} scaling)", to_string(kernels.fp8)));
 }
 
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {
@@ -375,6 +417,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   if (!c.experts.moe()) {
     push_mlp("mlp", t, c.ffn / n, 1.0);
     push_residual(ops, "mlp", r * t * h);
+    apply_fp8(ops, kernels_.fp8);
     tag_modules(ops);
     return ops;
   }
@@ -422,6 +465,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
   if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);
+  apply_fp8(ops, kernels_.fp8);
   tag_modules(ops);
   return ops;
 }
@@ -449,6 +493,12 @@ void TransformerModel::tag_modules(std::vector<ComputeOp>& ops) const {
     }
     op.selectively_recomputed = kernels_.recompute_modules.contains(op.module);
   }
+  // An FP8 cast belongs to the module of the GEMM it feeds (the op after it).
+  for (std::size_t i = 0; i + 1 < ops.size(); ++i)
+    if (ops[i].name.ends_with("_fp8_cast")) {
+      ops[i].module = ops[i + 1].module;
+      ops[i].selectively_recomputed = ops[i + 1].selectively_recomputed;
+    }
 }
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
@@ -545,6 +595,8 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   // key/value latent's norm input and up-projection input, and the shared rotary key.
   const MlaConfig& mla = c.mla;
   const double latents = mla.enabled() ? as_double(2 * mla.q_lora_rank + 2 * mla.kv_lora_rank + mla.rope_dim) : 0.0;
+  // Of them, the up projections' inputs (q_lora_rank + kv_lora_rank per token) are GEMM inputs.
+  const double latent_gemm_inputs = mla.enabled() ? as_double(mla.q_lora_rank + mla.kv_lora_rank) : 0.0;
   const double scores =
       as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length) * as_double(c.sequence_length);
   const double mask = c.dropout ? 1.0 : 0.0; // dropout masks: 1 byte per element
@@ -558,16 +610,19 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   auto rerun = [&](LayerModule m) {
     return recomputation == Recomputation::Selective && kernels_.recompute_modules.contains(m);
   };
+  // What an FP8 GEMM keeps of its input for the weight gradient: the 1-byte column-wise copy (Transformer Engine);
+  // the router and everything else keep theirs in the data type.
+  const double g = gemm_input_bytes(e);
   // A norm's output: the next GEMM's (or the router's) saved input.
-  const double attention_norm_output = attention_norm_rerun(recomputation) ? 0.0 : e * t * h;
-  const double mlp_norm_output = mlp_norm_rerun(recomputation) ? 0.0 : e * t * h;
+  const double attention_norm_output = attention_norm_rerun(recomputation) ? 0.0 : g * t * h;
+  const double mlp_norm_output = mlp_norm_rerun(recomputation) ? 0.0 : (c.experts.moe() ? e : g) * t * h;
   // Attention block: the norm's input, the QKV input, Q, K and V, the output projection's input, its dropout mask.
   double bytes = e * t * h + attention_norm_output + (rerun(LayerModule::MlaUpProjection) ? 0.0 : e * t * (q + k + v)) +
-                 e * t * latents + e * t * out + mask * t * h;
+                 e * t * (latents - latent_gemm_inputs) + g * t * latent_gemm_inputs + g * t * out + mask * t * h;
   // MLP block: the norm's input, the first GEMM's input, the activation's inputs, the last GEMM's input, the mask.
   const double activation_inputs = c.mlp == MlpKind::Gated ? 2.0 * f : f;
   if (!c.experts.moe()) {
-    bytes += e * t * h + mlp_norm_output + (rerun(LayerModule::Mlp) ? 0.0 : e * t * activation_inputs + e * t * f) +
+    bytes += e * t * h + mlp_norm_output + (rerun(LayerModule::Mlp) ? 0.0 : e * t * activation_inputs + g * t * f) +
              mask * t * h;
   } else {
     // Mixture of experts, with every expert's rank getting the uniform share: the norm's input, the router's input
@@ -577,11 +632,11 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
     const double k = as_double(x.top_k);
     bytes += e * t * h + mlp_norm_output + 4.0 * t * as_double(x.count) + mask * t * h;
     bytes +=
-        k * (e * t * h + e * t * activation_inputs + (rerun(LayerModule::MoeActivation) ? 0.0 : e * t * f) + e * t * h);
+        k * (g * t * h + e * t * activation_inputs + (rerun(LayerModule::MoeActivation) ? 0.0 : g * t * f) + e * t * h);
     if (x.shared > 0) {
       const double fs = as_double(x.shared * x.shared_ffn_size(c.ffn));
-      bytes += e * t * h;
-      if (!rerun(LayerModule::SharedExperts)) bytes += e * t * (c.mlp == MlpKind::Gated ? 2.0 * fs : fs) + e * t * fs;
+      bytes += g * t * h;
+      if (!rerun(LayerModule::SharedExperts)) bytes += e * t * (c.mlp == MlpKind::Gated ? 2.0 * fs : fs) + g * t * fs;
     }
   }
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
@@ -597,9 +652,13 @@ double TransformerModel::layer_sequence_bytes(std::int64_t micro_batch, Recomput
   const double t = tokens(micro_batch);
   const double h = as_double(config_.hidden);
   if (recomputation == Recomputation::Full) return bytes_per_element * t * h;
-  const double outputs =
-      (attention_norm_rerun(recomputation) ? 0.0 : 1.0) + (mlp_norm_rerun(recomputation) ? 0.0 : 1.0);
-  return (2.0 + outputs) * bytes_per_element * t * h + (config_.dropout ? 2.0 * t * h : 0.0);
+  // The norms' inputs, and their outputs (the first GEMMs' saved inputs: 1 byte with FP8; a MoE's MLP norm output is
+  // the router's input, kept in the data type).
+  const double e = bytes_per_element;
+  const double g = gemm_input_bytes(e);
+  const double outputs = (attention_norm_rerun(recomputation) ? 0.0 : g) +
+                         (mlp_norm_rerun(recomputation) ? 0.0 : (config_.experts.moe() ? e : g));
+  return (2.0 * e + outputs) * t * h + (config_.dropout ? 2.0 * t * h : 0.0);
 }
 
 bool TransformerModel::attention_norm_rerun(Recomputation recomputation) const {

@@ -30,6 +30,7 @@ std::vector<std::pair<int, int>> stage_chunks(const TransformerModel& model, con
  * how many of them have the mixture of experts. */
 struct StageParameters {
   double parameters = 0.0;
+  double layer_parameters = 0.0; ///< of `parameters`, the layers' (without the embedding and the head)
   int layers = 0;
   std::int64_t moe_layers = 0;
 };
@@ -40,6 +41,7 @@ StageParameters stage_parameters(const TransformerModel& model, const ModelParal
     out.moe_layers += model.moe_layers(first, count);
     out.parameters += model.layers_parameters(first, count, mp.tensor);
   }
+  out.layer_parameters = out.parameters;
   double& parameters = out.parameters;
   if (stage == 0) parameters += model.embedding_parameters(mp.tensor);
   if (stage == mp.pipeline - 1) {
@@ -79,6 +81,12 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double de = d / static_cast<double>(mp.expert);
   MemoryBreakdown m;
   m.parameters = local * e / (mp.zero >= 3 ? d : 1.0) + experts * e / (mp.zero >= 3 ? de : 1.0);
+  // FP8 GEMMs: Transformer Engine keeps an fp8 copy of every layer weight, row-wise and column-wise (2 bytes per
+  // parameter), cast once per iteration and reused by its micro-batches.
+  if (training.kernels.fp8 != Fp8Recipe::None) {
+    const double local_layers = held.layer_parameters - moe_layers * model.expert_parameters();
+    m.parameters += 2.0 * (local_layers / (mp.zero >= 3 ? d : 1.0) + experts / (mp.zero >= 3 ? de : 1.0));
+  }
   const double gradient = bytes_per_element(training.gradient_type());
   m.gradients = local * gradient / (mp.zero >= 2 ? d : 1.0) + experts * gradient / (mp.zero >= 2 ? de : 1.0);
   const double state = optimizer_bytes_per_parameter(training.optimizer, training.data_type);

@@ -165,19 +165,35 @@ struct ComputeOp {
   /** False for an op whose input needs no gradient (the first convolution of a CNN reads images): its backward is
    * the weight gradient only. */
   bool input_gradient = true;
+  /** A linear layer's GEMM run in FP8 by Transformer Engine (workload `fp8`): its three products at the GPU's fp8
+   * rate and fp8 GEMM efficiency, reading the fp8 copies of its input and weight (1 byte per element) and writing
+   * its output in the data type. */
+  bool fp8 = false;
+  /** FP8 quantization (Transformer Engine's cast-transpose beside an FP8 GEMM): elements converted from the data type
+   * to fp8 in the forward (the GEMM's input) and in the backward (its output gradient). Each is read
+   * `fp8_cast_reads` times in the data type (1: delayed scaling's cast-transpose, whose scale is known beforehand;
+   * 2: current scaling, which first reads the tensor for its absolute maximum) and written as two 1-byte copies, one
+   * row-wise and one column-wise, as Hopper's FP8 tensor cores take only the TN layout. */
+  double fp8_cast_forward = 0.0;
+  double fp8_cast_backward = 0.0;
+  double fp8_cast_reads = 1.0;
 
-  /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element`, and the fixed bytes. */
+  /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element` (an FP8 GEMM's weights
+   * and inputs at 1 byte), the fixed bytes, and an FP8 cast's reads and writes. */
   double forward_bytes(double bytes_per_element) const {
-    return bytes_per_element * (weight_elements + input_elements + output_elements) + fixed_bytes + extra_forward_bytes;
+    const double operand = fp8 ? 1.0 : bytes_per_element;
+    return operand * (weight_elements + input_elements) + bytes_per_element * output_elements + fixed_bytes +
+           extra_forward_bytes + fp8_cast_forward * (fp8_cast_reads * bytes_per_element + 2.0);
   }
   /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
    * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
    * output gradient, writes the input gradient, and reads weights and writes their gradient: 2·inputs + outputs +
-   * 2·weights. */
+   * 2·weights; plus an FP8 cast's reads and writes. */
   double backward_bytes(double bytes_per_element) const {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
     const double inputs = (backward_reads_input ? 2.0 : 1.0) * input_elements;
-    return bytes_per_element * (inputs + output_elements + 2.0 * weight_elements) + fixed_bytes + extra_backward_bytes;
+    return bytes_per_element * (inputs + output_elements + 2.0 * weight_elements) + fixed_bytes + extra_backward_bytes +
+           fp8_cast_backward * (fp8_cast_reads * bytes_per_element + 2.0);
   }
 };
 

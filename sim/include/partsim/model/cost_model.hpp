@@ -25,6 +25,12 @@ namespace partsim {
  *   smallest, the edge value is scaled by the default curve's factor x / (x + half_dimension) relative to the edge
  *   (fewer tiles along that dimension, fewer busy tensor cores): a head dimension of 64 against a table that starts
  *   at 256 is priced below the table's edge, not at it.
+ * - fp8 on a profile without fp8 points but with bf16 ones, whose fp8 peak is twice its bf16 peak (Hopper, Ada,
+ *   Blackwell, CDNA3): the bf16 efficiency of (m, n, k/2). An FP8 tensor-core instruction covers twice the depth of a
+ *   bf16 one at the same issue rate (Hopper's wgmma: k 32 against 16), so an FP8 GEMM of depth k runs the main loop
+ *   of a bf16 GEMM of depth k/2, reads the same operand bytes (k one-byte columns against k/2 two-byte ones) and
+ *   writes the same output: the same time, at twice the flop rate (docs/training.md compares it with published FP8
+ *   GEMM measurements).
  * - Otherwise: the profile's default curve (see curve_efficiency), which for a profile without a table is partsim's
  *   built-in curve (kDefaultGemmSaturatedEfficiency, kDefaultGemmHalfDimension), never 1.
  * - Times the profile's sustained_compute factor (1 when it has none): the tables are measured a kernel at a time.
@@ -63,7 +69,8 @@ double kernel_time(const GpuProfile& gpu, double flops, double rate, double byte
 
 /** Time of one op in s, forward (`backward` false) or backward, its data at `bytes_per_element`.
  *
- * - GEMM, forward: one kernel, flops at peak(data_type) x gemm_efficiency(shape).
+ * - GEMM, forward: one kernel, flops at peak(data_type) x gemm_efficiency(shape); an FP8 GEMM (ComputeOp::fp8) at
+ *   peak(fp8) x gemm_efficiency(shape, fp8), whatever the training's data type.
  * - GEMM, backward: two kernels, the input gradient dX[m,k] = dY[m,n]·Wᵀ (shape m, k, n) and the weight gradient
  *   dW[k,n] = Xᵀ·dY (shape k, n, m), each with half the op's backward flops and bytes and its own efficiency; only the
  *   weight gradient when the op has no input gradient.

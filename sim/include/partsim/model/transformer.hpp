@@ -48,6 +48,22 @@ enum class AttentionKernel { Flash, FusedSoftmax, Unfused };
  *   backward the in-place product with the loss gradient (8E) and the cast back (read 4E, write eE). */
 enum class CrossEntropyKernel { Fused, Fp32LogSoftmax, MegatronFp32 };
 
+/** FP8 training as Transformer Engine runs it (Megatron-Core's `--fp8-format hybrid --fp8-recipe`; Micikevicius et al.
+ * 2022, "FP8 Formats for Deep Learning", arXiv:2209.05433): the layers' linear GEMMs (QKV, output projection, MLP and
+ * expert GEMMs; not the router, the attention core or the LM head) take FP8 operands, E4M3 in the forward and E5M2
+ * gradients in the backward, each tensor scaled as a whole; every other op stays in the data type.
+ * - `delayed`: TE's DelayedScaling (the scale from the absolute maxima of earlier iterations): one cast-transpose
+ *   kernel per quantized tensor;
+ * - `tensorwise`: TE's Float8CurrentScaling (Megatron-Core's `tensorwise` recipe): the tensor's own absolute maximum
+ *   first (a pass over it), then the cast-transpose. */
+enum class Fp8Recipe { None, Delayed, Tensorwise };
+
+template <>
+struct EnumNames<Fp8Recipe> {
+  static constexpr std::array<EnumEntry<Fp8Recipe>, 3> entries{
+      {{Fp8Recipe::None, "none"}, {Fp8Recipe::Delayed, "delayed"}, {Fp8Recipe::Tensorwise, "tensorwise"}}};
+};
+
 /** Kernel choices of a training stack that change memory traffic, not flops (the defaults: what current stacks run,
  * and the `custom` stack of a scenario): the attention core, bias + activation
  * in one kernel (Megatron-LM bias_gelu / bias_swiglu), bias + dropout + residual add in one kernel
@@ -91,6 +107,8 @@ struct TransformerKernels {
    * index_select and its scatter-add backward): 2k·t·h forward, 3k·t·h backward. Off by default, as in Megatron-Core
    * and torchtitan. */
   bool fused_moe_permute = false;
+  /** FP8 GEMMs in the layers (see Fp8Recipe); none by default. */
+  Fp8Recipe fp8 = Fp8Recipe::None;
   bool operator==(const TransformerKernels&) const = default;
 };
 
@@ -164,6 +182,9 @@ inline std::string_view to_string(AttentionKernel attention) {
 }
 inline std::string_view to_string(CrossEntropyKernel cross_entropy) {
   return enum_name(cross_entropy);
+}
+inline std::string_view to_string(Fp8Recipe recipe) {
+  return enum_name(recipe);
 }
 
 /** A transformer's shape. The JSON key of each field is named in its comment (models/workloads/NAME.json). */
@@ -405,6 +426,11 @@ class TransformerModel {
 
  private:
   double tokens(std::int64_t micro_batch) const;
+  /** Bytes per element a linear GEMM keeps of its input for the backward: 1 with FP8 GEMMs (the fp8 copy), else the
+   * data type's. */
+  double gemm_input_bytes(double bytes_per_element) const {
+    return kernels_.fp8 == Fp8Recipe::None ? bytes_per_element : 1.0;
+  }
   /** Sets each op's LayerModule from its name, and selectively_recomputed from the kernels' recompute modules. */
   void tag_modules(std::vector<ComputeOp>& ops) const;
   /** Whether `layernorm` recomputation reruns the attention norm and the MLP block's norm of this model's layers

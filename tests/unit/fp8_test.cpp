@@ -1,0 +1,232 @@
+// FP8 training as Transformer Engine runs it (workload `fp8`): which GEMMs run in FP8 and the casts before them, the
+// casts' bytes and the FP8 GEMMs' operand bytes by closed form, the FP8 GEMM efficiency derived from the bf16 table
+// (half the depth), the activations and weight copies in memory, the input errors, and a whole simulation.
+#include "partsim/input/hardware.hpp"
+#include "partsim/model/cost_model.hpp"
+#include "partsim/model/memory.hpp"
+#include "partsim/model/transformer.hpp"
+#include "partsim/plan/sharded_memory.hpp"
+#include "test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace partsim::test {
+namespace {
+
+/** A Llama-like layer (GQA, gated MLP, no biases): h 1024, 8 heads of 128 (2 key/value heads), ffn 2816. */
+TransformerConfig llama_like() {
+  TransformerConfig c;
+  c.layers = 4;
+  c.hidden = 1024;
+  c.heads = 8;
+  c.kv_heads = 2;
+  c.ffn = 2816;
+  c.vocab = 32000;
+  c.sequence_length = 2048;
+  c.mlp = MlpKind::Gated;
+  c.position = PositionEmbedding::Rotary;
+  c.norm = NormKind::RmsNorm;
+  c.bias = false;
+  c.tied_embeddings = false;
+  return c;
+}
+
+TransformerKernels with_fp8(Fp8Recipe recipe) {
+  TransformerKernels k;
+  k.fp8 = recipe;
+  return k;
+}
+
+std::vector<std::string> names(const std::vector<ComputeOp>& ops) {
+  std::vector<std::string> out;
+  for (const ComputeOp& op : ops) out.push_back(op.name);
+  return out;
+}
+
+ComputeOp find(const std::vector<ComputeOp>& ops, const std::string& name) {
+  for (const ComputeOp& op : ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+TEST(Fp8Ops, EachLinearGemmGetsACastAndTheSameFlops) {
+  const TransformerModel bf16(llama_like());
+  const TransformerModel fp8(llama_like(), with_fp8(Fp8Recipe::Tensorwise));
+  const std::vector<ComputeOp> ops = fp8.layer_ops(2);
+  EXPECT_EQ(names(ops),
+            (std::vector<std::string>{"attention_norm", "qkv_projection_fp8_cast", "qkv_projection", "rotary_embedding",
+                                      "attention_core", "output_projection_fp8_cast", "output_projection",
+                                      "attention_residual", "mlp_norm", "mlp_gate_fp8_cast", "mlp_gate", "mlp_up",
+                                      "mlp_activation", "mlp_down_fp8_cast", "mlp_down", "mlp_residual"}));
+  for (const ComputeOp& op : ops) {
+    const bool linear = op.name == "qkv_projection" || op.name == "output_projection" || op.name == "mlp_gate" ||
+                        op.name == "mlp_up" || op.name == "mlp_down";
+    EXPECT_EQ(op.fp8, linear) << op.name;
+  }
+  // Casts change bytes, never flops.
+  const TrainingFlops a = sum_flops(bf16.layer_ops(2));
+  const TrainingFlops b = sum_flops(ops);
+  EXPECT_DOUBLE_EQ(a.forward, b.forward);
+  EXPECT_DOUBLE_EQ(a.backward, b.backward);
+  EXPECT_EQ(bf16.layer_ops(2).size() + 4, ops.size());
+}
+
+TEST(Fp8Ops, CastBytesFollowTheRecipe) {
+  const TransformerConfig c = llama_like();
+  const double t = 2.0 * 2048; // tokens of two sequences
+  const double h = 1024.0;
+  const double f = 2816.0;
+  const double qkv = (8 + 2 + 2) * 128.0;
+  for (const Fp8Recipe recipe : {Fp8Recipe::Delayed, Fp8Recipe::Tensorwise}) {
+    const double reads = recipe == Fp8Recipe::Tensorwise ? 2.0 : 1.0;
+    const std::vector<ComputeOp> ops = TransformerModel(c, with_fp8(recipe)).layer_ops(2);
+    // Each cast reads its tensor `reads` times at 2 bytes and writes two 1-byte copies.
+    const double per = reads * 2.0 + 2.0;
+    const ComputeOp q = find(ops, "qkv_projection_fp8_cast");
+    EXPECT_DOUBLE_EQ(q.forward_bytes(2.0), per * t * h);    // the QKV GEMM's input
+    EXPECT_DOUBLE_EQ(q.backward_bytes(2.0), per * t * qkv); // its output gradient
+    const ComputeOp g = find(ops, "mlp_gate_fp8_cast");     // gate and up share one input
+    EXPECT_DOUBLE_EQ(g.forward_bytes(2.0), per * t * h);
+    EXPECT_DOUBLE_EQ(g.backward_bytes(2.0), per * t * 2.0 * f); // both output gradients
+    const ComputeOp d = find(ops, "mlp_down_fp8_cast");
+    EXPECT_DOUBLE_EQ(d.forward_bytes(2.0), per * t * f);
+    EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), per * t * h);
+    EXPECT_DOUBLE_EQ(d.forward_flops + d.backward_flops, 0.0);
+  }
+}
+
+TEST(Fp8Ops, Fp8GemmsReadOneByteOperands) {
+  const std::vector<ComputeOp> bf16 = TransformerModel(llama_like()).layer_ops(1);
+  const std::vector<ComputeOp> fp8 = TransformerModel(llama_like(), with_fp8(Fp8Recipe::Delayed)).layer_ops(1);
+  const ComputeOp a = find(bf16, "mlp_down");
+  const ComputeOp b = find(fp8, "mlp_down");
+  // Weights and input at 1 byte instead of 2, the output still at 2.
+  EXPECT_DOUBLE_EQ(a.forward_bytes(2.0) - b.forward_bytes(2.0), a.weight_elements + a.input_elements);
+  EXPECT_DOUBLE_EQ(b.backward_bytes(2.0), 2.0 * b.forward_bytes(2.0));
+}
+
+TEST(Fp8Ops, MixtureOfExpertsKeepsTheRouterInTheDataType) {
+  TransformerConfig c = llama_like();
+  c.experts.count = 8;
+  c.experts.top_k = 2;
+  const std::vector<ComputeOp> ops = TransformerModel(c, with_fp8(Fp8Recipe::Tensorwise)).layer_ops(1);
+  EXPECT_FALSE(find(ops, "router").fp8);
+  EXPECT_TRUE(find(ops, "expert_gate").fp8);
+  EXPECT_TRUE(find(ops, "expert_up").fp8);
+  EXPECT_TRUE(find(ops, "expert_down").fp8);
+  // The experts' casts are work on the copies the rank's experts receive.
+  EXPECT_TRUE(is_routed_expert_op(find(ops, "expert_gate_fp8_cast")));
+  EXPECT_DOUBLE_EQ(find(ops, "expert_gate_fp8_cast").fp8_cast_forward, find(ops, "expert_gate").input_elements);
+  for (const ComputeOp& op : ops) EXPECT_NE(op.name, "router_fp8_cast");
+}
+
+TEST(Fp8Cost, EfficiencyIsTheBf16TablesAtHalfTheDepth) {
+  const GpuProfile gpu = load_gpu_profile(source_dir(), "h100-sxm5-80gb", "test", "/cluster/gpu");
+  ASSERT_DOUBLE_EQ(gpu.peak("fp8"), 2.0 * gpu.peak("bf16"));
+  for (const GemmShape s : {GemmShape{1, 4096, 4096, 4096}, GemmShape{1, 8192, 2560, 8192},
+                            GemmShape{1, 512, 1024, 256}, GemmShape{4, 1024, 2048, 1536, 4}})
+    EXPECT_DOUBLE_EQ(gemm_efficiency(gpu, s, "fp8"),
+                     gemm_efficiency(gpu, {s.batch, s.m, s.n, (s.k + 1) / 2, s.row_groups}, "bf16"))
+        << s.m << " " << s.n << " " << s.k;
+  // A large FP8 GEMM takes about half its bf16 time, never less: the depth halves, the rest stays.
+  const std::vector<ComputeOp> bf16 = TransformerModel(llama_like()).layer_ops(4);
+  const std::vector<ComputeOp> fp8 = TransformerModel(llama_like(), with_fp8(Fp8Recipe::Delayed)).layer_ops(4);
+  for (const char* name : {"qkv_projection", "mlp_gate", "mlp_down"}) {
+    const ComputeOp a = find(bf16, name);
+    const ComputeOp b = find(fp8, name);
+    const double ta = op_time(a, gpu, "bf16", 2.0, false);
+    const double tb = op_time(b, gpu, "bf16", 2.0, false);
+    EXPECT_LT(tb, ta) << name;
+    EXPECT_GT(tb, 0.5 * ta) << name;
+    // By closed form: flops at the fp8 peak times the efficiency of (m, n, k/2), its bytes, one launch.
+    const GemmShape& s = *b.gemm;
+    const double rate = gpu.peak("fp8") * gemm_efficiency(gpu, {1, s.m, s.n, (s.k + 1) / 2}, "bf16");
+    EXPECT_DOUBLE_EQ(tb, kernel_time(gpu, b.forward_flops, rate, b.forward_bytes(2.0))) << name;
+    // The backward: both products in FP8.
+    const GemmBackwardTimes parts = gemm_backward_times(b, gpu, "bf16", 2.0);
+    const double dgrad = gpu.peak("fp8") * gemm_efficiency(gpu, {1, s.m, s.k, s.n}, "fp8");
+    EXPECT_DOUBLE_EQ(parts.input_gradient, kernel_time(gpu, 0.5 * b.backward_flops, dgrad, 0.5 * b.backward_bytes(2.0)))
+        << name;
+  }
+}
+
+TEST(Fp8Memory, GemmInputsAreKeptAtOneByte) {
+  const TransformerConfig c = llama_like();
+  const double t = 2.0 * 2048;
+  const double h = 1024.0;
+  const double f = 2816.0;
+  const double out = 8 * 128.0;
+  const double bf16 = TransformerModel(c).layer_activation_bytes(2, Recomputation::None, 2.0);
+  const double fp8 =
+      TransformerModel(c, with_fp8(Fp8Recipe::Tensorwise)).layer_activation_bytes(2, Recomputation::None, 2.0);
+  // The QKV input, the output projection's, the MLP's first GEMMs' and its last GEMM's: one byte less each.
+  EXPECT_DOUBLE_EQ(bf16 - fp8, t * (h + out + h + f));
+  // Full recomputation keeps the layer's input only, in the data type.
+  EXPECT_DOUBLE_EQ(
+      TransformerModel(c, with_fp8(Fp8Recipe::Tensorwise)).layer_activation_bytes(2, Recomputation::Full, 2.0),
+      2.0 * t * h);
+}
+
+/** Llama 3 8B on one 8-GPU H100 node, tensor 2 x data 4, the distributed optimizer; `fp8` the recipe. */
+nlohmann::json llama8b(const std::string& fp8) {
+  nlohmann::json doc = base_scenario(1, 8);
+  doc["cluster"]["gpu"] = "h100-sxm5-80gb";
+  doc["workload"] = {{"kind", "model_training"}, {"model", "llama3-8b"}, {"sequence_length", 4096},
+                     {"global_batch", 8},        {"micro_batch", 1},     {"fp8", fp8}};
+  doc["strategy"] = {{"kind", "model_parallel"}, {"data", 4}, {"tensor", 2}, {"zero", 1}};
+  return doc;
+}
+
+TEST(Fp8Memory, EachLayerWeightHasATwoByteFp8Copy) {
+  const Scenario a = parse(llama8b("none"));
+  const Scenario b = parse(llama8b("tensorwise"));
+  const auto& ta = std::get<ModelTraining>(a.workload);
+  const auto& tb = std::get<ModelTraining>(b.workload);
+  const ModelParallel& mp = std::get<ModelParallel>(a.strategy);
+  const MemoryBreakdown ma = model_parallel_memory(ta, mp, a.cluster.gpu, 0);
+  const MemoryBreakdown mb = model_parallel_memory(tb, mp, b.cluster.gpu, 0);
+  const TransformerModel model = ta.transformer();
+  EXPECT_DOUBLE_EQ(mb.parameters - ma.parameters, 2.0 * model.layers_parameters(0, model.config().layers, 2));
+  EXPECT_DOUBLE_EQ(mb.optimizer_states, ma.optimizer_states);
+  EXPECT_DOUBLE_EQ(mb.gradients, ma.gradients);
+  EXPECT_LT(mb.activations, ma.activations);
+}
+
+TEST(Fp8Errors, EachInvalidUseNamesTheKey) {
+  auto message = [](const nlohmann::json& doc) { return std::string(input_error([&] { parse(doc); }).what()); };
+  nlohmann::json fp32 = llama8b("tensorwise");
+  fp32["workload"]["data_type"] = "fp32";
+  EXPECT_NE(message(fp32).find("/workload/fp8"), std::string::npos) << message(fp32);
+  EXPECT_NE(message(fp32).find("bf16 or fp16"), std::string::npos) << message(fp32);
+  nlohmann::json a100 = llama8b("delayed");
+  a100["cluster"]["gpu"] = "a100-sxm4-80gb";
+  EXPECT_NE(message(a100).find("/workload/fp8"), std::string::npos) << message(a100);
+  EXPECT_NE(message(a100).find("no peak rate for fp8"), std::string::npos) << message(a100);
+  nlohmann::json unknown = llama8b("blockwise");
+  EXPECT_NE(message(unknown).find("/workload/fp8"), std::string::npos) << message(unknown);
+  nlohmann::json cnn = base_scenario(1, 8);
+  cnn["workload"] = {
+      {"kind", "model_training"}, {"model", "resnet50"}, {"global_batch", 64}, {"micro_batch", 8}, {"fp8", "delayed"}};
+  cnn["strategy"] = {{"kind", "data_parallel"}};
+  EXPECT_NE(message(cnn).find("/workload/fp8"), std::string::npos) << message(cnn);
+}
+
+TEST(Fp8Run, FasterThanBf16ButNotTwiceAndTheReportSaysSo) {
+  // Llama 3 70B on 64 H100s (tensor 8 x pipeline 4 x data 2): the GEMMs take at most half as long in FP8, attention,
+  // norms and communication as long, and the casts add to them.
+  const nlohmann::json bf16 = run_scenario_json("llama3-70b-3d-64xh100.json", {});
+  const nlohmann::json fp8 = run_scenario_json("llama3-70b-3d-64xh100.json", {"/workload/fp8=tensorwise"});
+  const double a = bf16["summary"]["makespan_s"].get<double>();
+  const double b = fp8["summary"]["makespan_s"].get<double>();
+  EXPECT_LT(b, 0.9 * a);
+  EXPECT_GT(b, 0.5 * a);
+  const std::string strategy = fp8["strategy"].get<std::string>();
+  EXPECT_NE(strategy.find("FP8 layer GEMMs (tensorwise scaling)"), std::string::npos) << strategy;
+  EXPECT_EQ(bf16["strategy"].get<std::string>().find("FP8"), std::string::npos);
+}
+
+} // namespace
+} // namespace partsim::test
