@@ -27,10 +27,9 @@ double simulate_checkpoint_write_in_child(const Scenario& scenario, const std::v
   PARTSIM_CHECK(!writes.empty() && storage_bandwidth > 0.0) << writes.size() << " writers at " << storage_bandwidth;
   const std::string text = run_in_child("the checkpoint-write run", [&] {
     xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
-    auto& engine = *new sg4::Engine("partsim-checkpoint"); // NOLINT(cppcoreguidelines-owning-memory)
+    auto& engine = new_engine("partsim-checkpoint");
     configure_network(scenario.run.network_model);
-    sg4::Engine::set_config("contexts/stack-size:128");
-    if (writes.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
+    configure_contexts(writes.size());
     const Platform platform = build_platform(scenario.cluster, workload_data_type(scenario.workload),
                                              /*with_coordinator=*/false, 1.0, storage_bandwidth);
     sg4::Mailbox* pool = sg4::Mailbox::by_name("checkpoint");

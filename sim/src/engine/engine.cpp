@@ -71,6 +71,29 @@ void run_rank(RunContext& ctx, int rank) {
 
 namespace engine {
 
+sg4::Engine& new_engine(const char* name) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The context factory is chosen when the engine starts: only its command line can set it.
+  static char program[] = "partsim";
+  static char factory[] = "--cfg=contexts/factory:thread";
+  int argc = 2;
+  char* argv[] = {program, factory, nullptr};
+  (void)name;
+  return *new sg4::Engine(&argc, argv); // NOLINT(cppcoreguidelines-owning-memory)
+#else
+  return *new sg4::Engine(name); // NOLINT(cppcoreguidelines-owning-memory)
+#endif
+}
+
+void configure_contexts(std::size_t actors) {
+#if !defined(__SANITIZE_ADDRESS__)
+  sg4::Engine::set_config("contexts/stack-size:128");
+  if (actors > 8192) sg4::Engine::set_config("contexts/guard-size:0");
+#else
+  (void)actors;                  // threads with their default stacks (see new_engine)
+#endif
+}
+
 NetworkConfig configure_network(NetworkModel model) {
   NetworkConfig config;
   if (model == NetworkModel::CM02) {
@@ -120,16 +143,11 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   // Not destroyed here: that frees every host, link, mailbox and actor one by one (0.4 s of a 1.2 s run at 16,384
   // GPUs). SimGrid's exit handler does it at process exit, which the partsim CLI skips (_Exit once its output is
   // written). SimGrid 3.32 allows one engine per process anyway.
-  auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
+  auto& engine = engine::new_engine("partsim");
   RunResult result;
   sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
   result.network = engine::configure_network(scenario.run.network_model);
-  // Actors only run flat loops: small stacks keep thousands of them cache-friendly.
-  sg4::Engine::set_config("contexts/stack-size:128");
-  // A guard page per actor stack costs a second memory mapping; with a communication stream per rank, 16,384 ranks
-  // would pass Linux's default limit of 65,536 mappings (vm.max_map_count) and SimGrid aborts. The actors' loops are
-  // flat, so large runs go without guard pages.
-  if (plan.ranks.size() > 8192) sg4::Engine::set_config("contexts/guard-size:0");
+  engine::configure_contexts(plan.ranks.size());
 
   const engine::Platform platform = engine::build_platform(
       scenario.cluster, workload_data_type(scenario.workload),

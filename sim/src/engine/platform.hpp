@@ -6,10 +6,12 @@
 #include "partsim/report/run_result.hpp"
 
 #include <array>
+#include <cstddef>
 #include <unordered_set>
 #include <vector>
 
 namespace simgrid::s4u {
+class Engine;
 class Host;
 class Link;
 } // namespace simgrid::s4u
@@ -55,6 +57,18 @@ struct Platform {
  * SimGrid's TCP-calibrated LV08) and says which, for the report. Call before the platform is built; the training
  * and the serving engines share it. */
 NetworkConfig configure_network(NetworkModel model);
+
+/** A new SimGrid engine, never freed (each engine's caller explains why): built with AddressSanitizer, its actors
+ * run on threads (see configure_contexts), which only the engine's command line can choose. */
+simgrid::s4u::Engine& new_engine(const char* name);
+
+/** SimGrid's actor contexts for a run of `actors` actors: stacks of 128 KiB (the actors run flat loops; small stacks
+ * keep thousands of them cache-friendly), without guard pages above 8,192 actors (a guard page costs a second memory
+ * mapping, and 16,384 ranks with their communication streams would pass Linux's default vm.max_map_count of 65,536,
+ * where SimGrid aborts). Built with AddressSanitizer, the actors run on threads with their default stacks instead:
+ * ASan cannot follow SimGrid's swapped stacks and reports a false stack-buffer-overflow when an exception leaves an
+ * actor (google/sanitizers issue 189); new_engine starts such an engine. Call before the platform is built. */
+void configure_contexts(std::size_t actors);
 
 /** Creates zones, hosts, links and routes under the engine's root. Call once, before actors exist. */
 /** `stream_compute_share` < 1: each GPU host gets a second power state at that fraction of its speed, the one it runs

@@ -237,11 +237,11 @@ PsRunResult simulate_parameter_server(const Scenario& scenario, const PsPlan& pl
                                  events, scenario.run.max_events));
   xbt_log_control_set("root.thresh:warning xbt_cfg.thresh:warning");
   // Not destroyed: as in simulate(), SimGrid's exit handler does it, and one engine per process anyway.
-  auto& engine = *new sg4::Engine("partsim"); // NOLINT(cppcoreguidelines-owning-memory)
+  auto& engine = engine::new_engine("partsim");
   PsRunResult result;
   sg4::Actor::on_creation_cb([&result](sg4::Actor&) { ++result.actors; });
   result.network = engine::configure_network(scenario.run.network_model);
-  sg4::Engine::set_config("contexts/stack-size:128");
+  engine::configure_contexts(0); // no guard-page rule here: these runs have far fewer actors
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload), false);
   // On the heap and never freed: the shards, daemons, are still blocked on their mailboxes when the run ends.
