@@ -11,12 +11,25 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <sys/wait.h>
 
 namespace partsim::test {
 
 std::filesystem::path source_dir() {
   return PARTSIM_SOURCE_DIR;
+}
+
+std::vector<std::string> op_names(const std::vector<ComputeOp>& ops) {
+  std::vector<std::string> out;
+  for (const ComputeOp& op : ops) out.push_back(op.name);
+  return out;
+}
+
+ComputeOp find_op(const std::vector<ComputeOp>& ops, const std::string& name) {
+  for (const ComputeOp& op : ops)
+    if (op.name == name) return op;
+  throw std::runtime_error("no op " + name);
 }
 
 nlohmann::json base_scenario(int nodes, int gpus_per_node) {

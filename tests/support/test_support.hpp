@@ -4,6 +4,7 @@
 #include "partsim/common/error.hpp"
 #include "partsim/engine/engine.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/model/compute_op.hpp"
 #include "partsim/plan/plan.hpp"
 #include "partsim/report/metrics.hpp"
 
@@ -86,6 +87,11 @@ InputError input_error(Action&& action) {
   ADD_FAILURE() << "expected an InputError, but nothing was thrown";
   return InputError("<nothing thrown>", "<nothing thrown>", "<nothing thrown>");
 }
+
+/** The names of `ops`, in order. */
+std::vector<std::string> op_names(const std::vector<ComputeOp>& ops);
+/** A copy of the op of `ops` named `name` (a copy: the lists are often temporaries); throws when there is none. */
+ComputeOp find_op(const std::vector<ComputeOp>& ops, const std::string& name);
 
 /** A fresh, empty temporary folder. */
 std::filesystem::path temp_dir();

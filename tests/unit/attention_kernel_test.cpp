@@ -48,18 +48,8 @@ TransformerConfig gpt() {
   return c;
 }
 
-std::vector<std::string> names(const std::vector<ComputeOp>& ops) {
-  std::vector<std::string> out;
-  for (const ComputeOp& op : ops) out.push_back(op.name);
-  return out;
-}
-
-/// A copy: the lists are temporaries (a reference into one dangled; AddressSanitizer found it).
-ComputeOp find(const std::vector<ComputeOp>& ops, const std::string& name) {
-  for (const ComputeOp& op : ops)
-    if (op.name == name) return op;
-  throw std::runtime_error("no op " + name);
-}
+using test::find_op;
+using test::op_names;
 
 double bytes(const std::vector<ComputeOp>& ops) {
   double sum = 0.0;
@@ -70,17 +60,17 @@ double bytes(const std::vector<ComputeOp>& ops) {
 TEST(AttentionKernel, OpListsPerKernel) {
   const TransformerModel fused(gpt(), kMegatronLm2021Kernels);
   EXPECT_EQ(
-      names(fused.layer_ops(1)),
+      op_names(fused.layer_ops(1)),
       (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_softmax",
                                 "attention_dropout", "attention_over_values", "output_projection", "attention_residual",
                                 "mlp_norm", "mlp_up", "mlp_activation", "mlp_down", "mlp_residual"}));
   const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
-  EXPECT_EQ(names(flash.layer_ops(1)),
+  EXPECT_EQ(op_names(flash.layer_ops(1)),
             (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_core", "output_projection",
                                       "attention_residual", "mlp_norm", "mlp_up", "mlp_activation", "mlp_down",
                                       "mlp_residual"}));
   const TransformerModel unfused(gpt(), kernels_of(AttentionKernel::Unfused, false, false));
-  EXPECT_EQ(names(unfused.layer_ops(1)),
+  EXPECT_EQ(op_names(unfused.layer_ops(1)),
             (std::vector<std::string>{"attention_norm", "qkv_projection", "attention_scores", "attention_mask",
                                       "attention_softmax", "attention_dropout", "attention_over_values",
                                       "output_projection", "attention_output_bias", "attention_output_dropout",
@@ -112,13 +102,13 @@ TEST(AttentionKernel, BytesOfEachVariantByClosedForm) {
   const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
   // Dropout on the probabilities: read S, write S, a 1-byte mask; backward reads the gradient and the mask, writes
   // the input gradient (2·in + out at 2 bytes, + the mask).
-  const ComputeOp& drop = find(fused.layer_ops(1), "attention_dropout");
+  const ComputeOp& drop = find_op(fused.layer_ops(1), "attention_dropout");
   EXPECT_DOUBLE_EQ(drop.forward_bytes(2.0), 2 * (2 * S) + S);
   EXPECT_DOUBLE_EQ(drop.backward_bytes(2.0), 2 * (3 * S) + S);
   // Unfused adds the mask pass: one read and one write of S forward, 2·in + out backward.
   EXPECT_DOUBLE_EQ(bytes(unfused.layer_ops(1)) - bytes(fused.layer_ops(1)), 2 * (2 * S) + 2 * (3 * S));
   // Flash reads Q, K, V and writes O and the fp32 softmax statistics (one per query and head).
-  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  const ComputeOp& core = find_op(flash.layer_ops(1), "attention_core");
   EXPECT_DOUBLE_EQ(core.forward_bytes(2.0), 2 * (3 * T * h + T * h) + 4.0 * 16 * 2048);
   EXPECT_DOUBLE_EQ(core.forward_bytes(4.0), 4 * (3 * T * h + T * h) + 4.0 * 16 * 2048);
   EXPECT_EQ(core.attention->batch_heads, 16);
@@ -137,7 +127,7 @@ TEST(CrossEntropyKernel, BytesOfEachVariantByClosedForm) {
   const TensorSplit four{4, false};
   auto loss = [&](CrossEntropyKernel kernel) {
     const TransformerModel model(gpt(), kernels_of(AttentionKernel::Flash, true, true, kernel));
-    return find(model.outer_ops(1, four), "loss");
+    return find_op(model.outer_ops(1, four), "loss");
   };
   // Fused: the logits read once forward, the loss written; backward the logits read and their gradient written.
   const ComputeOp fused = loss(CrossEntropyKernel::Fused);
@@ -222,13 +212,13 @@ TEST(AttentionKernel, FlashTimeByHand) {
   c.ffn = 8192;
   c.sequence_length = 4096;
   const TransformerModel flash(c, kernels_of(AttentionKernel::Flash, true, true));
-  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  const ComputeOp& core = find_op(flash.layer_ops(1), "attention_core");
   // Causal: 4·16·4096²·128 / 2 flop forward at 0.6 x 1000 TFLOP/s, 2.5x that backward, plus the launch.
   const double executed = 4.0 * 16 * 4096.0 * 4096 * 128 / 2;
   EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, false), executed / 600e12 + 5e-6);
   EXPECT_DOUBLE_EQ(op_time(core, gpu, "bf16", 2.0, true), 2.5 * executed / 600e12 + 5e-6);
   // Memory-bound ops move at the achieved bandwidth (memory_efficiency x memory_bandwidth).
-  const ComputeOp& norm = find(flash.layer_ops(1), "attention_norm");
+  const ComputeOp& norm = find_op(flash.layer_ops(1), "attention_norm");
   EXPECT_DOUBLE_EQ(op_time(norm, gpu, "bf16", 2.0, false), norm.forward_bytes(2.0) / 1e12 + 5e-6);
 }
 
@@ -241,7 +231,7 @@ TEST(AttentionKernel, FlashWithoutATableIsPricedAsItsProducts) {
   JsonReader reader(doc, "gpu.json");
   const GpuProfile gpu = parse_gpu_profile(reader);
   const TransformerModel flash(gpt(), kernels_of(AttentionKernel::Flash, true, true));
-  const ComputeOp& core = find(flash.layer_ops(1), "attention_core");
+  const ComputeOp& core = find_op(flash.layer_ops(1), "attention_core");
   const GemmShape scores{16, 2048, 2048, 64};
   const GemmShape values{16, 2048, 64, 2048};
   const double half = 4.0 * 16 * 2048.0 * 2048 * 64 / 2 / 2; // each product, causal
@@ -279,7 +269,7 @@ TEST(AttentionKernel, ASlidingWindowRunsTheBandAtTheRateOfACausalKernelOfTwiceIt
   c.hidden = 1024; // 16 heads of 64
   c.sequence_length = 4096;
   const TransformerModel flash(c, kernels_of(AttentionKernel::Flash, true, true));
-  ComputeOp core = find(flash.layer_ops(1), "attention_core");
+  ComputeOp core = find_op(flash.layer_ops(1), "attention_core");
   core.attention->window = 128;
   const double executed = 2.0 * 16 * 128 * (128.0 * 4096 - 128.0 * 127 / 2);
   const double forward_memory = core.forward_bytes(2.0) / 1e12;
@@ -317,7 +307,7 @@ TEST(SlidingWindow, OnlyTheWindowedLayersAttentionIsCheaper) {
   EXPECT_TRUE(config.window.windowed(2));
   EXPECT_FALSE(config.window.windowed(3));
   const GpuProfile& gpu = windowed.cluster.gpu;
-  ComputeOp core = find(std::get<ModelTraining>(whole.workload).transformer().layer_ops(1), "attention_core");
+  ComputeOp core = find_op(std::get<ModelTraining>(whole.workload).transformer().layer_ops(1), "attention_core");
   const double full_forward = op_time(core, gpu, "bf16", 2.0, false);
   const double full_backward = op_time(core, gpu, "bf16", 2.0, true);
   core.attention->window = 64;

@@ -40,23 +40,11 @@ TransformerKernels with_fp8(Fp8Recipe recipe) {
   return k;
 }
 
-std::vector<std::string> names(const std::vector<ComputeOp>& ops) {
-  std::vector<std::string> out;
-  for (const ComputeOp& op : ops) out.push_back(op.name);
-  return out;
-}
-
-ComputeOp find(const std::vector<ComputeOp>& ops, const std::string& name) {
-  for (const ComputeOp& op : ops)
-    if (op.name == name) return op;
-  throw std::runtime_error("no op " + name);
-}
-
 TEST(Fp8Ops, EachLinearGemmGetsACastAndTheSameFlops) {
   const TransformerModel bf16(llama_like());
   const TransformerModel fp8(llama_like(), with_fp8(Fp8Recipe::Tensorwise));
   const std::vector<ComputeOp> ops = fp8.layer_ops(2);
-  EXPECT_EQ(names(ops),
+  EXPECT_EQ(op_names(ops),
             (std::vector<std::string>{"attention_norm", "qkv_projection_fp8_cast", "qkv_projection", "rotary_embedding",
                                       "attention_core", "output_projection_fp8_cast", "output_projection",
                                       "attention_residual", "mlp_norm", "mlp_gate_fp8_cast", "mlp_gate", "mlp_up",
@@ -85,13 +73,13 @@ TEST(Fp8Ops, CastBytesFollowTheRecipe) {
     const std::vector<ComputeOp> ops = TransformerModel(c, with_fp8(recipe)).layer_ops(2);
     // Each cast reads its tensor `reads` times at 2 bytes and writes two 1-byte copies.
     const double per = reads * 2.0 + 2.0;
-    const ComputeOp q = find(ops, "qkv_projection_fp8_cast");
+    const ComputeOp q = find_op(ops, "qkv_projection_fp8_cast");
     EXPECT_DOUBLE_EQ(q.forward_bytes(2.0), per * t * h);    // the QKV GEMM's input
     EXPECT_DOUBLE_EQ(q.backward_bytes(2.0), per * t * qkv); // its output gradient
-    const ComputeOp g = find(ops, "mlp_gate_fp8_cast");     // gate and up share one input
+    const ComputeOp g = find_op(ops, "mlp_gate_fp8_cast");  // gate and up share one input
     EXPECT_DOUBLE_EQ(g.forward_bytes(2.0), per * t * h);
     EXPECT_DOUBLE_EQ(g.backward_bytes(2.0), per * t * 2.0 * f); // both output gradients
-    const ComputeOp d = find(ops, "mlp_down_fp8_cast");
+    const ComputeOp d = find_op(ops, "mlp_down_fp8_cast");
     EXPECT_DOUBLE_EQ(d.forward_bytes(2.0), per * t * f);
     EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), per * t * h);
     EXPECT_DOUBLE_EQ(d.forward_flops + d.backward_flops, 0.0);
@@ -101,8 +89,8 @@ TEST(Fp8Ops, CastBytesFollowTheRecipe) {
 TEST(Fp8Ops, Fp8GemmsReadOneByteOperands) {
   const std::vector<ComputeOp> bf16 = TransformerModel(llama_like()).layer_ops(1);
   const std::vector<ComputeOp> fp8 = TransformerModel(llama_like(), with_fp8(Fp8Recipe::Delayed)).layer_ops(1);
-  const ComputeOp a = find(bf16, "mlp_down");
-  const ComputeOp b = find(fp8, "mlp_down");
+  const ComputeOp a = find_op(bf16, "mlp_down");
+  const ComputeOp b = find_op(fp8, "mlp_down");
   // Weights and input at 1 byte instead of 2, the output still at 2.
   EXPECT_DOUBLE_EQ(a.forward_bytes(2.0) - b.forward_bytes(2.0), a.weight_elements + a.input_elements);
   EXPECT_DOUBLE_EQ(b.backward_bytes(2.0), 2.0 * b.forward_bytes(2.0));
@@ -113,13 +101,13 @@ TEST(Fp8Ops, MixtureOfExpertsKeepsTheRouterInTheDataType) {
   c.experts.count = 8;
   c.experts.top_k = 2;
   const std::vector<ComputeOp> ops = TransformerModel(c, with_fp8(Fp8Recipe::Tensorwise)).layer_ops(1);
-  EXPECT_FALSE(find(ops, "router").fp8);
-  EXPECT_TRUE(find(ops, "expert_gate").fp8);
-  EXPECT_TRUE(find(ops, "expert_up").fp8);
-  EXPECT_TRUE(find(ops, "expert_down").fp8);
+  EXPECT_FALSE(find_op(ops, "router").fp8);
+  EXPECT_TRUE(find_op(ops, "expert_gate").fp8);
+  EXPECT_TRUE(find_op(ops, "expert_up").fp8);
+  EXPECT_TRUE(find_op(ops, "expert_down").fp8);
   // The experts' casts are work on the copies the rank's experts receive.
-  EXPECT_TRUE(is_routed_expert_op(find(ops, "expert_gate_fp8_cast")));
-  EXPECT_DOUBLE_EQ(find(ops, "expert_gate_fp8_cast").fp8_cast_forward, find(ops, "expert_gate").input_elements);
+  EXPECT_TRUE(is_routed_expert_op(find_op(ops, "expert_gate_fp8_cast")));
+  EXPECT_DOUBLE_EQ(find_op(ops, "expert_gate_fp8_cast").fp8_cast_forward, find_op(ops, "expert_gate").input_elements);
   for (const ComputeOp& op : ops) EXPECT_NE(op.name, "router_fp8_cast");
 }
 
@@ -135,8 +123,8 @@ TEST(Fp8Cost, EfficiencyIsTheBf16TablesAtHalfTheDepth) {
   const std::vector<ComputeOp> bf16 = TransformerModel(llama_like()).layer_ops(4);
   const std::vector<ComputeOp> fp8 = TransformerModel(llama_like(), with_fp8(Fp8Recipe::Delayed)).layer_ops(4);
   for (const char* name : {"qkv_projection", "mlp_gate", "mlp_down"}) {
-    const ComputeOp a = find(bf16, name);
-    const ComputeOp b = find(fp8, name);
+    const ComputeOp a = find_op(bf16, name);
+    const ComputeOp b = find_op(fp8, name);
     const double ta = op_time(a, gpu, "bf16", 2.0, false);
     const double tb = op_time(b, gpu, "bf16", 2.0, false);
     EXPECT_LT(tb, ta) << name;
