@@ -1,11 +1,14 @@
 // FP8 training as Transformer Engine runs it (workload `fp8`): which GEMMs run in FP8 and the casts before them, the
 // casts' bytes and the FP8 GEMMs' operand bytes by closed form, the FP8 GEMM efficiency derived from the bf16 table
-// (half the depth), the activations and weight copies in memory, the input errors, and a whole simulation.
+// (half the depth), the activations and weight copies in memory, the weights kept and gathered in fp8
+// (fp8_param_gather), the input errors, and a whole simulation.
 #include "partsim/input/hardware.hpp"
 #include "partsim/model/cost_model.hpp"
 #include "partsim/model/memory.hpp"
 #include "partsim/model/transformer.hpp"
+#include "partsim/plan/plan.hpp"
 #include "partsim/plan/sharded_memory.hpp"
+#include "partsim/plan/strategy.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -183,6 +186,65 @@ TEST(Fp8Memory, EachLayerWeightHasATwoByteFp8Copy) {
   EXPECT_LT(mb.activations, ma.activations);
 }
 
+/** llama8b with the weights kept and gathered in fp8 (`gather`), the gathers overlapped with the forward or not. */
+nlohmann::json llama8b_gathered(bool gather, bool overlap) {
+  nlohmann::json doc = llama8b("tensorwise");
+  doc["workload"]["fp8_param_gather"] = gather;
+  doc["strategy"]["gradient_sync"] = {{"overlap_param_gather", overlap}};
+  return doc;
+}
+
+TEST(Fp8ParamGather, TheFp8WeightsReplaceTheDataTypeCopy) {
+  // Row- and column-wise fp8 (2 bytes) in place of bf16 + the fp8 copy (4 bytes): as many bytes as bf16 weights.
+  const Scenario none = parse(llama8b("none"));
+  const Scenario copies = parse(llama8b_gathered(false, false));
+  const Scenario gathered = parse(llama8b_gathered(true, false));
+  const ModelParallel& mp = std::get<ModelParallel>(none.strategy);
+  auto memory = [&](const Scenario& s) {
+    return model_parallel_memory(std::get<ModelTraining>(s.workload), mp, s.cluster.gpu, 0);
+  };
+  const TransformerModel model = std::get<ModelTraining>(none.workload).transformer();
+  const double layers = model.layers_parameters(0, model.config().layers, 2);
+  EXPECT_DOUBLE_EQ(memory(gathered).parameters, memory(none).parameters);
+  EXPECT_DOUBLE_EQ(memory(copies).parameters - memory(gathered).parameters, 2.0 * layers);
+  EXPECT_DOUBLE_EQ(memory(gathered).gradients, memory(copies).gradients);
+  EXPECT_DOUBLE_EQ(memory(gathered).optimizer_states, memory(copies).optimizer_states);
+  EXPECT_DOUBLE_EQ(memory(gathered).activations, memory(copies).activations);
+  TransformerKernels kernels = with_fp8(Fp8Recipe::Delayed);
+  kernels.fp8_param_gather = true;
+  EXPECT_NE(describe(kernels).find("FP8 layer GEMMs (delayed scaling, weights kept and gathered in fp8)"),
+            std::string::npos)
+      << describe(kernels);
+}
+
+TEST(Fp8ParamGather, TheLayersAreGatheredAtOneByteAParameter) {
+  // ZeRO-1 over 4 data ranks: each rank gathers every bucket after the step (or overlapped with the next forward);
+  // the layers' parameters at 1 byte instead of 2, the embedding and the LM head still at 2. The reduce-scatters
+  // of the gradients do not change.
+  const Scenario none = parse(llama8b("none"));
+  const TransformerModel model = std::get<ModelTraining>(none.workload).transformer();
+  const double layers = model.layers_parameters(0, model.config().layers, 2);
+  for (const bool overlap : {false, true}) {
+    const Plan bf16 = build_plan(parse(llama8b_gathered(false, overlap)));
+    const Plan fp8 = build_plan(parse(llama8b_gathered(true, overlap)));
+    auto data = [](const Plan& plan, CollectiveOp op) {
+      std::pair<int, double> out{0, 0.0};
+      for (const Step& step : resolved_steps(plan, 0))
+        if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->op == op && c->kind == CommKind::Data) {
+          ++out.first;
+          out.second += static_cast<double>(c->bytes);
+        }
+      return out;
+    };
+    const auto [count, bytes] = data(bf16, CollectiveOp::AllGather);
+    const auto [fp8_count, fp8_bytes] = data(fp8, CollectiveOp::AllGather);
+    EXPECT_GE(count, 2) << overlap;
+    EXPECT_EQ(fp8_count, count) << overlap;
+    EXPECT_NEAR(bytes - fp8_bytes, layers, count) << overlap; // rounding: under a byte a bucket
+    EXPECT_EQ(data(fp8, CollectiveOp::ReduceScatter), data(bf16, CollectiveOp::ReduceScatter)) << overlap;
+  }
+}
+
 TEST(Fp8Errors, EachInvalidUseNamesTheKey) {
   auto message = [](const nlohmann::json& doc) { return std::string(input_error([&] { parse(doc); }).what()); };
   nlohmann::json fp32 = llama8b("tensorwise");
@@ -200,6 +262,20 @@ TEST(Fp8Errors, EachInvalidUseNamesTheKey) {
       {"kind", "model_training"}, {"model", "resnet50"}, {"global_batch", 64}, {"micro_batch", 8}, {"fp8", "delayed"}};
   cnn["strategy"] = {{"kind", "data_parallel"}};
   EXPECT_NE(message(cnn).find("/workload/fp8"), std::string::npos) << message(cnn);
+  // The fp8 weights: only with FP8 GEMMs, and only with a distributed optimizer or FSDP to gather them.
+  nlohmann::json no_fp8 = llama8b("none");
+  no_fp8["workload"]["fp8_param_gather"] = true;
+  EXPECT_NE(message(no_fp8).find("/workload/fp8_param_gather"), std::string::npos) << message(no_fp8);
+  EXPECT_NE(message(no_fp8).find("fp8 \"none\""), std::string::npos) << message(no_fp8);
+  nlohmann::json zero0 = llama8b_gathered(true, false);
+  zero0["strategy"]["zero"] = 0;
+  zero0["strategy"].erase("gradient_sync");
+  EXPECT_NE(message(zero0).find("/workload/fp8_param_gather"), std::string::npos) << message(zero0);
+  EXPECT_NE(message(zero0).find("got zero 0"), std::string::npos) << message(zero0);
+  nlohmann::json plain = llama8b_gathered(true, false);
+  plain["strategy"] = {{"kind", "data_parallel"}};
+  EXPECT_NE(message(plain).find("/workload/fp8_param_gather"), std::string::npos) << message(plain);
+  EXPECT_NE(message(plain).find("strategy kind \"data_parallel\""), std::string::npos) << message(plain);
 }
 
 TEST(Fp8Run, FasterThanBf16ButNotTwiceAndTheReportSaysSo) {

@@ -185,6 +185,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/workload/bytes_read_per_sample"},
        {"/workload/data_type"},
        {"/workload/fp8"},
+       {"/workload/fp8_param_gather"},
        {"/workload/iterations"},
        {"/workload/gradient_bytes"},
        {"/workload/serial_fraction", 1000},

@@ -319,6 +319,11 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
                                    "fp16; expected data_type bf16 or fp16 with fp8 \"{}\", got \"{}\"",
                                    to_string(t.kernels.fp8), t.data_type));
   }
+  t.kernels.fp8_param_gather = reader.boolean_or("fp8_param_gather", false);
+  if (t.kernels.fp8_param_gather && t.kernels.fp8 == Fp8Recipe::None)
+    throw InputError(reader.source(), reader.pointer() + "/fp8_param_gather",
+                     "the weights are kept in fp8 only for FP8 GEMMs (Megatron-Core's --fp8-param-gather goes with "
+                     "--fp8-format); expected false or no fp8_param_gather with fp8 \"none\"");
   if (auto modules = reader.optional_child("recompute_modules")) {
     if (t.recomputation != Recomputation::Selective)
       throw modules->error(fmt::format("the modules are what selective recomputation reruns; expected no "
@@ -1147,6 +1152,18 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
   s.cluster = parse_cluster(root.child("cluster"), data_dir);
   s.workload = parse_workload(root.child("workload"), s.cluster, data_dir);
   s.strategy = parse_strategy(root.child("strategy"), s.cluster, s.workload);
+  if (const auto* training = std::get_if<ModelTraining>(&s.workload);
+      training != nullptr && training->kernels.fp8_param_gather) {
+    const auto* mp = std::get_if<ModelParallel>(&s.strategy);
+    if (mp == nullptr || mp->zero < 1)
+      throw InputError(source, "/workload/fp8_param_gather",
+                       fmt::format("the fp8 weights are gathered by a distributed optimizer or FSDP (Megatron-Core "
+                                   "refuses --fp8-param-gather without one); expected false, or strategy kind "
+                                   "\"model_parallel\" with zero 1, 2 or 3, got {}",
+                                   mp == nullptr ? fmt::format("strategy kind \"{}\"",
+                                                               s.document.at("strategy").value("kind", std::string()))
+                                                 : "zero 0"));
+  }
   check_stragglers(s);
   if (root.has("run")) s.run = parse_run(root.child("run"));
   // Absent sections are read as empty objects, so that every default comes from the schema.

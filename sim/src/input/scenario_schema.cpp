@@ -655,6 +655,16 @@ void workload_fields(std::vector<F>& f) {
                "Float8CurrentScaling), the tensor's absolute maximum first, two reads; the FP8 GEMMs' inputs are "
                "kept for the backward at 1 byte, and each layer's weights have a 2-byte fp8 copy "
                "([training.md](training.md))"));
+  f.push_back(F(w + "fp8_param_gather", T::Boolean, "model_training")
+                  .kinds(training)
+                  .def(false)
+                  .allowed("true: with `fp8` not `none` and strategy `model_parallel` with `zero` 1, 2 or 3")
+                  .label("FP8 weights and gathers")
+                  .doc("the layers' weights kept and all-gathered in fp8 (Megatron-Core's `--fp8-param-gather`): the "
+                       "fp8 weight tensors (row- and column-wise, 2 bytes a parameter) replace the data-type weights "
+                       "and their fp8 copy, and the distributed optimizer or FSDP gathers them at 1 byte a parameter, "
+                       "cast from its fp32 main weights; embedding and LM head stay in `data_type` "
+                       "([training.md](training.md))"));
   f.push_back(F(w + "iterations", T::Integer, "model_training")
                   .kinds({"model_training", "collective"})
                   .range(1, 1'000'000)

@@ -107,11 +107,14 @@ std::string RecomputeModules::describe() const {
 }
 
 std::string describe(const TransformerKernels& kernels) {
-  return fmt::format(
-      "{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}{}", to_string(kernels.attention),
-      kernels.fused_bias_activation ? "fused" : "unfused", kernels.fused_bias_dropout_add ? "fused" : "unfused",
-      to_string(kernels.cross_entropy), kernels.fused_moe_permute ? ", fused token permutation" : "",
-      kernels.fp8 == Fp8Recipe::None ? "" : fmt::format(", FP8 layer GEMMs ({} scaling)", to_string(kernels.fp8)));
+  return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}{}",
+                     to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
+                     kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy),
+                     kernels.fused_moe_permute ? ", fused token permutation" : "",
+                     kernels.fp8 == Fp8Recipe::None
+                         ? ""
+                         : fmt::format(", FP8 layer GEMMs ({} scaling{})", to_string(kernels.fp8),
+                                       kernels.fp8_param_gather ? ", weights kept and gathered in fp8" : ""));
 }
 
 std::optional<ConfigProblem> find_problem(const TransformerConfig& c) {

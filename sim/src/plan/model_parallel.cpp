@@ -71,6 +71,7 @@ struct Unit {
   std::vector<Action> backward;
   double parameters = 0.0;        ///< on one tensor rank, but for the routed experts
   double expert_parameters = 0.0; ///< the routed experts this rank holds (synchronised over the expert-data group)
+  bool layer = false;             ///< a transformer layer: its weights are gathered in fp8 with fp8_param_gather
 };
 
 /** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
@@ -84,6 +85,7 @@ class Planner {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
+    layer_element_ = training.kernels.fp8_param_gather ? 1.0 : element_; // fp8: 1 byte
     gradient_element_ = bytes_per_element(training.gradient_type());
     peak_ = cluster_.gpu.peak(training.data_type);
     const TransformerConfig& c = model_.config();
@@ -412,7 +414,7 @@ class Planner {
                         reduce,
                         attention_back,
                         reduce}),
-                  parameters};
+                  parameters, 0.0, true};
     };
     // A sliding attention window (AttentionWindow): its layers' attention block priced again with the fused kernel
     // reaching over the window only (context parallelism of such a model is refused when parsing).
@@ -524,7 +526,7 @@ class Planner {
                                                  gather_next,
                                                  attention_backward_of_layer,
                                                  scatter});
-      return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters};
+      return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters, true};
     };
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
     // the partial outputs are summed by an all-reduce of b·s·h (reduce-scatter with sequence parallelism, whose
@@ -921,9 +923,22 @@ class Planner {
                                                    static_cast<double>(model_.config().hidden) * gradient_element_));
   }
 
-  /** A unit's parameters (what ZeRO gathers) and its gradients (what the data-parallel reduction moves). */
+  /** The all-gather after the optimizer step of what gradient collective `reduction` reduced: its parameters,
+   * `gathered` bytes. Without fp8_param_gather they are the gradients' bytes in the data type. */
+  CollectiveStep gather_back(CollectiveStep reduction, double gathered) const {
+    reduction.op = CollectiveOp::AllGather;
+    reduction.stream = 0;
+    reduction.bytes = static_cast<std::uint64_t>(std::llround(
+        training_.kernels.fp8_param_gather ? gathered
+                                           : static_cast<double>(reduction.bytes) * element_ / gradient_element_));
+    return reduction;
+  }
+
+  /** A unit's parameters (what ZeRO gathers) and its gradients (what the data-parallel reduction moves). With
+   * fp8_param_gather a layer's parameters are gathered at 1 byte each (partsim counts its norms, biases and router
+   * with its weights: at most a few per mille of them). */
   std::uint64_t unit_bytes(const Unit& unit) const {
-    return static_cast<std::uint64_t>(std::llround(unit.parameters * element_));
+    return static_cast<std::uint64_t>(std::llround(unit.parameters * (unit.layer ? layer_element_ : element_)));
   }
   std::uint64_t unit_gradient_bytes(const Unit& unit) const {
     return static_cast<std::uint64_t>(std::llround(unit.parameters * gradient_element_));
@@ -990,8 +1005,8 @@ class Planner {
   }
 
   /** One pass of micro-batch `mb` through virtual stage `vs` on a rank. `deferred`: data-parallel collectives that
-   * wait for the pipeline to drain; `final_sync`: every gradient collective of the last micro-batch (ZeRO-1/2 gather
-   * their bytes back after the optimizer step). */
+   * wait for the pipeline to drain; `final_sync`: for every gradient collective of the last micro-batch, the all-gather
+   * of its parameters after the optimizer step (ZeRO-1/2 without overlapped gathers). */
   void pass(Plan& plan, std::vector<Step>& steps, std::vector<CollectiveStep>& deferred,
             std::vector<CollectiveStep>& final_sync, const ParallelCoordinates& at, const PipelineOp& op, int vs) {
     const auto& units = units_[static_cast<std::size_t>(vs)];
@@ -1049,34 +1064,44 @@ class Planner {
                                     CommKind::Data, 1));
     };
     double bucket = 0.0;
+    double bucket_gathered = 0.0; // the bucket's parameters as gathered back after the step (bytes)
     auto flush = [&] {
       if (bucket <= 0.0) return;
       const CollectiveStep step = gradient_collective(static_cast<std::uint64_t>(std::llround(bucket)), data_group);
-      if (last_micro_batch) final_sync.push_back(step);
+      if (last_micro_batch) final_sync.push_back(gather_back(step, bucket_gathered));
       if (step.stream == 1)
         steps.emplace_back(step);
       else
         deferred.push_back(step);
       bucket = 0.0;
+      bucket_gathered = 0.0;
+    };
+    auto add_gradients = [&](const Unit& unit) {
+      bucket += static_cast<double>(unit_gradient_bytes(unit));
+      bucket_gathered += static_cast<double>(unit_bytes(unit));
+      if (bucket >= bucket_bytes(vs)) flush();
     };
     // The routed experts' gradients, in their own buckets on the expert-data group (Megatron-Core keeps expert
     // parameters in buffers of their own, reduced over the expert-data-parallel group).
     const bool expert_sync_now = !forward && (last_micro_batch || mp_.zero == 2) && expert_data_group >= 0;
     double expert_bucket = 0.0;
+    double expert_gathered = 0.0;
     auto flush_experts = [&] {
       if (expert_bucket <= 0.0) return;
       const CollectiveStep step =
           gradient_collective(static_cast<std::uint64_t>(std::llround(expert_bucket)), expert_data_group);
-      if (last_micro_batch) expert_final_sync_.push_back(step);
+      if (last_micro_batch) expert_final_sync_.push_back(gather_back(step, expert_gathered));
       if (step.stream == 1)
         steps.emplace_back(step);
       else
         deferred.push_back(step);
       expert_bucket = 0.0;
+      expert_gathered = 0.0;
     };
     auto add_expert_gradients = [&](const Unit& unit) {
       if (!expert_sync_now || unit.expert_parameters <= 0.0) return;
       expert_bucket += unit.expert_parameters * gradient_element_;
+      expert_gathered += unit.expert_parameters * layer_element_;
       if (expert_bucket >= bucket_bytes(vs)) flush_experts();
     };
 
@@ -1135,10 +1160,7 @@ class Planner {
       for (const Beside& b : fused_beside) beside(b);
       for (const TensorCollective& c : fused) tensor_collective(steps, group_of(c), c);
       if (sync_now)
-        for (std::size_t k = n; k-- > 0;) {
-          bucket += unit_gradient_bytes(units[k]);
-          if (bucket >= bucket_bytes(vs)) flush();
-        }
+        for (std::size_t k = n; k-- > 0;) add_gradients(units[k]);
       for (std::size_t k = n; k-- > 0;) add_expert_gradients(units[k]);
       flush();
       flush_experts();
@@ -1170,10 +1192,7 @@ class Planner {
         else
           tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
-      if (sync_now && !zero3) {
-        bucket += unit_gradient_bytes(unit);
-        if (bucket >= bucket_bytes(vs)) flush();
-      }
+      if (sync_now && !zero3) add_gradients(unit);
       add_expert_gradients(unit);
     }
     if (zero3 && sync_now) steps.emplace_back(gradient_collective(unit_gradient_bytes(units[0]), data_group));
@@ -1196,7 +1215,7 @@ class Planner {
     const ParallelCoordinates at = coordinates_of(mp_, rank);
     std::vector<Step>& steps = plan.ranks[static_cast<std::size_t>(rank)].own_steps;
     std::vector<CollectiveStep> deferred;   // data-parallel collectives after the pipeline (no overlap)
-    std::vector<CollectiveStep> final_sync; // the last micro-batch's gradient collectives
+    std::vector<CollectiveStep> final_sync; // the gathers back of the last micro-batch's gradient collectives
     auto stage_rank = [&](int vs) { return rank_of(mp_, {at.data, at.tensor, vs % mp_.pipeline, at.context}); };
     // The step's gathers of the previous iteration, overlapping this one's first forward pass (every iteration is
     // the same program, so each one starts with the gathers of the step before it).
@@ -1241,18 +1260,13 @@ class Planner {
                          experts / parameters_ / (mp_.zero >= 1 && experts_synced ? mp_.data_ranks() / mp_.expert : 1);
     steps.emplace_back(ComputeStep{cost_.optimizer_time * share * peak_, 0, 0});
     // ZeRO-1/2: every replica gathers the parameters the others updated (one all-gather per reduce-scatter of one
-    // micro-batch's gradients), in the data type, where the reduction moved gradients in theirs. The routed experts'
-    // parameters (on their expert-data groups) are gathered after the step too, never overlapped with the next forward.
-    auto gather_back = [&](CollectiveStep g) {
-      g.op = CollectiveOp::AllGather;
-      g.stream = 0;
-      g.bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(g.bytes) * element_ / gradient_element_));
-      steps.emplace_back(g);
-    };
+    // micro-batch's gradients), in the data type (see gather_back), where the reduction moved gradients in theirs. The
+    // routed experts' parameters (on their expert-data groups) are gathered after the step too, never overlapped with
+    // the next forward.
     if (synced && (mp_.zero == 1 || mp_.zero == 2) && !gathers_overlapped())
-      for (const CollectiveStep& g : final_sync) gather_back(g);
+      for (const CollectiveStep& g : final_sync) steps.emplace_back(g);
     if (mp_.zero == 1 || mp_.zero == 2)
-      for (const CollectiveStep& g : expert_final_sync_) gather_back(g);
+      for (const CollectiveStep& g : expert_final_sync_) steps.emplace_back(g);
     expert_final_sync_.clear();
   }
 
@@ -1345,6 +1359,7 @@ class Planner {
   int micro_batches_ = 1;
   int chunks_ = 1;
   double element_ = 2.0;          ///< bytes of a weight or an activation
+  double layer_element_ = 2.0;    ///< bytes of a layer's parameter as ZeRO gathers it (1 with fp8_param_gather)
   double gradient_element_ = 2.0; ///< bytes of a gradient
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
@@ -1366,7 +1381,7 @@ class Planner {
   /** Per layer, per position: with expert tensor parallelism the bytes of the copies the tensor group gathers for
    * its experts (and reduce-scatters back); 0 without. */
   std::vector<std::vector<std::uint64_t>> expert_gathers_;
-  std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its last expert gradient collectives
+  std::vector<CollectiveStep> expert_final_sync_;  ///< the rank being planned: its experts' gathers back
   std::vector<std::vector<PipelineOp>> schedules_; ///< per pipeline stage
   std::vector<std::uint32_t> labels_;              ///< per (pass, micro-batch, chunk); 0 until named
   /** The rank being planned: per virtual stage, per unit, the parameter gathers its first forward pass lets stay

@@ -82,10 +82,12 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   MemoryBreakdown m;
   m.parameters = local * e / (mp.zero >= 3 ? d : 1.0) + experts * e / (mp.zero >= 3 ? de : 1.0);
   // FP8 GEMMs: Transformer Engine keeps an fp8 copy of every layer weight, row-wise and column-wise (2 bytes per
-  // parameter), cast once per iteration and reused by its micro-batches.
+  // parameter), cast once per iteration and reused by its micro-batches. With fp8_param_gather those fp8 tensors are
+  // the weights themselves: 2 bytes in place of the data type's e + 2.
   if (training.kernels.fp8 != Fp8Recipe::None) {
     const double local_layers = held.layer_parameters - moe_layers * model.expert_parameters();
-    m.parameters += 2.0 * (local_layers / (mp.zero >= 3 ? d : 1.0) + experts / (mp.zero >= 3 ? de : 1.0));
+    const double weights = local_layers / (mp.zero >= 3 ? d : 1.0) + experts / (mp.zero >= 3 ? de : 1.0);
+    m.parameters += (training.kernels.fp8_param_gather ? 2.0 - e : 2.0) * weights;
   }
   const double gradient = bytes_per_element(training.gradient_type());
   m.gradients = local * gradient / (mp.zero >= 2 ? d : 1.0) + experts * gradient / (mp.zero >= 2 ? de : 1.0);

@@ -109,6 +109,11 @@ struct TransformerKernels {
   bool fused_moe_permute = false;
   /** FP8 GEMMs in the layers (see Fp8Recipe); none by default. */
   Fp8Recipe fp8 = Fp8Recipe::None;
+  /** The layers' weights kept and gathered in fp8 (Megatron-Core's `--fp8-param-gather`, with FP8 GEMMs and a
+   * distributed optimizer): Transformer Engine's fp8 weight tensors replace the data-type copy, so a layer weight
+   * takes 2 bytes (row- and column-wise fp8) instead of the data type plus the 2-byte fp8 copy, and the distributed
+   * optimizer all-gathers it at 1 byte per parameter, cast from the fp32 main weights. */
+  bool fp8_param_gather = false;
   bool operator==(const TransformerKernels&) const = default;
 };
 
