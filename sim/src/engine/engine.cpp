@@ -85,6 +85,12 @@ sg4::Engine& new_engine(const char* name) {
 #endif
 }
 
+void keep_until_exit(const void* object) {
+  // Volatile: the optimizer drops the stores to a static that is only ever written.
+  [[maybe_unused]] static const void* volatile kept = nullptr;
+  kept = object;
+}
+
 void configure_contexts(std::size_t actors) {
 #if !defined(__SANITIZE_ADDRESS__)
   sg4::Engine::set_config("contexts/stack-size:128");

@@ -62,6 +62,11 @@ NetworkConfig configure_network(NetworkModel model);
  * run on threads (see configure_contexts), which only the engine's command line can choose. */
 simgrid::s4u::Engine& new_engine(const char* name);
 
+/** Keeps `object` reachable until the process exits: a run's state left on the heap on purpose because daemon actors
+ * still hold it when the run ends (SimGrid tears them down at exit), as SimGrid keeps its engine, so that
+ * LeakSanitizer does not count it as lost. One run per process (one engine per process). */
+void keep_until_exit(const void* object);
+
 /** SimGrid's actor contexts for a run of `actors` actors: stacks of 128 KiB (the actors run flat loops; small stacks
  * keep thousands of them cache-friendly), without guard pages above 8,192 actors (a guard page costs a second memory
  * mapping, and 16,384 ranks with their communication streams would pass Linux's default vm.max_map_count of 65,536,

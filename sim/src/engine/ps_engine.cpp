@@ -245,12 +245,9 @@ PsRunResult simulate_parameter_server(const Scenario& scenario, const PsPlan& pl
   const engine::Platform platform =
       engine::build_platform(scenario.cluster, workload_data_type(scenario.workload), false);
   // On the heap and never freed: the shards, daemons, are still blocked on their mailboxes when the run ends
-  // (SimGrid tears them down at exit). Kept reachable until then from a static (one run per process), as SimGrid keeps
-  // its engine, so that LeakSanitizer does not count it as lost.
-  // The static is volatile: the optimizer drops the stores to a static that is only ever written.
-  [[maybe_unused]] static PsRun* volatile kept = nullptr;
+  // (SimGrid tears them down at exit); kept reachable until then (keep_until_exit).
   auto* run = new PsRun(plan, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
-  kept = run;
+  engine::keep_until_exit(run);
   run->start(platform);
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });

@@ -838,13 +838,10 @@ ServingRunResult simulate_serving(const Scenario& scenario) {
   engine::configure_contexts(0); // no guard-page rule here: these runs have far fewer actors
   const engine::Platform platform = engine::build_platform(scenario.cluster, workload.data_type, false);
   // On the heap and never freed: daemons still blocked on its semaphores when the run ends belong to SimGrid, which
-  // tears them down at exit. Kept reachable until then from a static (one run per process), as SimGrid keeps its
-  // engine, so that LeakSanitizer does not count it as lost.
-  // The static is volatile: the optimizer drops the stores to a static that is only ever written.
-  [[maybe_unused]] static ServingRun* volatile kept = nullptr;
+  // tears them down at exit; kept reachable until then (keep_until_exit).
   auto* run =
       new ServingRun(workload, scenario.cluster, result, scenario.run.seed); // NOLINT(cppcoreguidelines-owning-memory)
-  kept = run;
+  engine::keep_until_exit(run);
   run->start(platform, scenario.cluster.gpus_per_node);
   bool deadlock = false;
   sg4::Engine::on_deadlock_cb([&deadlock] { deadlock = true; });
