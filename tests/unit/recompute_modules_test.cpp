@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -268,6 +269,114 @@ TEST(RecomputeModules, EachInvalidListNamesItsKey) {
   // Accepted: the same overlap rerunning the norms.
   overlap["workload"]["recompute_modules"] = {"core_attn", "layernorm"};
   EXPECT_TRUE(std::get<ModelParallel>(parse(overlap).strategy).tp_comm_overlap);
+}
+
+// --- Megatron-Core's block method (--recompute-method block --recompute-num-layers N) ---------------------------
+
+/** GPT-3 13B (40 layers) on `gpus` A100s of one node with full recomputation, by the block method of `block` layers
+ * (none: every layer), or `recomputation` instead of full. */
+nlohmann::json block_scenario(nlohmann::json strategy, std::optional<int> block, int gpus = 4,
+                              const std::string& recomputation = "full") {
+  nlohmann::json doc = mp_scenario(std::move(strategy), nullptr, gpus);
+  doc["workload"]["recomputation"] = recomputation;
+  if (block) doc["workload"]["recompute_num_layers"] = *block;
+  return doc;
+}
+
+TEST(RecomputeBlock, TheFirstLayersOfEachChunkRerun) {
+  // Pipeline 2 x 2 virtual stages: 4 chunks of 10 layers; the first 3 of each rerun, 12 of 40.
+  const Scenario s =
+      parse(block_scenario({{"data", 2}, {"pipeline", 2}, {"schedule", "interleaved"}, {"virtual_stages", 2}}, 3));
+  const std::vector<bool> rerun =
+      block_recomputed_layers(std::get<ModelTraining>(s.workload), std::get<ModelParallel>(s.strategy));
+  ASSERT_EQ(rerun.size(), 40U);
+  for (std::size_t l = 0; l < rerun.size(); ++l) EXPECT_EQ(rerun[l], l % 10 < 3) << "layer " << l;
+  // Without the block method (or without full recomputation) the list is empty: every layer as the training says.
+  const Scenario full = parse(block_scenario({{"data", 4}}, std::nullopt));
+  EXPECT_TRUE(
+      block_recomputed_layers(std::get<ModelTraining>(full.workload), std::get<ModelParallel>(full.strategy)).empty());
+}
+
+TEST(RecomputeBlock, ComputeAndHardwareFlopsGrowByTheRerunLayersShare) {
+  // Data 4, no tensor group: a layer's rerun is its forward's compute only, so N of 40 layers add N/40 of what full
+  // recomputation adds, to the rank's compute and to the hardware flops; N at least the chunk's layers is full.
+  const nlohmann::json data = {{"data", 4}};
+  const Plan none = build_plan(parse(block_scenario(data, std::nullopt, 4, "none")));
+  const Plan full = build_plan(parse(block_scenario(data, std::nullopt)));
+  const double added = tensor_volume(full).compute - tensor_volume(none).compute;
+  const double added_flops = full.hardware_flops_per_iteration - none.hardware_flops_per_iteration;
+  ASSERT_GT(added, 0.0);
+  for (int n : {1, 10, 39}) {
+    SCOPED_TRACE(n);
+    const Plan block = build_plan(parse(block_scenario(data, n)));
+    EXPECT_NEAR(tensor_volume(block).compute - tensor_volume(none).compute, n / 40.0 * added, 1e-9 * added);
+    EXPECT_NEAR(block.hardware_flops_per_iteration - none.hardware_flops_per_iteration, n / 40.0 * added_flops,
+                1e-9 * added_flops);
+    EXPECT_DOUBLE_EQ(block.model_flops_per_iteration, none.model_flops_per_iteration);
+  }
+  for (int n : {40, 100}) {
+    const Plan all = build_plan(parse(block_scenario(data, n)));
+    EXPECT_DOUBLE_EQ(tensor_volume(all).compute, tensor_volume(full).compute);
+    EXPECT_DOUBLE_EQ(all.hardware_flops_per_iteration, full.hardware_flops_per_iteration);
+    EXPECT_DOUBLE_EQ(all.memory->activations, full.memory->activations);
+  }
+}
+
+TEST(RecomputeBlock, OnlyTheRerunLayersReissueTheirTensorCollectives) {
+  // Tensor 2 with sequence parallelism: full recomputation re-issues each layer's forward reduce-scatters and
+  // all-gathers before its backward; the block method only for its N layers.
+  const nlohmann::json strategy = {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}};
+  const Tensor none = tensor_volume(build_plan(parse(block_scenario(strategy, std::nullopt, 8, "none"))));
+  const Tensor full = tensor_volume(build_plan(parse(block_scenario(strategy, std::nullopt, 8))));
+  const Tensor block = tensor_volume(build_plan(parse(block_scenario(strategy, 10, 8))));
+  ASSERT_EQ((full.reduce_scatters - none.reduce_scatters) % 40, 0);
+  ASSERT_GT(full.reduce_scatters, none.reduce_scatters);
+  EXPECT_EQ(block.reduce_scatters - none.reduce_scatters, (full.reduce_scatters - none.reduce_scatters) / 4);
+  EXPECT_EQ(block.all_gathers - none.all_gathers, (full.all_gathers - none.all_gathers) / 4);
+  // The same through Transformer Engine's userbuffers overlap (the blocks' collectives beside their GEMMs).
+  const nlohmann::json overlap = {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_comm_overlap", true}};
+  const Tensor o_none = tensor_volume(build_plan(parse(block_scenario(overlap, std::nullopt, 8, "none"))));
+  const Tensor o_full = tensor_volume(build_plan(parse(block_scenario(overlap, std::nullopt, 8))));
+  const Tensor o_block = tensor_volume(build_plan(parse(block_scenario(overlap, 10, 8))));
+  EXPECT_NEAR(o_block.compute - o_none.compute, (o_full.compute - o_none.compute) / 4,
+              1e-9 * (o_full.compute - o_none.compute));
+}
+
+TEST(RecomputeBlock, InterleavedChunksEachRerunTheirFirstLayers) {
+  // Pipeline 2 x 2 virtual stages: stage 0 holds chunks of layers 0-9 and 20-29; 3 of each rerun, 6 of its 20.
+  const nlohmann::json strategy = {{"data", 2}, {"pipeline", 2}, {"schedule", "interleaved"}, {"virtual_stages", 2}};
+  const double none = tensor_volume(build_plan(parse(block_scenario(strategy, std::nullopt, 4, "none")))).compute;
+  const double full = tensor_volume(build_plan(parse(block_scenario(strategy, std::nullopt)))).compute;
+  const double block = tensor_volume(build_plan(parse(block_scenario(strategy, 3)))).compute;
+  EXPECT_NEAR(block - none, 6.0 / 20.0 * (full - none), 1e-9 * (full - none));
+}
+
+TEST(RecomputeBlock, ActivationsKeepTheOtherLayersWhole) {
+  // One micro-batch in flight, no tensor group: the N rerun layers keep their input (2·s·b·h), the 40 - N others
+  // all their activations; full recomputation's one rebuilt layer on top in both.
+  const nlohmann::json data = {{"data", 4}};
+  const Scenario s = parse(block_scenario(data, 15));
+  const TransformerModel model = std::get<ModelTraining>(s.workload).transformer();
+  const double kept = model.layer_activation_bytes(1, Recomputation::None);
+  const double input = model.layer_activation_bytes(1, Recomputation::Full);
+  EXPECT_DOUBLE_EQ(input, 2.0 * 2048 * 5120);
+  const Plan full = build_plan(parse(block_scenario(data, std::nullopt)));
+  const Plan block = build_plan(s);
+  EXPECT_NEAR(block.memory->activations - full.memory->activations, 25 * (kept - input), 1e-6 * kept);
+  EXPECT_NE(block.summary.find("full (block: the first 15 layers of each stage's model chunk) recomputation"),
+            std::string::npos)
+      << block.summary;
+}
+
+TEST(RecomputeBlock, InvalidUsesNameTheKey) {
+  EXPECT_EQ(error_pointer(block_scenario({{"data", 4}}, 2, 4, "selective")), "/workload/recompute_num_layers");
+  EXPECT_EQ(error_pointer(block_scenario({{"data", 4}}, 2, 4, "none")), "/workload/recompute_num_layers");
+  EXPECT_EQ(error_pointer(block_scenario({{"data", 4}}, 0)), "/workload/recompute_num_layers");
+  nlohmann::json plain = block_scenario({{"data", 4}}, 2);
+  plain["strategy"] = {{"kind", "data_parallel"}, {"partitions", 4}, {"shares", "balanced"}};
+  const InputError e = input_error([&] { parse(plain); });
+  EXPECT_EQ(e.pointer(), "/workload/recompute_num_layers");
+  EXPECT_NE(std::string(e.what()).find("strategy kind \"data_parallel\""), std::string::npos) << e.what();
 }
 
 } // namespace

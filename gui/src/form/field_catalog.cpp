@@ -173,6 +173,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/workload/global_batch", 0, 512},
        {"/workload/micro_batch", 64},
        {"/workload/recomputation"},
+       {"/workload/recompute_num_layers", 0, 1},
        {"/workload/recompute_modules", 0, nlohmann::json::parse(R"(["core_attn", "layernorm"])")},
        {"/workload/expert_routing", 0, nlohmann::json::parse(R"({"distribution": "zipf", "zipf_exponent": 1.0})")},
        {"/workload/optimizer"},

@@ -288,6 +288,15 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
   if (!t.model.is_transformer() && t.recomputation != Recomputation::None)
     throw InputError(reader.source(), reader.pointer() + "/recomputation",
                      "activation recomputation is modelled for transformers; expected \"none\" for a CNN");
+  if (reader.has("recompute_num_layers")) {
+    if (t.recomputation != Recomputation::Full)
+      throw InputError(reader.source(), reader.pointer() + "/recompute_num_layers",
+                       fmt::format("the layers are those full recomputation reruns (Megatron-Core's --recompute-method "
+                                   "block); expected no recompute_num_layers with recomputation \"{}\", or "
+                                   "recomputation \"full\"",
+                                   to_string(t.recomputation)));
+    t.recompute_num_layers = reader.integer("recompute_num_layers");
+  }
   t.optimizer = reader.enum_choice_or("optimizer", Optimizer::Adam);
   t.gradient_clipping = reader.boolean("gradient_clipping");
   t.loss_scaling = reader.boolean_or("loss_scaling", t.data_type == "fp16");
@@ -1164,6 +1173,14 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
                                                                s.document.at("strategy").value("kind", std::string()))
                                                  : "zero 0"));
   }
+  if (const auto* training = std::get_if<ModelTraining>(&s.workload);
+      training != nullptr && training->recompute_num_layers > 0 && !std::holds_alternative<ModelParallel>(s.strategy))
+    throw InputError(source, "/workload/recompute_num_layers",
+                     fmt::format("the block method recomputes the first layers of each pipeline stage's model chunk, "
+                                 "which only a model_parallel plan has; expected no recompute_num_layers, or strategy "
+                                 "kind \"model_parallel\" (data N, tensor 1, pipeline 1 is plain data parallelism), "
+                                 "got strategy kind \"{}\"",
+                                 s.document.at("strategy").value("kind", std::string())));
   check_stragglers(s);
   if (root.has("run")) s.run = parse_run(root.child("run"));
   // Absent sections are read as empty objects, so that every default comes from the schema.

@@ -525,6 +525,20 @@ void workload_fields(std::vector<F>& f) {
                   .allowed("transformers only")
                   .label("Recomputation")
                   .doc("activation recomputation (Korthikanti et al. 2022)"));
+  f.push_back(
+      F(w + "recompute_num_layers", T::Integer, "model_training")
+          .kinds(training)
+          .range(1, 1'000'000)
+          .def_doc("every layer")
+          .allowed("with `recomputation` `\"full\"` and strategy `model_parallel`")
+          .label("Recomputed layers per chunk")
+          .doc(
+              "full recomputation by Megatron-Core's block method (`--recompute-method block "
+              "--recompute-num-layers N`, megatron/core/transformer/transformer_block.py at f2e5db4): only the first N "
+              "layers of each model chunk of a pipeline stage (each virtual stage with interleaving) keep "
+              "just their input and rerun their forward, collectives included, before their backward; the "
+              "others keep all their activations and run no rerun. N at least the chunk's layers: all of "
+              "them, as without it ([training.md](training.md))"));
   f.push_back(F(w + "recompute_modules", T::Array, "model_training")
                   .kinds(training)
                   .type_doc("array of strings")

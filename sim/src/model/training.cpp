@@ -96,6 +96,9 @@ std::vector<ComputeOp> with_attention_window(std::vector<ComputeOp> ops, std::in
 
 std::string describe_recomputation(const ModelTraining& training) {
   const RecomputeModules& modules = training.kernels.recompute_modules;
+  if (training.recomputation == Recomputation::Full && training.recompute_num_layers > 0)
+    return fmt::format("full (block: the first {} layer{} of each stage's model chunk)", training.recompute_num_layers,
+                       training.recompute_num_layers == 1 ? "" : "s");
   if (training.recomputation != Recomputation::Selective || modules.is_default())
     return std::string(to_string(training.recomputation));
   return fmt::format("selective ({})", modules.describe());
@@ -120,7 +123,7 @@ double optimizer_step_bytes_per_parameter(Optimizer optimizer, const std::string
   return unscale + norm + update + weights + zero;
 }
 
-TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu) {
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu, const std::vector<bool>& recomputed) {
   TrainingCost cost;
   const std::string& type = training.data_type;
   const std::int64_t b = training.micro_batch;
@@ -133,30 +136,46 @@ TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu)
     // model's layer, a sliding window's layers with the fused attention kernel over the band (AttentionWindow).
     const AttentionWindow& window = model.config().window;
     // Per kind of layer, the whole sequence's attention and (with a window) the window's: [windowed].
-    auto layer_units = [&](const TransformerModel& m) {
+    auto layer_units = [&](const TransformerModel& m, Recomputation recomputation) {
       std::array<TrainingUnit, 2> units;
-      units[0] = price_ops("layer", m.layer_ops(b), gpu, type, training.recomputation);
+      units[0] = price_ops("layer", m.layer_ops(b), gpu, type, recomputation);
       units[0].parameters = m.layer_parameters();
       units[1] = units[0];
       if (window.enabled()) {
-        units[1] =
-            price_ops("layer", with_attention_window(m.layer_ops(b), window.size), gpu, type, training.recomputation);
+        units[1] = price_ops("layer", with_attention_window(m.layer_ops(b), window.size), gpu, type, recomputation);
         units[1].parameters = units[0].parameters;
       }
       return units;
     };
-    const std::array<TrainingUnit, 2> layer = layer_units(model);
+    const std::int64_t layers = model.config().layers;
+    PARTSIM_CHECK(recomputed.empty() || std::ssize(recomputed) == layers) << "recomputed layers of another model";
+    const bool first_dense = model.config().experts.first_dense > 0;
+    const std::array<TrainingUnit, 2> layer = layer_units(model, training.recomputation);
     const std::array<TrainingUnit, 2> dense =
-        model.config().experts.first_dense > 0 ? layer_units(model.dense_model()) : layer;
-    for (std::int64_t l = 0; l < model.config().layers; ++l) {
-      cost.units.push_back((model.moe_layer(l) ? layer : dense)[window.windowed(l) ? 1 : 0]);
+        first_dense ? layer_units(model.dense_model(), training.recomputation) : layer;
+    // The layers the block method leaves alone, and their hardware flops without the rerun forward.
+    std::array<TrainingUnit, 2> kept_layer;
+    std::array<TrainingUnit, 2> kept_dense;
+    double skipped_flops = 0.0;
+    if (!recomputed.empty()) {
+      kept_layer = layer_units(model, Recomputation::None);
+      kept_dense = first_dense ? layer_units(model.dense_model(), Recomputation::None) : kept_layer;
+    }
+    for (std::int64_t l = 0; l < layers; ++l) {
+      const bool rerun = recomputed.empty() || recomputed[static_cast<std::size_t>(l)];
+      const bool moe_kind = model.moe_layer(l);
+      cost.units.push_back(
+          (rerun ? (moe_kind ? layer : dense) : (moe_kind ? kept_layer : kept_dense))[window.windowed(l) ? 1 : 0]);
       cost.units.back().name = "layer " + std::to_string(l);
+      if (!rerun)
+        skipped_flops +=
+            (moe_kind || !first_dense ? model : model.dense_model()).layer_flops(1, Recomputation::Full).recompute;
     }
     cost.units.push_back(price_ops("head", pick(outer, false), gpu, type, Recomputation::None));
     cost.units.back().parameters = model.output_parameters();
     cost.parameters = model.parameters();
     cost.model_flops_per_sample = model.training_flops(1, Recomputation::None).total();
-    cost.hardware_flops_per_sample = model.training_flops(1, training.recomputation).total();
+    cost.hardware_flops_per_sample = model.training_flops(1, training.recomputation).total() - skipped_flops;
     cost.tokens_per_sample = static_cast<double>(model.config().sequence_length);
   } else {
     const CnnModel model = training.model.cnn();

@@ -74,14 +74,22 @@ struct Unit {
   bool layer = false;             ///< a transformer layer: its weights are gathered in fp8 with fp8_param_gather
 };
 
+/** The embedding, every layer of the model in order and the head, priced under one recomputation. */
+struct LayerUnits {
+  Unit embedding;
+  Unit head;
+  std::vector<Unit> layers;
+};
+
 /** The layout of a group's members over the nodes, which the algorithm choice and message counts depend on. */
 
 class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
       : source_(scenario.source), seed_(scenario.run.seed), cluster_(scenario.cluster), training_(training), mp_(mp),
-        model_(training.transformer()), cost_(training_cost(training, scenario.cluster.gpu)), collectives_(cluster_),
-        parameters_(model_.parameters()) {
+        model_(training.transformer()),
+        cost_(training_cost(training, scenario.cluster.gpu, block_recomputed_layers(training, mp))),
+        collectives_(cluster_), parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
@@ -95,6 +103,7 @@ class Planner {
     tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
     // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
     transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
+    recomputed_ = block_recomputed_layers(training, mp);
     build_units();
   }
 
@@ -192,14 +201,13 @@ class Planner {
    * bulk beside their weight gradient. Pipelined and bulk transfers hold kTpOverlapCommSms SMs, taken from their GEMMs
    * (set_sm_margin): those GEMMs take sm_count / (sm_count - kTpOverlapCommSms) as long; the ring exchange copies on
    * the copy engines without a margin. */
-  OverlapBlock overlap_block(const std::vector<ComputeOp>& ops, const std::string& column,
-                             const std::string& row) const {
+  OverlapBlock overlap_block(const std::vector<ComputeOp>& ops, const std::string& column, const std::string& row,
+                             Recomputation recomputation) const {
     const std::string gate = column == "mlp_up" ? "mlp_gate" : std::string();
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
     const double element = bytes_per_element(type);
-    const Recomputation rest =
-        training_.recomputation == Recomputation::Full ? Recomputation::None : training_.recomputation;
+    const Recomputation rest = recomputation == Recomputation::Full ? Recomputation::None : recomputation;
     std::vector<ComputeOp> pre;
     std::vector<ComputeOp> mid;
     std::vector<ComputeOp> post;
@@ -299,10 +307,11 @@ class Planner {
     return all;
   }
 
-  /** Each GEMM priced at its split shape (TensorSplit), the tensor-parallel collectives in between: per layer an
-   * all-reduce of b·s·h after the attention and after the MLP, each way (with sequence parallelism a reduce-scatter
-   * and an all-gather); the vocabulary-parallel embedding and head as Megatron-LM runs them (see the comments). */
-  void build_units() {
+  /** The embedding, each layer and the head, every layer under `recomputation`. Each GEMM priced at its split shape
+   * (TensorSplit), the tensor-parallel collectives in between: per layer an all-reduce of b·s·h after the attention and
+   * after the MLP, each way (with sequence parallelism a reduce-scatter and an all-gather); the vocabulary-parallel
+   * embedding and head as Megatron-LM runs them (see the comments). */
+  LayerUnits priced_units(Recomputation recomputation) {
     const TransformerConfig& c = model_.config();
     const std::int64_t b = training_.micro_batch;
     const int t = mp_.tensor;
@@ -342,8 +351,8 @@ class Planner {
       (op.name == "embedding" ? embedding : op.name == "final_norm" ? norm : head).push_back(op);
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
-    const TrainingUnit a = price_ops("attention", attention, gpu, type, training_.recomputation);
-    const TrainingUnit m = price_ops("mlp", mlp, gpu, type, training_.recomputation);
+    const TrainingUnit a = price_ops("attention", attention, gpu, type, recomputation);
+    const TrainingUnit m = price_ops("mlp", mlp, gpu, type, recomputation);
     const TrainingUnit e = price_ops("embedding", embedding, gpu, type, Recomputation::None);
     const TrainingUnit n = price_ops("norm", norm, gpu, type, Recomputation::None);
     const TrainingUnit l = price_ops("head", head, gpu, type, Recomputation::None);
@@ -363,7 +372,7 @@ class Planner {
     // Full recomputation reruns each layer's forward, collectives included, before its backward (Megatron-LM
     // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
     // CheckpointFunction.backward). Selective recomputation reruns only the attention core, which has no collective.
-    const bool full = training_.recomputation == Recomputation::Full;
+    const bool full = recomputation == Recomputation::Full;
     const double attention_backward = full ? a.backward_time - a.forward_time : a.backward_time;
     // The attention block's actions: one compute, or with context parallelism the projections, the core around its
     // exchange of keys and values on the context group, and the output projection.
@@ -377,14 +386,14 @@ class Planner {
             op.attention->context = 1;
           }
       const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
-      const TrainingUnit o = price_ops("attention", attention_after, gpu, type, training_.recomputation);
+      const TrainingUnit o = price_ops("attention", attention_after, gpu, type, recomputation);
       auto backward_of = [&](const TrainingUnit& u) {
         return full ? u.backward_time - u.forward_time : u.backward_time;
       };
       attention_forward = join({{a.forward_time}, context_forward(k.forward_time), {o.forward_time}});
       // Selective recomputation reruns the core forward, its exchange included, before the core's backward; after
       // a Ulysses all-to-all the core's inputs are the saved head-split queries, keys and values: no exchange.
-      const bool selective = training_.recomputation == Recomputation::Selective &&
+      const bool selective = recomputation == Recomputation::Selective &&
                              training_.kernels.recompute_modules.contains(LayerModule::CoreAttention);
       const std::vector<Action> rerun_core = !selective ? std::vector<Action>{}
                                              : mp_.context_comm == ContextComm::AllToAll
@@ -399,7 +408,7 @@ class Planner {
     // Selective recomputation of the `mlp` module reruns the MLP's forward with its tensor collectives (the input's
     // all-gather inside the first GEMM's module with sequence parallelism, the output's reduction inside the last):
     // Megatron-Core checkpoints the whole MLP module.
-    const bool rerun_mlp = training_.recomputation == Recomputation::Selective &&
+    const bool rerun_mlp = recomputation == Recomputation::Selective &&
                            training_.kernels.recompute_modules.contains(LayerModule::Mlp) && tp;
     auto dense_unit = [&](const TrainingUnit& mlp, double parameters, const std::vector<Action>& attention_in,
                           const std::vector<Action>& attention_back) {
@@ -421,8 +430,7 @@ class Planner {
     const AttentionWindow& window = c.window;
     const std::vector<ComputeOp> windowed_attention =
         window.enabled() ? with_attention_window(attention, window.size) : attention;
-    const TrainingUnit aw =
-        window.enabled() ? price_ops("attention", windowed_attention, gpu, type, training_.recomputation) : a;
+    const TrainingUnit aw = window.enabled() ? price_ops("attention", windowed_attention, gpu, type, recomputation) : a;
     const std::vector<Action> windowed_forward =
         window.enabled() ? std::vector<Action>{aw.forward_time} : attention_forward;
     const std::vector<Action> windowed_backward =
@@ -433,9 +441,9 @@ class Planner {
       Unit unit = windowed ? dense_unit(mlp_unit, parameters, windowed_forward, windowed_backward)
                            : dense_unit(mlp_unit, parameters, attention_forward, attention_backward_actions);
       if (mp_.tp_comm_overlap) {
-        const OverlapBlock attention_block =
-            overlap_block(windowed ? windowed_attention : attention, "qkv_projection", "output_projection");
-        const OverlapBlock mlp_block = overlap_block(mlp_ops, "mlp_up", "mlp_down");
+        const OverlapBlock attention_block = overlap_block(windowed ? windowed_attention : attention, "qkv_projection",
+                                                           "output_projection", recomputation);
+        const OverlapBlock mlp_block = overlap_block(mlp_ops, "mlp_up", "mlp_down", recomputation);
         const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
         unit.forward = forward;
         unit.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
@@ -456,7 +464,7 @@ class Planner {
         past_norm = past_norm || op.name == "mlp_norm";
         if (past_norm) dense_mlp.push_back(op);
       }
-      const TrainingUnit dense_mlp_unit = price_ops("mlp", dense_mlp, gpu, type, training_.recomputation);
+      const TrainingUnit dense_mlp_unit = price_ops("mlp", dense_mlp, gpu, type, recomputation);
       dense_layer =
           dense_unit(dense_mlp_unit, dense.layer_parameters(t), attention_forward, attention_backward_actions);
       windowed_dense_layer = dense_unit(dense_mlp_unit, dense.layer_parameters(t), windowed_forward, windowed_backward);
@@ -468,9 +476,8 @@ class Planner {
     // block's input is gathered. Backward mirrors it: two all-to-alls of the copies' gradients, the reduce-scatter's
     // backward an all-gather and the all-gather's a reduce-scatter.
     // What every MoE layer shares, priced once (the layers differ only in the index their expert work carries).
-    const TrainingUnit before =
-        moe() ? price_ops("moe", moe_before, gpu, type, training_.recomputation) : TrainingUnit{};
-    const TrainingUnit after = moe() ? price_ops("moe", moe_after, gpu, type, training_.recomputation) : TrainingUnit{};
+    const TrainingUnit before = moe() ? price_ops("moe", moe_before, gpu, type, recomputation) : TrainingUnit{};
+    const TrainingUnit after = moe() ? price_ops("moe", moe_after, gpu, type, recomputation) : TrainingUnit{};
     const double moe_dense_parameters = moe() ? model_.layer_parameters(t) - model_.expert_parameters() : 0.0;
     const double moe_expert_parameters = moe() ? model_.expert_parameters(mp_.expert, mp_.expert_tensor) : 0.0;
     const double k = static_cast<double>(c.experts.top_k);
@@ -480,7 +487,6 @@ class Planner {
     // expert rank returning what it received); backward, the combine's gradients go the dispatch's way and the
     // dispatch's the combine's, so the first all-to-all of either pass is weighted by destination, the second by
     // source. Uniform routing: one all-to-all for both.
-    if (moe()) price_experts(gpu, type);
     auto all_to_all = [&](std::int32_t index, bool combine) {
       if (mp_.expert <= 1) return std::vector<Action>{};
       const auto skew = layer_skew_.find(index);
@@ -547,18 +553,31 @@ class Planner {
     const Unit head_unit{
         join({{n.forward_time}, gather, {l.forward_time}, collectives({cross_entropy, cross_entropy, cross_entropy})}),
         join({{l.backward_time}, sum, {n.backward_time}}), head_parameters};
-    const std::vector<int> layers = virtual_stage_layers(mp_, c.layers);
+    LayerUnits out{embedding_unit, head_unit, {}};
+    for (std::int32_t index = 0; index < c.layers; ++index)
+      out.layers.push_back(!moe()                    ? (window.windowed(index) ? windowed_layer : layer)
+                           : model_.moe_layer(index) ? moe_layer(index)
+                           : window.windowed(index)  ? windowed_dense_layer
+                                                     : dense_layer);
+    return out;
+  }
+
+  /** The units of every virtual stage, in forward order: the embedding on the first, each layer priced under the
+   * training's recomputation (or, with the block method, under none where it is not among its chunk's first
+   * recompute_num_layers), the head on the last. */
+  void build_units() {
+    if (moe()) price_experts(cluster_.gpu, training_.data_type);
+    const LayerUnits all = priced_units(training_.recomputation);
+    const LayerUnits kept = recomputed_.empty() ? LayerUnits{} : priced_units(Recomputation::None);
+    const std::vector<int> layers = virtual_stage_layers(mp_, model_.config().layers);
     units_.resize(static_cast<std::size_t>(chunks_));
-    std::int32_t index = 0; // the model's layer
+    std::size_t index = 0; // the model's layer
     for (int vs = 0; vs < chunks_; ++vs) {
       auto& units = units_[static_cast<std::size_t>(vs)];
-      if (vs == 0) units.push_back(embedding_unit);
+      if (vs == 0) units.push_back(all.embedding);
       for (int l = 0; l < layers[static_cast<std::size_t>(vs)]; ++l, ++index)
-        units.push_back(!moe()                    ? (window.windowed(index) ? windowed_layer : layer)
-                        : model_.moe_layer(index) ? moe_layer(index)
-                        : window.windowed(index)  ? windowed_dense_layer
-                                                  : dense_layer);
-      if (vs == chunks_ - 1) units.push_back(head_unit);
+        units.push_back((recomputed_.empty() || recomputed_[index] ? all : kept).layers[index]);
+      if (vs == chunks_ - 1) units.push_back(all.head);
     }
   }
 
@@ -664,17 +683,19 @@ class Planner {
       return static_cast<std::uint64_t>(
           std::llround(static_cast<double>(mp_.expert_tensor) * copies * static_cast<double>(c.hidden) * element_));
     };
-    const bool full = training_.recomputation == Recomputation::Full;
-    std::map<double, std::pair<double, double>> by_load; // load -> (forward, backward)
-    auto price = [&](double load) {
-      auto [it, fresh] = by_load.try_emplace(load);
+    // (load, recomputation) -> (forward, backward): with the block method a layer outside its chunk's first
+    // recompute_num_layers runs no rerun.
+    std::map<std::pair<double, Recomputation>, std::pair<double, double>> by_load;
+    auto price = [&](double load, Recomputation recomputation) {
+      const bool full = recomputation == Recomputation::Full;
+      auto [it, fresh] = by_load.try_emplace({load, recomputation});
       if (fresh) {
         TensorSplit split = base;
         split.expert_load = load;
         std::vector<ComputeOp> ops;
         for (const ComputeOp& op : model_.layer_ops(training_.micro_batch, split))
           if (is_routed_expert_op(op)) ops.push_back(op);
-        const TrainingUnit u = price_ops("experts", ops, gpu, type, training_.recomputation);
+        const TrainingUnit u = price_ops("experts", ops, gpu, type, recomputation);
         it->second = {u.forward_time, full ? u.backward_time - u.forward_time : u.backward_time};
       }
       return it->second;
@@ -692,8 +713,11 @@ class Planner {
       if (!model_.moe_layer(l)) continue; // a first dense layer: no experts, no routing
       routing_.push_back(route_layer(training_.expert_routing, c.experts.count, mp_.expert, l, seed_));
       const std::vector<double>& load = routing_.back().rank_load;
+      const Recomputation layer_recomputation = recomputed_.empty() || recomputed_[static_cast<std::size_t>(l)]
+                                                    ? training_.recomputation
+                                                    : Recomputation::None;
       for (const double x : load) {
-        expert_times_[static_cast<std::size_t>(l)].push_back(price(x));
+        expert_times_[static_cast<std::size_t>(l)].push_back(price(x, layer_recomputation));
         expert_gathers_[static_cast<std::size_t>(l)].push_back(gathered(x));
       }
       // A layer whose ranks' loads differ sends them its tokens in that proportion: its dispatch and combine. A two-hop
@@ -1364,7 +1388,8 @@ class Planner {
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
   std::uint64_t transfer_bytes_ = 0;
-  std::vector<std::vector<Unit>> units_;            ///< per virtual stage, in forward order
+  std::vector<std::vector<Unit>> units_; ///< per virtual stage, in forward order
+  std::vector<bool> recomputed_; ///< per layer, with the block method: reruns its forward (block_recomputed_layers)
   std::map<std::pair<int, int>, int> tensor_group_; ///< (data rank d·C + c, pipeline) -> group
   std::map<std::pair<int, int>, int> data_group_;   ///< (tensor, pipeline) -> group
   std::map<std::pair<int, int>, int>

@@ -56,6 +56,15 @@ StageParameters stage_parameters(const TransformerModel& model, const ModelParal
 
 } // namespace
 
+std::vector<bool> block_recomputed_layers(const ModelTraining& training, const ModelParallel& mp) {
+  if (training.recomputation != Recomputation::Full || training.recompute_num_layers <= 0) return {};
+  const std::vector<int> layers = virtual_stage_layers(mp, std::get<TransformerConfig>(training.model.config).layers);
+  std::vector<bool> out;
+  for (const int count : layers) // virtual stages in the model's order: each a chunk of one stage
+    for (int l = 0; l < count; ++l) out.push_back(l < training.recompute_num_layers);
+  return out;
+}
+
 double stage_expert_parameters(const ModelTraining& training, const ModelParallel& mp, int stage) {
   const TransformerModel model = training.transformer();
   return static_cast<double>(stage_parameters(model, mp, stage).moe_layers) *
@@ -130,13 +139,38 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
   const int in_flight =
       peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
+  // Megatron-Core's block method: each chunk's first recompute_num_layers layers keep their input only, the others
+  // all their activations (a layer's bytes as layer_bytes weighs them, per layer of the stage).
+  const std::int64_t block =
+      training.recomputation == Recomputation::Full ? std::max<std::int64_t>(training.recompute_num_layers, 0) : 0;
+  double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers; // not recomputed
+  auto block_layer_bytes = [&] {
+    double sum = 0.0;
+    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+      const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
+      auto add = [&](int from, int n, Recomputation r) {
+        if (n <= 0) return;
+        const std::int64_t moe = model.moe_layers(from, n);
+        const double total = model.layers_activation_bytes(from, n, b, r, e);
+        const double sequence = static_cast<double>(moe) * model.layer_sequence_bytes(b, r, e) +
+                                static_cast<double>(n - moe) * dense.layer_sequence_bytes(b, r, e);
+        const double whole = r == Recomputation::Full ? total : sequence;
+        sum += (total - whole) / t + (mp.sequence_parallel ? whole / t : whole);
+      };
+      add(first, rerun, Recomputation::Full);
+      add(first + rerun, count - rerun, Recomputation::None);
+      kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
+    }
+    return sum / static_cast<double>(layers);
+  };
   // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
-  m.activations = in_flight * layer_bytes(training.recomputation) * layers / mp.virtual_stages;
+  m.activations =
+      in_flight * (block > 0 ? block_layer_bytes() : layer_bytes(training.recomputation)) * layers / mp.virtual_stages;
   // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
   // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
-  // 1/expert_tensor of the width) and outputs weigh what they would whole.
-  if (mp.expert_tensor > 1 && training.recomputation != Recomputation::Full)
-    m.activations += in_flight * moe_layers / static_cast<double>(mp.virtual_stages) *
+  // 1/expert_tensor of the width) and outputs weigh what they would whole; not in a recomputed layer.
+  if (mp.expert_tensor > 1 && kept_moe_layers > 0.0)
+    m.activations += in_flight * kept_moe_layers / static_cast<double>(mp.virtual_stages) *
                      static_cast<double>(c.experts.top_k) * e * tokens * h * static_cast<double>(mp.expert_tensor - 1) /
                      t;
   // Under full recomputation one layer at a time rebuilds all its activations: the stage's largest.

@@ -120,6 +120,10 @@ struct ModelTraining {
   /** The gradients' type (accumulation, data-parallel reduction, the optimizer's reads); empty: `data_type`. */
   std::string gradient_data_type;
   Recomputation recomputation = Recomputation::None;
+  /** With full recomputation, Megatron-Core's block method (`--recompute-method block --recompute-num-layers N`):
+   * only the first N layers of each model chunk of a pipeline stage rerun their forward, the others keep their
+   * activations; 0: every layer (the uniform method, one layer per checkpoint). model_parallel strategies only. */
+  std::int64_t recompute_num_layers = 0;
   Optimizer optimizer = Optimizer::Adam;
   /** Clip gradients by their global L2 norm before the step (Megatron-LM's --clip-grad 1.0, torchtitan's max_norm
    * 1.0): the step first reads every gradient once for the norm. */

@@ -101,8 +101,11 @@ struct TrainingCost {
   double backward_time() const;
 };
 
-/** Prices every op of one micro-batch with the cost model (op_time) and groups them into units. */
-TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu);
+/** Prices every op of one micro-batch with the cost model (op_time) and groups them into units. `recomputed`, when
+ * not empty (one entry per layer, with full recomputation): which layers rerun their forward (Megatron-Core's block
+ * method, see recompute_num_layers); the others are priced, and their hardware flops counted, without recomputation. */
+TrainingCost training_cost(const ModelTraining& training, const GpuProfile& gpu,
+                           const std::vector<bool>& recomputed = {});
 
 /** Gradients reduced together: units [first, last] in forward order, filled from the last unit backwards (the order
  * the backward pass produces them) until a bucket holds at least `bucket_bytes`, as PyTorch DDP does. */

@@ -22,6 +22,11 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
  * optimizer states that ZeRO shards over the expert-data group; 0 for a dense model. */
 double stage_expert_parameters(const ModelTraining& training, const ModelParallel& mp, int stage);
 
+/** Which layers rerun their forward under Megatron-Core's block method (ModelTraining::recompute_num_layers): the
+ * first N layers of each model chunk of each pipeline stage, one entry per layer of the model; empty without it (then
+ * every layer is under the training's recomputation). */
+std::vector<bool> block_recomputed_layers(const ModelTraining& training, const ModelParallel& mp);
+
 /** The stage needing the most memory and its breakdown. */
 MemoryBreakdown model_parallel_peak_memory(const ModelTraining& training, const ModelParallel& mp,
                                            const GpuProfile& gpu, int* stage = nullptr);
