@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace partsim::test {
 namespace {
@@ -209,6 +212,66 @@ TEST(ContextParallelPlan, TensorAndContextCompose) {
       EXPECT_EQ(c->bytes, 4096ULL * 4096 * 2);
       break;
     }
+}
+
+/** The tensor-group collectives of `rank`'s steps, in order: (op, bytes). */
+std::vector<std::pair<CollectiveOp, std::uint64_t>> tensor_collectives(const Plan& plan, int rank) {
+  std::vector<std::pair<CollectiveOp, std::uint64_t>> out;
+  for (const Step& step : resolved_steps(plan, rank))
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Tensor)
+      out.emplace_back(c->op, c->bytes);
+  return out;
+}
+
+TEST(ContextParallelPlan, TheTensorOverlapRunsAroundTheCoresExchange) {
+  // Tensor 2 x context 2 x data 2 with Transformer Engine's userbuffers overlap (Megatron-Bridge's Llama 3.1 405B
+  // preset on H100 runs TP 8 x CP 2 with it): the context group exchanges what it does without the overlap, in every
+  // mode, and the tensor group runs the overlap's collectives of a context-1 plan of the rank's 4,096 tokens.
+  const nlohmann::json tp = {{"tensor", 2}, {"sequence_parallel", true}};
+  auto with = [&](nlohmann::json extra) {
+    nlohmann::json strategy = tp;
+    strategy.update(extra);
+    return build_plan(parse(cp_scenario(strategy, 8, 2)));
+  };
+  for (const char* mode : {"p2p", "all_gather", "all_to_all"}) {
+    SCOPED_TRACE(mode);
+    const Plan plain = with({{"data", 2}, {"context", 2}, {"context_comm", mode}});
+    const Plan overlap = with({{"data", 2}, {"context", 2}, {"context_comm", mode}, {"tp_comm_overlap", true}});
+    EXPECT_EQ(ring_sends(overlap, 1), ring_sends(plain, 1));
+    auto context_collectives = [](const Plan& plan) {
+      std::vector<std::pair<CollectiveOp, std::uint64_t>> out;
+      for (const Step& step : resolved_steps(plan, 1))
+        if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Context)
+          out.emplace_back(c->op, c->bytes);
+      return out;
+    };
+    EXPECT_EQ(context_collectives(overlap), context_collectives(plain));
+  }
+  const Plan overlap = with({{"data", 2}, {"context", 2}, {"tp_comm_overlap", true}});
+  nlohmann::json half =
+      cp_scenario({{"data", 2}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_comm_overlap", true}}, 4, 2);
+  half["workload"]["sequence_length"] = 4096;
+  const auto with_context = tensor_collectives(overlap, 1);
+  const auto without = tensor_collectives(build_plan(parse(half)), 1);
+  ASSERT_FALSE(without.empty());
+  EXPECT_EQ(with_context, without);
+  // In the first layer's forward the ring's first hop comes after the QKV GEMM's all-gather and before the output
+  // projection's reduce-scatter.
+  std::optional<CollectiveOp> before;
+  std::optional<CollectiveOp> after;
+  bool hopped = false;
+  for (const Step& step : resolved_steps(overlap, 1)) {
+    if (const auto* s = std::get_if<SendStep>(&step); s && s->kind == CommKind::Context) {
+      if (hopped) continue;
+      hopped = true;
+    }
+    if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == CommKind::Tensor) {
+      if (!hopped) before = c->op;
+      if (hopped && !after) after = c->op;
+    }
+  }
+  EXPECT_EQ(before, CollectiveOp::AllGather);
+  EXPECT_EQ(after, CollectiveOp::ReduceScatter);
 }
 
 TEST(ContextParallelErrors, EachInvalidCombinationNamesItsKey) {

@@ -862,10 +862,6 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
       throw InputError(reader.source(), pointer,
                        "the overlap of a mixture of experts' layers or of multi-head latent attention is not "
                        "modelled; expected false");
-    if (mp.context > 1)
-      throw InputError(
-          reader.source(), pointer,
-          "the overlap with context parallelism is not modelled; expected false with /strategy/context > 1");
     if (!cluster.gpu.sm_count)
       throw InputError(
           reader.source(), pointer,

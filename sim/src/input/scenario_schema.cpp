@@ -1521,8 +1521,7 @@ void strategy_fields(std::vector<F>& f) {
   f.push_back(F(s + "tp_comm_overlap", T::Boolean, "model_parallel")
                   .kinds(mp)
                   .def(false)
-                  .allowed("`true` only with `sequence_parallel`, a dense model, `context` 1 and a GPU profile with "
-                           "`sm_count`")
+                  .allowed("`true` only with `sequence_parallel`, a dense model and a GPU profile with `sm_count`")
                   .label("TP comm overlap")
                   .doc("Megatron-Core's `--tp-comm-overlap`: each layer's tensor-parallel all-gathers and "
                        "reduce-scatters run beside its GEMMs as Transformer Engine's userbuffers run them (defaults of "
@@ -1535,7 +1534,9 @@ void strategy_fields(std::vector<F>& f) {
                        "backward's input re-gather and "
                        "input-gradient reduce-scatter of the QKV and first MLP GEMMs in bulk beside their input- and "
                        "weight-gradient GEMMs. Pipelined and bulk transfers hold 16 SMs, so their GEMMs run on the "
-                       "others (x sm_count / (sm_count - 16))"));
+                       "others (x sm_count / (sm_count - 16)). With `context` > 1 the attention core runs between the "
+                       "QKV and output-projection GEMMs around its exchange of keys and values, as without the "
+                       "overlap"));
   f.push_back(F(s + "zero", T::Forms, "model_parallel")
                   .kinds(mp)
                   .def(0)

@@ -202,7 +202,7 @@ class Planner {
    * (set_sm_margin): those GEMMs take sm_count / (sm_count - kTpOverlapCommSms) as long; the ring exchange copies on
    * the copy engines without a margin. */
   OverlapBlock overlap_block(const std::vector<ComputeOp>& ops, const std::string& column, const std::string& row,
-                             Recomputation recomputation) const {
+                             Recomputation recomputation, bool context_core = false) const {
     const std::string gate = column == "mlp_up" ? "mlp_gate" : std::string();
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
@@ -217,7 +217,15 @@ class Planner {
     GemmBackwardTimes row_backward;
     int seen = 0; // 0: before the column GEMMs, 1: after them, 2: after the row GEMM
     const int t_chunks = mp_.tensor;
+    // With context parallelism (`context_core`) the attention core runs around its exchange of keys and values on the
+    // context group (context_forward, context_backward), between the column and the row GEMMs.
+    std::vector<ComputeOp> core;
     for (const ComputeOp& op : ops) {
+      if (context_core && op.module == LayerModule::CoreAttention) {
+        PARTSIM_CHECK(seen == 1) << "attention core " << op.name << " outside the block's middle";
+        core.push_back(op);
+        continue;
+      }
       const bool is_column = op.name == column || (!gate.empty() && op.name == gate);
       if (is_column || op.name == row) {
         PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm) << "op " << op.name << " is not a GEMM";
@@ -244,6 +252,21 @@ class Planner {
     const TrainingUnit p = price_ops("block", pre, gpu, type, rest);
     const TrainingUnit i = price_ops("block", mid, gpu, type, rest);
     const TrainingUnit q = price_ops("block", post, gpu, type, rest);
+    std::vector<Action> core_forward;
+    std::vector<Action> core_backward;
+    if (!core.empty()) {
+      // As the layer without the overlap runs it (priced_units): the core priced alone, selective recomputation
+      // rerunning it with its exchange (after a Ulysses all-to-all, from the saved head-split inputs) before its
+      // backward.
+      const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
+      const bool selective = recomputation == Recomputation::Selective &&
+                             training_.kernels.recompute_modules.contains(LayerModule::CoreAttention);
+      core_forward = context_forward(k.forward_time);
+      core_backward = join({!selective                                  ? std::vector<Action>{}
+                            : mp_.context_comm == ContextComm::AllToAll ? std::vector<Action>{k.forward_time}
+                                                                        : context_forward(k.forward_time),
+                            context_backward(k.backward_time)});
+    }
 
     const double t = static_cast<double>(mp_.tensor);
     const double sms = cluster_.gpu.sm_count->value;
@@ -262,11 +285,16 @@ class Planner {
     };
     auto bulk = [&](CollectiveOp op, double gemm) { return std::vector<Action>{Beside{{op, whole}, gemm * margin}}; };
     OverlapBlock block;
-    block.forward =
-        join({{p.forward_time}, ring(column_forward), {i.forward_time}, pipelined(row_forward), {q.forward_time}});
+    block.forward = join({{p.forward_time},
+                          ring(column_forward),
+                          {i.forward_time},
+                          core_forward,
+                          pipelined(row_forward),
+                          {q.forward_time}});
     block.backward = join({{q.backward_time},
                            ring(row_backward.input_gradient),
                            {row_backward.weight_gradient, i.backward_time},
+                           core_backward,
                            bulk(CollectiveOp::AllGather, column_backward.input_gradient),
                            bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient),
                            {p.backward_time}});
@@ -402,6 +430,11 @@ class Planner {
       attention_backward_actions =
           join({{backward_of(o)}, rerun_core, context_backward(k.backward_time), {backward_of(a)}});
     }
+    // The attention block's ops in order with the core split out by context parallelism (its Ulysses head split
+    // applied): what the userbuffers overlap runs around the core's exchange.
+    std::vector<ComputeOp> attention_whole = attention;
+    attention_whole.insert(attention_whole.end(), core.begin(), core.end());
+    attention_whole.insert(attention_whole.end(), attention_after.begin(), attention_after.end());
     // A dense layer with MLP `mlp`: the attention block (its actions each way as given: the whole sequence's, or a
     // sliding window's), then the MLP between the tensor collectives; full recomputation reruns the whole forward
     // before the backward.
@@ -441,8 +474,10 @@ class Planner {
       Unit unit = windowed ? dense_unit(mlp_unit, parameters, windowed_forward, windowed_backward)
                            : dense_unit(mlp_unit, parameters, attention_forward, attention_backward_actions);
       if (mp_.tp_comm_overlap) {
-        const OverlapBlock attention_block = overlap_block(windowed ? windowed_attention : attention, "qkv_projection",
-                                                           "output_projection", recomputation);
+        const OverlapBlock attention_block =
+            mp_.context > 1 ? overlap_block(attention_whole, "qkv_projection", "output_projection", recomputation, true)
+                            : overlap_block(windowed ? windowed_attention : attention, "qkv_projection",
+                                            "output_projection", recomputation);
         const OverlapBlock mlp_block = overlap_block(mlp_ops, "mlp_up", "mlp_down", recomputation);
         const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
         unit.forward = forward;
