@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,42 @@ TEST(Fp8Ops, CastBytesFollowTheRecipe) {
     EXPECT_DOUBLE_EQ(d.forward_bytes(2.0), per * t * f);
     EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), per * t * h);
     EXPECT_DOUBLE_EQ(d.forward_flops + d.backward_flops, 0.0);
+  }
+}
+
+TEST(Fp8Ops, SequenceParallelQuantizesTheRanksRowsAndTransposesTheGatheredCopy) {
+  // Tensor 2 with sequence parallelism: the QKV and gate/up GEMMs' input arrives by an all-gather. Transformer
+  // Engine quantizes the rank's half of the rows, row-wise only (one 1-byte write), gathers that copy and, in the
+  // backward, re-gathers and transposes it for the weight gradient (1 byte read and written per gathered element).
+  // The output gradients (the rank's columns) and the row-parallel GEMMs' inputs are cast as without it.
+  const TransformerConfig c = llama_like();
+  const double t = 2.0 * 2048;
+  const double h = 1024.0;
+  const double f = 2816.0 / 2;
+  const double qkv = (8 + 2 + 2) * 128.0 / 2;
+  TensorSplit split;
+  split.tensor = 2;
+  split.sequence_parallel = true;
+  for (const Fp8Recipe recipe : {Fp8Recipe::Delayed, Fp8Recipe::Tensorwise}) {
+    const double reads = recipe == Fp8Recipe::Tensorwise ? 2.0 : 1.0;
+    const double per = reads * 2.0 + 2.0;
+    const std::vector<ComputeOp> ops = TransformerModel(c, with_fp8(recipe)).layer_ops(2, split);
+    const ComputeOp q = find_op(ops, "qkv_projection_fp8_cast");
+    EXPECT_DOUBLE_EQ(q.forward_bytes(2.0), (reads * 2.0 + 1.0) * t / 2 * h);
+    EXPECT_DOUBLE_EQ(q.backward_bytes(2.0), per * t * qkv + 2.0 * t * h);
+    const ComputeOp g = find_op(ops, "mlp_gate_fp8_cast");
+    EXPECT_DOUBLE_EQ(g.forward_bytes(2.0), (reads * 2.0 + 1.0) * t / 2 * h);
+    EXPECT_DOUBLE_EQ(g.backward_bytes(2.0), per * t * 2.0 * f + 2.0 * t * h);
+    const ComputeOp d = find_op(ops, "mlp_down_fp8_cast");
+    EXPECT_DOUBLE_EQ(d.forward_bytes(2.0), per * t * f);
+    EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), per * t * h);
+    EXPECT_DOUBLE_EQ(find_op(ops, "output_projection_fp8_cast").forward_bytes(2.0), per * t * 8 * 128.0 / 2);
+    // Without sequence parallelism every input is whole on the rank: cast whole, both copies.
+    split.sequence_parallel = false;
+    EXPECT_DOUBLE_EQ(find_op(TransformerModel(c, with_fp8(recipe)).layer_ops(2, split), "qkv_projection_fp8_cast")
+                         .forward_bytes(2.0),
+                     per * t * h);
+    split.sequence_parallel = true;
   }
 }
 
@@ -242,6 +279,35 @@ TEST(Fp8ParamGather, TheLayersAreGatheredAtOneByteAParameter) {
     EXPECT_EQ(fp8_count, count) << overlap;
     EXPECT_NEAR(bytes - fp8_bytes, layers, count) << overlap; // rounding: under a byte a bucket
     EXPECT_EQ(data(fp8, CollectiveOp::ReduceScatter), data(bf16, CollectiveOp::ReduceScatter)) << overlap;
+  }
+}
+
+TEST(Fp8SequenceParallel, TheColumnGemmsInputsAreGatheredAtOneByte) {
+  // Llama 3 8B, tensor 2 with sequence parallelism, 2 micro-batches per replica, 32 layers: each layer's two
+  // forward all-gathers (before the QKV and the gate/up GEMMs) move the fp8 copy, half of the bf16 bytes (b·s·h =
+  // 4,096 x 4,096); the backward's output-gradient gathers and the head's input stay in bf16. With the userbuffers
+  // overlap the backward's bulk re-gathers of those inputs are fp8 too.
+  const std::uint64_t bf16 = 4096ULL * 4096 * 2;
+  for (const bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "plain");
+    auto gathers = [&](const std::string& fp8) {
+      nlohmann::json doc = llama8b(fp8);
+      doc["strategy"]["sequence_parallel"] = true;
+      doc["strategy"]["tp_comm_overlap"] = overlap;
+      std::map<std::uint64_t, int> out;
+      for (const Step& step : resolved_steps(build_plan(parse(doc)), 0))
+        if (const auto* c = std::get_if<CollectiveStep>(&step);
+            c && c->kind == CommKind::Tensor && c->op == CollectiveOp::AllGather)
+          ++out[c->bytes];
+      return out;
+    };
+    const std::map<std::uint64_t, int> a = gathers("none");
+    const std::map<std::uint64_t, int> b = gathers("tensorwise");
+    ASSERT_EQ(a.size(), 1U);
+    const int total = a.at(bf16);
+    const int fp8 = 2 * 32 * (overlap ? 2 : 1) * 2; // per layer, per micro-batch
+    EXPECT_EQ(b.at(bf16 / 2), fp8);
+    EXPECT_EQ(b.at(bf16), total - fp8);
   }
 }
 

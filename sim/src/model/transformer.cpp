@@ -60,8 +60,12 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
 /** FP8 (Transformer Engine): marks the layer's linear GEMMs (those with weights, but the router, which Megatron-Core
  * keeps in the data type) and puts before each a cast op, NAME_fp8_cast, that quantizes the GEMM's input in the
  * forward and its output gradient in the backward. A gated MLP's gate and up GEMMs read the same input (one GEMM in
- * Transformer Engine): one cast of it, and of both output gradients. */
-void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe) {
+ * Transformer Engine): one cast of it, and of both output gradients. With sequence parallelism over `tensor` > 1
+ * ranks (`gathered`), the inputs of the column-parallel GEMMs that follow a sequence-parallel all-gather (the QKV
+ * projection, a dense MLP's up and gate) are quantized on the rank's 1/T of the rows, row-wise only, and all-gathered
+ * in fp8; the backward re-gathers that fp8 copy and transposes it for the weight gradient (Transformer Engine's
+ * LayerNormLinear: ln_out quantized before gather_along_first_dim, fp8_transpose of ln_out_total in its backward). */
+void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe, bool gathered = false, double tensor = 1.0) {
   if (recipe == Fp8Recipe::None) return;
   const double reads = recipe == Fp8Recipe::Tensorwise ? 2.0 : 1.0;
   auto linear = [](const ComputeOp& op) {
@@ -82,6 +86,11 @@ void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe) {
     cast.fp8_cast_reads = reads;
     cast.fp8_cast_forward = gemm.input_elements;
     cast.fp8_cast_backward = gemm.output_elements;
+    if (gathered && (gemm.name == "qkv_projection" || gemm.name == "mlp_up" || gemm.name == "mlp_gate")) {
+      cast.fp8_cast_forward = gemm.input_elements / tensor;
+      cast.fp8_cast_columnwise = false;
+      cast.fp8_transpose_backward = gemm.input_elements;
+    }
     gemm.fp8 = true;
     std::optional<ComputeOp> up;
     if (gemm.name.ends_with("_gate") && i + 1 < ops.size() && linear(ops[i + 1]) &&
@@ -420,7 +429,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   if (!c.experts.moe()) {
     push_mlp("mlp", t, c.ffn / n, 1.0);
     push_residual(ops, "mlp", r * t * h);
-    apply_fp8(ops, kernels_.fp8);
+    apply_fp8(ops, kernels_.fp8, split.sequence_parallel && split.tensor > 1, as_double(split.tensor));
     tag_modules(ops);
     return ops;
   }
@@ -468,7 +477,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   ops.push_back(pointwise_op("expert_unpermute", OpKind::Elementwise, 2.0, own * k * h, own * h, 0.0));
   if (x.shared > 0) push_mlp("shared_expert", own, x.shared * x.shared_ffn_size(c.ffn), 1.0);
   push_residual(ops, "mlp", r * t * h);
-  apply_fp8(ops, kernels_.fp8);
+  apply_fp8(ops, kernels_.fp8, split.sequence_parallel && split.tensor > 1, as_double(split.tensor));
   tag_modules(ops);
   return ops;
 }

@@ -103,6 +103,11 @@ class Planner {
     tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
     // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
     transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
+    // FP8 with sequence parallelism: the column-parallel GEMMs' inputs are gathered as their fp8 copies, 1 byte an
+    // element (Transformer Engine quantizes the rank's rows before gather_along_first_dim; see apply_fp8).
+    column_gather_bytes_ = training.kernels.fp8 != Fp8Recipe::None && mp.sequence_parallel && mp.tensor > 1
+                               ? static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden)))
+                               : tensor_bytes_;
     recomputed_ = block_recomputed_layers(training, mp);
     build_units();
   }
@@ -274,8 +279,9 @@ class Planner {
     const double splits = static_cast<double>(kTpOverlapPipelineSplits);
     const std::uint64_t whole = tensor_bytes_;
     const std::uint64_t last = whole / static_cast<std::uint64_t>(kTpOverlapPipelineSplits);
-    auto ring = [&](double gemm) {
-      return std::vector<Action>{Beside{{CollectiveOp::AllGather, whole}, gemm * (t - 1.0) / t}, gemm / t};
+    // The column GEMMs' input (fp8 under FP8: column_gather_bytes_); the row GEMM's output gradient in the data type.
+    auto ring = [&](double gemm, std::uint64_t bytes) {
+      return std::vector<Action>{Beside{{CollectiveOp::AllGather, bytes}, gemm * (t - 1.0) / t}, gemm / t};
     };
     auto pipelined = [&](double gemm) {
       const double g = gemm * margin;
@@ -283,20 +289,22 @@ class Planner {
                                  Beside{{CollectiveOp::ReduceScatter, whole - last}, g * (splits - 1.0) / splits},
                                  TensorCollective{CollectiveOp::ReduceScatter, last}};
     };
-    auto bulk = [&](CollectiveOp op, double gemm) { return std::vector<Action>{Beside{{op, whole}, gemm * margin}}; };
+    auto bulk = [&](CollectiveOp op, double gemm, std::uint64_t bytes) {
+      return std::vector<Action>{Beside{{op, bytes}, gemm * margin}};
+    };
     OverlapBlock block;
     block.forward = join({{p.forward_time},
-                          ring(column_forward),
+                          ring(column_forward, column_gather_bytes_),
                           {i.forward_time},
                           core_forward,
                           pipelined(row_forward),
                           {q.forward_time}});
     block.backward = join({{q.backward_time},
-                           ring(row_backward.input_gradient),
+                           ring(row_backward.input_gradient, whole),
                            {row_backward.weight_gradient, i.backward_time},
                            core_backward,
-                           bulk(CollectiveOp::AllGather, column_backward.input_gradient),
-                           bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient),
+                           bulk(CollectiveOp::AllGather, column_backward.input_gradient, column_gather_bytes_),
+                           bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient, whole),
                            {p.backward_time}});
     return block;
   }
@@ -396,6 +404,11 @@ class Planner {
     const std::vector<Action> gather =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
     const std::vector<Action> reduce = join({sum, gather});
+    // Forward, the gathers feed the next block's column-parallel GEMMs: in fp8 under FP8 (column_gather_bytes_);
+    // backward they are the output gradients' (in the data type).
+    const std::vector<Action> gather_forward =
+        sp ? collectives({{CollectiveOp::AllGather, column_gather_bytes_}}) : std::vector<Action>{};
+    const std::vector<Action> reduce_forward = join({sum, gather_forward});
 
     // Full recomputation reruns each layer's forward, collectives included, before its backward (Megatron-LM
     // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
@@ -445,10 +458,10 @@ class Planner {
                            training_.kernels.recompute_modules.contains(LayerModule::Mlp) && tp;
     auto dense_unit = [&](const TrainingUnit& mlp, double parameters, const std::vector<Action>& attention_in,
                           const std::vector<Action>& attention_back) {
-      const std::vector<Action> forward = join({attention_in, reduce, {mlp.forward_time}, reduce});
+      const std::vector<Action> forward = join({attention_in, reduce_forward, {mlp.forward_time}, reduce_forward});
       const double mlp_backward = full ? mlp.backward_time - mlp.forward_time : mlp.backward_time;
       const std::vector<Action> mlp_rerun =
-          rerun_mlp ? join({gather, {mlp.recompute_time}, sum}) : std::vector<Action>{};
+          rerun_mlp ? join({gather_forward, {mlp.recompute_time}, sum}) : std::vector<Action>{};
       return Unit{forward,
                   join({full ? forward : std::vector<Action>{},
                         mlp_rerun,
@@ -543,6 +556,9 @@ class Planner {
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
     const std::vector<Action> gather_next =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
+    // The forward's gather feeds the next layer's QKV GEMM (in fp8 under FP8); the backward's is an output gradient.
+    const std::vector<Action> gather_next_forward =
+        sp ? collectives({{CollectiveOp::AllGather, column_gather_bytes_}}) : std::vector<Action>{};
     auto moe_layer = [&](std::int32_t index) {
       const bool windowed = window.windowed(index);
       const std::vector<Action>& attention_backward_of_layer =
@@ -555,7 +571,7 @@ class Planner {
                                                 {ExpertWork{index}},
                                                 all_to_all(index, true),
                                                 {after.forward_time},
-                                                gather_next});
+                                                gather_next_forward});
       const double before_backward = full ? before.backward_time - before.forward_time : before.backward_time;
       const double after_backward = full ? after.backward_time - after.forward_time : after.backward_time;
       const std::vector<Action> backward = join({full ? forward : std::vector<Action>{},
@@ -1422,6 +1438,7 @@ class Planner {
   double gradient_element_ = 2.0; ///< bytes of a gradient
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
+  std::uint64_t column_gather_bytes_ = 0; ///< a column-parallel GEMM's gathered input: tensor_bytes_, fp8 1 byte
   std::uint64_t transfer_bytes_ = 0;
   std::vector<std::vector<Unit>> units_; ///< per virtual stage, in forward order
   std::vector<bool> recomputed_; ///< per layer, with the block method: reruns its forward (block_recomputed_layers)

@@ -177,13 +177,21 @@ struct ComputeOp {
   double fp8_cast_forward = 0.0;
   double fp8_cast_backward = 0.0;
   double fp8_cast_reads = 1.0;
+  /** False where the forward cast writes the row-wise copy only: a column-parallel GEMM's input under sequence
+   * parallelism, quantized on the rank's own rows and all-gathered in fp8; its column-wise copy is made in the
+   * backward by transposing the gathered fp8 tensor (`fp8_transpose_backward`). */
+  bool fp8_cast_columnwise = true;
+  /** Elements of a gathered fp8 tensor transposed in the backward (Transformer Engine's fp8_transpose before the
+   * weight-gradient GEMM): read and written at 1 byte each. */
+  double fp8_transpose_backward = 0.0;
 
   /** Bytes the forward reads and writes: weights, inputs and outputs at `bytes_per_element` (an FP8 GEMM's weights
    * and inputs at 1 byte), the fixed bytes, and an FP8 cast's reads and writes. */
   double forward_bytes(double bytes_per_element) const {
     const double operand = fp8 ? 1.0 : bytes_per_element;
     return operand * (weight_elements + input_elements) + bytes_per_element * output_elements + fixed_bytes +
-           extra_forward_bytes + fp8_cast_forward * (fp8_cast_reads * bytes_per_element + 2.0);
+           extra_forward_bytes +
+           fp8_cast_forward * (fp8_cast_reads * bytes_per_element + (fp8_cast_columnwise ? 2.0 : 1.0));
   }
   /** Bytes the backward reads and writes. A GEMM runs two products (input gradient, weight gradient) with the
    * forward's traffic each: 2x forward (1x without an input gradient). Any other op reads its saved input and the
@@ -193,7 +201,7 @@ struct ComputeOp {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
     const double inputs = (backward_reads_input ? 2.0 : 1.0) * input_elements;
     return bytes_per_element * (inputs + output_elements + 2.0 * weight_elements) + fixed_bytes + extra_backward_bytes +
-           fp8_cast_backward * (fp8_cast_reads * bytes_per_element + 2.0);
+           fp8_cast_backward * (fp8_cast_reads * bytes_per_element + 2.0) + 2.0 * fp8_transpose_backward;
   }
 };
 
