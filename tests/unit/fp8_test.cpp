@@ -94,7 +94,9 @@ TEST(Fp8Ops, SequenceParallelQuantizesTheRanksRowsAndTransposesTheGatheredCopy) 
   // Tensor 2 with sequence parallelism: the QKV and gate/up GEMMs' input arrives by an all-gather. Transformer
   // Engine quantizes the rank's half of the rows, row-wise only (one 1-byte write), gathers that copy and, in the
   // backward, re-gathers and transposes it for the weight gradient (1 byte read and written per gathered element).
-  // The output gradients (the rank's columns) and the row-parallel GEMMs' inputs are cast as without it.
+  // The row-parallel GEMMs' output gradients (output projection, down) arrive by an all-gather in the backward: the
+  // same, quantized on the rank's rows and transposed once gathered. The column-parallel GEMMs' output gradients
+  // (the rank's columns) and the row-parallel GEMMs' inputs are cast as without it.
   const TransformerConfig c = llama_like();
   const double t = 2.0 * 2048;
   const double h = 1024.0;
@@ -115,13 +117,15 @@ TEST(Fp8Ops, SequenceParallelQuantizesTheRanksRowsAndTransposesTheGatheredCopy) 
     EXPECT_DOUBLE_EQ(g.backward_bytes(2.0), per * t * 2.0 * f + 2.0 * t * h);
     const ComputeOp d = find_op(ops, "mlp_down_fp8_cast");
     EXPECT_DOUBLE_EQ(d.forward_bytes(2.0), per * t * f);
-    EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), per * t * h);
-    EXPECT_DOUBLE_EQ(find_op(ops, "output_projection_fp8_cast").forward_bytes(2.0), per * t * 8 * 128.0 / 2);
+    EXPECT_DOUBLE_EQ(d.backward_bytes(2.0), (reads * 2.0 + 1.0) * t / 2 * h + 2.0 * t * h);
+    const ComputeOp o = find_op(ops, "output_projection_fp8_cast");
+    EXPECT_DOUBLE_EQ(o.forward_bytes(2.0), per * t * 8 * 128.0 / 2);
+    EXPECT_DOUBLE_EQ(o.backward_bytes(2.0), (reads * 2.0 + 1.0) * t / 2 * h + 2.0 * t * h);
     // Without sequence parallelism every input is whole on the rank: cast whole, both copies.
     split.sequence_parallel = false;
-    EXPECT_DOUBLE_EQ(find_op(TransformerModel(c, with_fp8(recipe)).layer_ops(2, split), "qkv_projection_fp8_cast")
-                         .forward_bytes(2.0),
-                     per * t * h);
+    const std::vector<ComputeOp> whole = TransformerModel(c, with_fp8(recipe)).layer_ops(2, split);
+    EXPECT_DOUBLE_EQ(find_op(whole, "qkv_projection_fp8_cast").forward_bytes(2.0), per * t * h);
+    EXPECT_DOUBLE_EQ(find_op(whole, "mlp_down_fp8_cast").backward_bytes(2.0), per * t * h);
     split.sequence_parallel = true;
   }
 }
@@ -282,11 +286,12 @@ TEST(Fp8ParamGather, TheLayersAreGatheredAtOneByteAParameter) {
   }
 }
 
-TEST(Fp8SequenceParallel, TheColumnGemmsInputsAreGatheredAtOneByte) {
+TEST(Fp8SequenceParallel, EveryLayerGatherMovesFp8) {
   // Llama 3 8B, tensor 2 with sequence parallelism, 2 micro-batches per replica, 32 layers: each layer's two
-  // forward all-gathers (before the QKV and the gate/up GEMMs) move the fp8 copy, half of the bf16 bytes (b·s·h =
-  // 4,096 x 4,096); the backward's output-gradient gathers and the head's input stay in bf16. With the userbuffers
-  // overlap the backward's bulk re-gathers of those inputs are fp8 too.
+  // forward all-gathers (before the QKV and the gate/up GEMMs) and two backward ones (the output projection's and
+  // the down GEMM's output gradients) move fp8 copies, half of the bf16 bytes (b·s·h = 4,096 x 4,096); the head's
+  // input and the embedding's gradient stay in bf16. With the userbuffers overlap the backward's bulk re-gathers of
+  // the column GEMMs' inputs are fp8 too (6 a layer).
   const std::uint64_t bf16 = 4096ULL * 4096 * 2;
   for (const bool overlap : {false, true}) {
     SCOPED_TRACE(overlap ? "overlap" : "plain");
@@ -305,9 +310,43 @@ TEST(Fp8SequenceParallel, TheColumnGemmsInputsAreGatheredAtOneByte) {
     const std::map<std::uint64_t, int> b = gathers("tensorwise");
     ASSERT_EQ(a.size(), 1U);
     const int total = a.at(bf16);
-    const int fp8 = 2 * 32 * (overlap ? 2 : 1) * 2; // per layer, per micro-batch
+    const int fp8 = (overlap ? 6 : 4) * 32 * 2; // per layer, layers, micro-batches
     EXPECT_EQ(b.at(bf16 / 2), fp8);
     EXPECT_EQ(b.at(bf16), total - fp8);
+  }
+}
+
+TEST(Fp8SequenceParallel, CurrentScalingReducesEachGatheredTensorsMaximumFirst) {
+  // Per-tensor current scaling (tensorwise) all-reduces the absolute maximum (one fp32 value, MAX) over the tensor
+  // group before each quantization of a sequence-parallel tensor it gathers: 2 forward, 2 backward a layer and
+  // micro-batch (the overlap's bulk re-gathers reuse the forward's fp8 copy). Delayed scaling knows its scale
+  // beforehand, and without sequence parallelism nothing is gathered: none.
+  for (const bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "plain");
+    auto amax = [&](const std::string& fp8, bool sp) {
+      nlohmann::json doc = llama8b(fp8);
+      doc["strategy"]["sequence_parallel"] = sp;
+      doc["strategy"]["tp_comm_overlap"] = overlap && sp;
+      const std::vector<Step> steps = resolved_steps(build_plan(parse(doc)), 0);
+      int count = 0;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const auto* c = std::get_if<CollectiveStep>(&steps[i]);
+        if (!c || c->op != CollectiveOp::AllReduce || c->bytes != 4) continue;
+        EXPECT_EQ(c->kind, CommKind::Tensor);
+        ++count;
+        // Without the overlap the fp8 all-gather follows at once.
+        if (!overlap) {
+          EXPECT_TRUE(i + 1 < steps.size());
+          const auto* next = i + 1 < steps.size() ? std::get_if<CollectiveStep>(&steps[i + 1]) : nullptr;
+          EXPECT_TRUE(next && next->op == CollectiveOp::AllGather && next->bytes == 4096ULL * 4096);
+        }
+      }
+      return count;
+    };
+    EXPECT_EQ(amax("tensorwise", true), 4 * 32 * 2);
+    EXPECT_EQ(amax("delayed", true), 0);
+    EXPECT_EQ(amax("tensorwise", false), 0);
+    EXPECT_EQ(amax("none", true), 0);
   }
 }
 

@@ -668,8 +668,10 @@ void workload_fields(std::vector<F>& f) {
                "absolute maxima (TE's DelayedScaling), one read per cast; `tensorwise`: current scaling (TE's "
                "Float8CurrentScaling), the tensor's absolute maximum first, two reads; the FP8 GEMMs' inputs are "
                "kept for the backward at 1 byte, and each layer's weights have a 2-byte fp8 copy. With "
-               "`sequence_parallel` the QKV and gate/up inputs are quantized on the rank's rows, all-gathered in fp8 "
-               "and transposed after the backward's re-gather ([training.md](training.md))"));
+               "`sequence_parallel` the QKV and gate/up inputs and the output projection's and down GEMM's output "
+               "gradients are quantized on the rank's rows, all-gathered in fp8 and transposed once gathered, each "
+               "after a 4-byte all-reduce of its absolute maximum over the tensor group under `tensorwise` "
+               "([training.md](training.md))"));
   f.push_back(F(w + "fp8_param_gather", T::Boolean, "model_training")
                   .kinds(training)
                   .def(false)

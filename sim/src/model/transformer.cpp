@@ -64,7 +64,11 @@ ComputeOp pointwise_op(std::string name, OpKind kind, double flop_per_element, d
  * ranks (`gathered`), the inputs of the column-parallel GEMMs that follow a sequence-parallel all-gather (the QKV
  * projection, a dense MLP's up and gate) are quantized on the rank's 1/T of the rows, row-wise only, and all-gathered
  * in fp8; the backward re-gathers that fp8 copy and transposes it for the weight gradient (Transformer Engine's
- * LayerNormLinear: ln_out quantized before gather_along_first_dim, fp8_transpose of ln_out_total in its backward). */
+ * LayerNormLinear: ln_out quantized before gather_along_first_dim, fp8_transpose of ln_out_total in its backward).
+ * Likewise the output gradients of the row-parallel GEMMs (the output projection, a dense MLP's down), which arrive
+ * sequence-split and are all-gathered for the backward: quantized on the rank's rows, row-wise only, gathered in fp8
+ * and transposed for the weight gradient (TransformerEngineBaseModule.grad_output_preprocess: gather_along_first_dim
+ * with the grad-output quantizer, transformer_engine/pytorch/module/base.py). */
 void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe, bool gathered = false, double tensor = 1.0) {
   if (recipe == Fp8Recipe::None) return;
   const double reads = recipe == Fp8Recipe::Tensorwise ? 2.0 : 1.0;
@@ -90,6 +94,11 @@ void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe, bool gathered = fa
       cast.fp8_cast_forward = gemm.input_elements / tensor;
       cast.fp8_cast_columnwise = false;
       cast.fp8_transpose_backward = gemm.input_elements;
+    }
+    if (gathered && (gemm.name == "output_projection" || gemm.name == "mlp_down")) {
+      cast.fp8_cast_backward = gemm.output_elements / tensor;
+      cast.fp8_cast_backward_columnwise = false;
+      cast.fp8_transpose_backward = gemm.output_elements;
     }
     gemm.fp8 = true;
     std::optional<ComputeOp> up;

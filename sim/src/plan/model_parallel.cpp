@@ -29,6 +29,10 @@ namespace {
 constexpr std::uint64_t kCrossEntropyValueBytes = 4;
 /** One expert's count of routed copies in Megatron-Core's dispatcher: an int64 (routing_map.sum(dim=0).long()). */
 constexpr std::int64_t kExpertCountBytes = 8;
+/** The absolute maximum per-tensor current scaling all-reduces (MAX) over the tensor group before quantizing a
+ * sequence-parallel tensor for its fp8 all-gather: one fp32 value (Transformer Engine's Float8CurrentScalingQuantizer
+ * with_amax_reduction: allreduce of amax_buf, then wait; transformer_engine/pytorch/csrc/quantizer.cpp). */
+constexpr std::uint64_t kFp8AmaxBytes = 4;
 
 /** A collective inside a pass: on the tensor group, or (kind Expert) the token all-to-all on the expert group. */
 struct TensorCollective {
@@ -87,9 +91,9 @@ class Planner {
  public:
   Planner(const Scenario& scenario, const ModelTraining& training, const ModelParallel& mp)
       : source_(scenario.source), seed_(scenario.run.seed), cluster_(scenario.cluster), training_(training), mp_(mp),
-        model_(training.transformer()),
-        cost_(training_cost(training, scenario.cluster.gpu, block_recomputed_layers(training, mp))),
-        collectives_(cluster_), parameters_(model_.parameters()) {
+        model_(training.transformer()), recomputed_(block_recomputed_layers(training, mp)),
+        cost_(training_cost(training, scenario.cluster.gpu, recomputed_)), collectives_(cluster_),
+        parameters_(model_.parameters()) {
     micro_batches_ = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
     chunks_ = mp.pipeline * mp.virtual_stages;
     element_ = bytes_per_element(training.data_type);
@@ -103,12 +107,15 @@ class Planner {
     tensor_bytes_ = static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden) * element_));
     // Activations (forward) and their gradients (backward) between stages; sequence parallelism sends 1/T each.
     transfer_bytes_ = mp.sequence_parallel ? tensor_bytes_ / static_cast<std::uint64_t>(mp.tensor) : tensor_bytes_;
-    // FP8 with sequence parallelism: the column-parallel GEMMs' inputs are gathered as their fp8 copies, 1 byte an
-    // element (Transformer Engine quantizes the rank's rows before gather_along_first_dim; see apply_fp8).
-    column_gather_bytes_ = training.kernels.fp8 != Fp8Recipe::None && mp.sequence_parallel && mp.tensor > 1
-                               ? static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden)))
-                               : tensor_bytes_;
-    recomputed_ = block_recomputed_layers(training, mp);
+    // FP8 with sequence parallelism: what a layer all-gathers on the tensor group, the column-parallel GEMMs' inputs
+    // and the row-parallel GEMMs' output gradients, moves as fp8 copies, 1 byte an element (Transformer Engine
+    // quantizes the rank's rows before gather_along_first_dim; see apply_fp8). Under current scaling each such
+    // quantization first all-reduces its absolute maximum over the tensor group (amax_reduction).
+    const bool fp8_gathers = training.kernels.fp8 != Fp8Recipe::None && mp.sequence_parallel && mp.tensor > 1;
+    layer_gather_bytes_ =
+        fp8_gathers ? static_cast<std::uint64_t>(std::llround(tokens * static_cast<double>(c.hidden))) : tensor_bytes_;
+    if (fp8_gathers && training.kernels.fp8 == Fp8Recipe::Tensorwise)
+      amax_reduction_.push_back(TensorCollective{CollectiveOp::AllReduce, kFp8AmaxBytes});
     build_units();
   }
 
@@ -279,7 +286,9 @@ class Planner {
     const double splits = static_cast<double>(kTpOverlapPipelineSplits);
     const std::uint64_t whole = tensor_bytes_;
     const std::uint64_t last = whole / static_cast<std::uint64_t>(kTpOverlapPipelineSplits);
-    // The column GEMMs' input (fp8 under FP8: column_gather_bytes_); the row GEMM's output gradient in the data type.
+    // The column GEMMs' input and the row GEMM's output gradient: fp8 under FP8 (layer_gather_bytes_), each quantized
+    // after its absolute maximum's all-reduce under current scaling; the backward's re-gather of the column GEMMs'
+    // input moves the saved fp8 copy, quantized in the forward.
     auto ring = [&](double gemm, std::uint64_t bytes) {
       return std::vector<Action>{Beside{{CollectiveOp::AllGather, bytes}, gemm * (t - 1.0) / t}, gemm / t};
     };
@@ -294,16 +303,18 @@ class Planner {
     };
     OverlapBlock block;
     block.forward = join({{p.forward_time},
-                          ring(column_forward, column_gather_bytes_),
+                          amax_reduction_,
+                          ring(column_forward, layer_gather_bytes_),
                           {i.forward_time},
                           core_forward,
                           pipelined(row_forward),
                           {q.forward_time}});
     block.backward = join({{q.backward_time},
-                           ring(row_backward.input_gradient, whole),
+                           amax_reduction_,
+                           ring(row_backward.input_gradient, layer_gather_bytes_),
                            {row_backward.weight_gradient, i.backward_time},
                            core_backward,
-                           bulk(CollectiveOp::AllGather, column_backward.input_gradient, column_gather_bytes_),
+                           bulk(CollectiveOp::AllGather, column_backward.input_gradient, layer_gather_bytes_),
                            bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient, whole),
                            {p.backward_time}});
     return block;
@@ -401,14 +412,16 @@ class Planner {
     // Partial outputs summed (reduce-scatter with sequence parallelism), and a sequence-split input gathered.
     const std::vector<Action> sum =
         collectives({{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_}});
+    // The embedding's and the head's gathers, in the data type.
     const std::vector<Action> gather =
         sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
-    const std::vector<Action> reduce = join({sum, gather});
-    // Forward, the gathers feed the next block's column-parallel GEMMs: in fp8 under FP8 (column_gather_bytes_);
-    // backward they are the output gradients' (in the data type).
-    const std::vector<Action> gather_forward =
-        sp ? collectives({{CollectiveOp::AllGather, column_gather_bytes_}}) : std::vector<Action>{};
-    const std::vector<Action> reduce_forward = join({sum, gather_forward});
+    // A layer's gathers: forward they feed the next block's column-parallel GEMMs, backward they are the row-parallel
+    // GEMMs' output gradients; under FP8 both move fp8 copies (layer_gather_bytes_), each after the all-reduce of its
+    // absolute maximum under current scaling (amax_reduction_).
+    const std::vector<Action> layer_gather =
+        sp && tp ? join({amax_reduction_, {TensorCollective{CollectiveOp::AllGather, layer_gather_bytes_}}})
+                 : std::vector<Action>{};
+    const std::vector<Action> reduce = join({sum, layer_gather});
 
     // Full recomputation reruns each layer's forward, collectives included, before its backward (Megatron-LM
     // checkpoints a layer's input and calls its forward again: megatron/core/tensor_parallel/random.py,
@@ -458,10 +471,10 @@ class Planner {
                            training_.kernels.recompute_modules.contains(LayerModule::Mlp) && tp;
     auto dense_unit = [&](const TrainingUnit& mlp, double parameters, const std::vector<Action>& attention_in,
                           const std::vector<Action>& attention_back) {
-      const std::vector<Action> forward = join({attention_in, reduce_forward, {mlp.forward_time}, reduce_forward});
+      const std::vector<Action> forward = join({attention_in, reduce, {mlp.forward_time}, reduce});
       const double mlp_backward = full ? mlp.backward_time - mlp.forward_time : mlp.backward_time;
       const std::vector<Action> mlp_rerun =
-          rerun_mlp ? join({gather_forward, {mlp.recompute_time}, sum}) : std::vector<Action>{};
+          rerun_mlp ? join({layer_gather, {mlp.recompute_time}, sum}) : std::vector<Action>{};
       return Unit{forward,
                   join({full ? forward : std::vector<Action>{},
                         mlp_rerun,
@@ -554,11 +567,6 @@ class Planner {
                   CommKind::Expert}}
             : std::vector<Action>{};
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
-    const std::vector<Action> gather_next =
-        sp ? collectives({{CollectiveOp::AllGather, tensor_bytes_}}) : std::vector<Action>{};
-    // The forward's gather feeds the next layer's QKV GEMM (in fp8 under FP8); the backward's is an output gradient.
-    const std::vector<Action> gather_next_forward =
-        sp ? collectives({{CollectiveOp::AllGather, column_gather_bytes_}}) : std::vector<Action>{};
     auto moe_layer = [&](std::int32_t index) {
       const bool windowed = window.windowed(index);
       const std::vector<Action>& attention_backward_of_layer =
@@ -571,7 +579,7 @@ class Planner {
                                                 {ExpertWork{index}},
                                                 all_to_all(index, true),
                                                 {after.forward_time},
-                                                gather_next_forward});
+                                                layer_gather});
       const double before_backward = full ? before.backward_time - before.forward_time : before.backward_time;
       const double after_backward = full ? after.backward_time - after.forward_time : after.backward_time;
       const std::vector<Action> backward = join({full ? forward : std::vector<Action>{},
@@ -580,7 +588,7 @@ class Planner {
                                                  {ExpertWork{index, false}},
                                                  all_to_all(index, true),
                                                  {before_backward},
-                                                 gather_next,
+                                                 layer_gather,
                                                  attention_backward_of_layer,
                                                  scatter});
       return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters, true};
@@ -1428,6 +1436,7 @@ class Planner {
   const ModelTraining& training_;
   const ModelParallel& mp_;
   TransformerModel model_;
+  std::vector<bool> recomputed_; ///< per layer, with the block method: reruns its forward (block_recomputed_layers)
   TrainingCost cost_;
   PlanCollectives collectives_; ///< group shapes, `auto` choices, event counts
   double parameters_ = 0.0;     ///< the whole model's
@@ -1438,10 +1447,12 @@ class Planner {
   double gradient_element_ = 2.0; ///< bytes of a gradient
   double peak_ = 1.0;
   std::uint64_t tensor_bytes_ = 0;
-  std::uint64_t column_gather_bytes_ = 0; ///< a column-parallel GEMM's gathered input: tensor_bytes_, fp8 1 byte
+  std::uint64_t layer_gather_bytes_ = 0; ///< a layer's tensor all-gather: tensor_bytes_, 1 byte an element under FP8
+  /** Before each fp8 quantization of a sequence-parallel tensor under current scaling, the all-reduce of its absolute
+   * maximum over the tensor group; empty otherwise. */
+  std::vector<Action> amax_reduction_;
   std::uint64_t transfer_bytes_ = 0;
-  std::vector<std::vector<Unit>> units_; ///< per virtual stage, in forward order
-  std::vector<bool> recomputed_; ///< per layer, with the block method: reruns its forward (block_recomputed_layers)
+  std::vector<std::vector<Unit>> units_;            ///< per virtual stage, in forward order
   std::map<std::pair<int, int>, int> tensor_group_; ///< (data rank d·C + c, pipeline) -> group
   std::map<std::pair<int, int>, int> data_group_;   ///< (tensor, pipeline) -> group
   std::map<std::pair<int, int>, int>

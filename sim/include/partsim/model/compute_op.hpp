@@ -181,7 +181,12 @@ struct ComputeOp {
    * parallelism, quantized on the rank's own rows and all-gathered in fp8; its column-wise copy is made in the
    * backward by transposing the gathered fp8 tensor (`fp8_transpose_backward`). */
   bool fp8_cast_columnwise = true;
-  /** Elements of a gathered fp8 tensor transposed in the backward (Transformer Engine's fp8_transpose before the
+  /** False where the backward cast writes the row-wise copy only: a row-parallel GEMM's output gradient under
+   * sequence parallelism, quantized on the rank's own rows and all-gathered in fp8 (Transformer Engine's
+   * grad_output_preprocess); its column-wise copy is made by transposing the gathered tensor
+   * (`fp8_transpose_backward`). */
+  bool fp8_cast_backward_columnwise = true;
+  /** Elements of gathered fp8 tensors transposed in the backward (Transformer Engine's fp8_transpose before the
    * weight-gradient GEMM): read and written at 1 byte each. */
   double fp8_transpose_backward = 0.0;
 
@@ -201,7 +206,8 @@ struct ComputeOp {
     if (kind == OpKind::Gemm) return (input_gradient ? 2.0 : 1.0) * forward_bytes(bytes_per_element);
     const double inputs = (backward_reads_input ? 2.0 : 1.0) * input_elements;
     return bytes_per_element * (inputs + output_elements + 2.0 * weight_elements) + fixed_bytes + extra_backward_bytes +
-           fp8_cast_backward * (fp8_cast_reads * bytes_per_element + 2.0) + 2.0 * fp8_transpose_backward;
+           fp8_cast_backward * (fp8_cast_reads * bytes_per_element + (fp8_cast_backward_columnwise ? 2.0 : 1.0)) +
+           2.0 * fp8_transpose_backward;
   }
 };
 
