@@ -143,7 +143,14 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   // all their activations (a layer's bytes as layer_bytes weighs them, per layer of the stage).
   const std::int64_t block =
       training.recomputation == Recomputation::Full ? std::max<std::int64_t>(training.recompute_num_layers, 0) : 0;
-  double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers; // not recomputed
+  // The MoE layers that keep their activations (not recomputed): all of them without full recomputation, with the
+  // block method those past each chunk's first `block` layers.
+  double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers;
+  if (block > 0)
+    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+      const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
+      kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
+    }
   auto block_layer_bytes = [&] {
     double sum = 0.0;
     for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
@@ -159,7 +166,6 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
       };
       add(first, rerun, Recomputation::Full);
       add(first + rerun, count - rerun, Recomputation::None);
-      kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
     }
     return sum / static_cast<double>(layers);
   };
