@@ -516,6 +516,34 @@ INSTANTIATE_TEST_SUITE_P(Each, StreamContention,
                                   (std::get<1>(info.param) < 1.0 ? "_half" : "_whole");
                          });
 
+TEST_P(StreamContention, ComputeBesideAContendedBlockingCollectiveRunsAtTheSharedRateWhileItRuns) {
+  // Two ranks: 1 s of compute (1e14 flop at 100 TFLOP/s) started beside a blocking all-reduce of 1 GB whose kernel
+  // takes SMs from it (ComputeStep::contended, Megatron's asynchronous tensor-parallel backward). The collective takes
+  // T (its recorded time); the compute advances at s x its speed until then, at full speed after: it ends at 1 + (1 -
+  // s) T, and the collective is hidden. Share 1: at 1.
+  const auto [fidelity, share] = GetParam();
+  const Scenario scenario = parse(base_scenario(2, 1));
+  Plan plan = plan_for(2, {{0, 1}});
+  plan.stream_compute_share = share;
+  for (auto& rank : plan.ranks) {
+    rank.own_steps.emplace_back(ComputeStep{1e14, 0, 0, true, true});
+    rank.own_steps.emplace_back(collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, fidelity));
+  }
+  const RunResult result = simulate(scenario, plan);
+  ASSERT_EQ(result.collectives.size(), 1U);
+  const double collective = result.collectives[0].total_time / static_cast<double>(result.collectives[0].count);
+  ASSERT_GT(collective, 0.01);
+  ASSERT_LT(collective, share);
+  const double end = 1.0 + (1.0 - share) * collective;
+  EXPECT_NEAR(result.makespan, end, 1e-6);
+  for (const RankTimeline& rank : result.ranks) {
+    EXPECT_NEAR(rank.total(IntervalKind::Compute), end, 1e-6);
+    EXPECT_NEAR(rank.total(IntervalKind::Communication), 0.0, 1e-9);
+    EXPECT_NEAR(rank.hidden, collective, 1e-6);
+  }
+  expect_bytes_balance(result);
+}
+
 // ---- Wait versus communication ----
 
 TEST(Collectives, LateMemberMakesTheOthersWait) {

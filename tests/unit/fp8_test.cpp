@@ -290,15 +290,17 @@ TEST(Fp8SequenceParallel, EveryLayerGatherMovesFp8) {
   // Llama 3 8B, tensor 2 with sequence parallelism, 2 micro-batches per replica, 32 layers: each layer's two
   // forward all-gathers (before the QKV and the gate/up GEMMs) and two backward ones (the output projection's and
   // the down GEMM's output gradients) move fp8 copies, half of the bf16 bytes (b·s·h = 4,096 x 4,096); the head's
-  // input and the embedding's gradient stay in bf16. With the userbuffers overlap the backward's bulk re-gathers of
-  // the column GEMMs' inputs are fp8 too (6 a layer).
+  // input and the embedding's gradient stay in bf16. With the userbuffers overlap or the asynchronous backward the
+  // backward's re-gathers of the column GEMMs' inputs are fp8 too (6 a layer).
   const std::uint64_t bf16 = 4096ULL * 4096 * 2;
-  for (const bool overlap : {false, true}) {
-    SCOPED_TRACE(overlap ? "overlap" : "plain");
+  for (const std::string mode : {"plain", "overlap", "async"}) {
+    SCOPED_TRACE(mode);
+    const bool overlap = mode == "overlap";
     auto gathers = [&](const std::string& fp8) {
       nlohmann::json doc = llama8b(fp8);
       doc["strategy"]["sequence_parallel"] = true;
       doc["strategy"]["tp_comm_overlap"] = overlap;
+      doc["strategy"]["tp_async_backward"] = mode == "async";
       std::map<std::uint64_t, int> out;
       for (const Step& step : resolved_steps(build_plan(parse(doc)), 0))
         if (const auto* c = std::get_if<CollectiveStep>(&step);
@@ -310,7 +312,7 @@ TEST(Fp8SequenceParallel, EveryLayerGatherMovesFp8) {
     const std::map<std::uint64_t, int> b = gathers("tensorwise");
     ASSERT_EQ(a.size(), 1U);
     const int total = a.at(bf16);
-    const int fp8 = (overlap ? 6 : 4) * 32 * 2; // per layer, layers, micro-batches
+    const int fp8 = (mode == "plain" ? 4 : 6) * 32 * 2; // per layer, layers, micro-batches
     EXPECT_EQ(b.at(bf16 / 2), fp8);
     EXPECT_EQ(b.at(bf16), total - fp8);
   }

@@ -295,6 +295,89 @@ TEST(ModelParallelPlan, TensorCommOverlapRunsEachLayersCollectivesBesideItsGemms
   EXPECT_NEAR(compute(fused), compute(overlapped), compute(overlapped) * 1e-9);
 }
 
+TEST(ModelParallelPlan, AsyncTensorBackwardRunsTheColumnGemmsCollectivesBesideThem) {
+  // GPT-3 13B (40 layers, h = 5120, s = 2048, b = 1, bf16) on tensor 2, one micro-batch per replica, B = b·s·h·2
+  // bytes. Megatron's asynchronous backward, per layer and block (attention, MLP): with sequence parallelism the
+  // column GEMM's input re-gathered (B) beside its input gradient and the input gradient reduce-scattered beside its
+  // weight gradient, both contending for SMs; without it the input gradient's all-reduce beside the weight gradient.
+  // The forward and the compute are the plain plan's; one more all-gather of B per block.
+  auto plan_with = [](bool sp, bool async, const std::string& granularity = "layer") {
+    return build_plan(parse(mp_scenario({{"data", 4},
+                                         {"tensor", 2},
+                                         {"sequence_parallel", sp},
+                                         {"tp_async_backward", async},
+                                         {"tensor_collectives", {{"granularity", granularity}}}},
+                                        8, "gpt3-13b", 4)));
+  };
+  auto compute = [](const Plan& plan) {
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, 0))
+      if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
+    return sum;
+  };
+  // The contended overlaps, each a compute followed by its collective: (op, bytes) in order.
+  auto overlaps = [](const Plan& plan) {
+    std::vector<std::pair<CollectiveOp, std::uint64_t>> out;
+    const std::vector<Step> steps = resolved_steps(plan, 0);
+    for (std::size_t k = 0; k + 1 < steps.size(); ++k)
+      if (const auto* c = std::get_if<ComputeStep>(&steps[k]); c != nullptr && c->beside_next) {
+        EXPECT_TRUE(c->contended);
+        EXPECT_GT(c->amount, 0.0);
+        const auto* next = std::get_if<CollectiveStep>(&steps[k + 1]);
+        EXPECT_TRUE(next != nullptr && next->kind == CommKind::Tensor && next->stream == 0);
+        if (next != nullptr) out.emplace_back(next->op, next->bytes);
+      }
+    return out;
+  };
+  const std::uint64_t b = 1u * 2048 * 5120 * 2;
+  for (const bool sp : {true, false}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "all-reduce");
+    const Plan plain = plan_with(sp, false);
+    const Plan async = plan_with(sp, true);
+    const auto [plain_bytes, plain_count] = collective_bytes(plain, 0, CommKind::Tensor);
+    const auto [bytes, count] = collective_bytes(async, 0, CommKind::Tensor);
+    EXPECT_EQ(count, plain_count + (sp ? 40 * 2 : 0));
+    EXPECT_EQ(bytes, plain_bytes + (sp ? 40 * 2 * b : 0));
+    EXPECT_NEAR(compute(async), compute(plain), compute(plain) * 1e-12);
+    const auto beside = overlaps(async);
+    ASSERT_EQ(beside.size(), static_cast<std::size_t>(40 * (sp ? 4 : 2)));
+    for (std::size_t k = 0; k < beside.size(); ++k) {
+      const CollectiveOp expected = !sp          ? CollectiveOp::AllReduce
+                                    : k % 2 == 0 ? CollectiveOp::AllGather
+                                                 : CollectiveOp::ReduceScatter;
+      EXPECT_EQ(beside[k], std::make_pair(expected, b)) << k;
+    }
+    EXPECT_TRUE(overlaps(plain).empty());
+    // Their NCCL kernels hold 16 of the A100's 108 SMs, the compute beside them at 92 / 108.
+    EXPECT_DOUBLE_EQ(async.stream_compute_share, 92.0 / 108.0);
+    EXPECT_NE(async.summary.find("beside the"), std::string::npos);
+    // Fused per pass: the same bytes and compute.
+    const Plan fused = plan_with(sp, true, "pass");
+    EXPECT_EQ(collective_bytes(fused, 0, CommKind::Tensor).first, bytes);
+    EXPECT_NEAR(compute(fused), compute(async), compute(async) * 1e-9);
+  }
+}
+
+TEST(ModelParallelPlan, TheMegatronStacksRunTheTensorBackwardAsynchronously) {
+  // Megatron-Core: with any tensor split of a dense model without userbuffers; Megatron-LM of 2021 only with sequence
+  // parallelism (its 2022 layers); other stacks not.
+  auto async = [](const std::string& stack, bool sp, bool overlap = false, int tensor = 2) {
+    nlohmann::json doc =
+        mp_scenario({{"data", 8 / tensor}, {"tensor", tensor}, {"sequence_parallel", sp}, {"tp_comm_overlap", overlap}},
+                    8, "gpt3-13b", 8);
+    doc["workload"]["stack"] = stack;
+    return std::get<ModelParallel>(parse(doc).strategy).tp_async_backward;
+  };
+  EXPECT_TRUE(async("megatron-core-2024", true));
+  EXPECT_TRUE(async("megatron-core-2024", false));
+  EXPECT_FALSE(async("megatron-core-2024", true, true));
+  EXPECT_FALSE(async("megatron-core-2024", false, false, 1));
+  EXPECT_TRUE(async("megatron-lm-2021", true));
+  EXPECT_FALSE(async("megatron-lm-2021", false));
+  EXPECT_FALSE(async("custom", true));
+  EXPECT_FALSE(async("torchtitan", true));
+}
+
 TEST(ModelParallelPlan, VocabularyParallelEmbeddingAndHeadAddOneAllReduceOfBshEachWayAndThreeOfBsValues) {
   // GPT-2 small, tensor 4 x data 2, one micro-batch of b = 1 per replica: L = 12, s = 1024, h = 768, bf16.
   // Forward: 2L all-reduces of b·s·h·2 bytes in the layers, one after the embedding lookup, and the vocabulary-parallel
@@ -739,6 +822,26 @@ TEST(ModelParallelErrors, TensorCommOverlapNeedsSequenceParallelismAndTheGpusSmC
   EXPECT_EQ(error_pointer(inline_sms), "/cluster/gpu/sm_count");
   inline_sms["cluster"]["gpu"]["sm_count"] = 132;
   EXPECT_TRUE(std::get<ModelParallel>(parse(inline_sms).strategy).tp_comm_overlap);
+}
+
+TEST(ModelParallelErrors, AsyncTensorBackwardNeedsATensorSplitOfADenseModelWithoutUserbuffers) {
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"tp_async_backward", true}})), "/strategy/tp_async_backward");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4},
+                                       {"tensor", 2},
+                                       {"sequence_parallel", true},
+                                       {"tp_comm_overlap", true},
+                                       {"tp_async_backward", true}})),
+            "/strategy/tp_async_backward");
+  nlohmann::json moe = mp_scenario(
+      {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_async_backward", true}}, 8, "mixtral-8x7b", 8);
+  EXPECT_EQ(error_pointer(moe), "/strategy/tp_async_backward");
+  EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"tensor", 2}, {"tp_async_backward", 1}})),
+            "/strategy/tp_async_backward");
+  // Asked off, or where it has nothing to do, it is off.
+  EXPECT_FALSE(std::get<ModelParallel>(parse(mp_scenario({{"data", 8}, {"tp_async_backward", false}})).strategy)
+                   .tp_async_backward);
+  moe["strategy"]["tp_async_backward"] = false;
+  EXPECT_FALSE(std::get<ModelParallel>(parse(moe).strategy).tp_async_backward);
 }
 
 TEST(ModelParallelErrors, FsdpIsZeroThree) {

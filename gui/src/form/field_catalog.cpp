@@ -216,6 +216,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/strategy/virtual_stages", 8, 2},
        {"/strategy/sequence_parallel"},
        {"/strategy/tp_comm_overlap"},
+       {"/strategy/tp_async_backward", 0, false},
        {"/strategy/zero"},
        {"/strategy/placement"},
        {"/strategy/stage_layers", 0, nlohmann::json::array()},

@@ -32,14 +32,17 @@ namespace {
 
 /** Starts `amount` on the rank's GPU without waiting for it (ComputeStep::beside_next): an execution, or where the
  * rank computes alone the time it will end. */
-void start_beside(RunContext& ctx, int rank, double amount, std::uint32_t label) {
+void start_beside(RunContext& ctx, int rank, double amount, std::uint32_t label, bool contended) {
   RunContext::BesideCompute& b = ctx.beside[static_cast<std::size_t>(rank)];
   PARTSIM_CHECK(!b.active) << "rank " << rank << " starts a compute beside another";
   b.active = true;
   b.label = label;
+  b.contended = contended;
   b.begin = sg4::Engine::get_clock();
   sg4::Host* host = sg4::this_actor::get_host();
   if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
+    // A rank whose speed changes (contends_beside) never computes alone: its sleep could not follow the change.
+    PARTSIM_CHECK(!contended || ctx.stream_kernels.empty()) << "rank " << rank << " computes alone beside contention";
     b.exec = nullptr;
     b.end = b.begin + amount / host->get_speed();
     ++ctx.result.executions_as_sleeps;
@@ -62,7 +65,7 @@ void run_compute(RunContext& ctx, int rank, RankTimeline& timeline, const Comput
   const double amount =
       ctx.stragglers != nullptr ? step.amount / ctx.straggle[static_cast<std::size_t>(rank)] : step.amount;
   if (step.beside_next) {
-    start_beside(ctx, rank, amount, step.label);
+    start_beside(ctx, rank, amount, step.label, step.contended);
     return;
   }
   if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
@@ -106,7 +109,11 @@ void run_beside(RunContext& ctx, int rank, RankTimeline& timeline, const Collect
   // The collective on a timeline of its own: its intervals overlap the compute's.
   RankTimeline side;
   side.keep_all = false;
+  // A contended collective's kernel holds its SMs from its launch to its end, waiting for the group included (as a
+  // communication-stream collective's: stream_kernel), the compute beside it running on the others meanwhile.
+  if (b.contended) stream_kernel(ctx, rank, true);
   timed_collective(ctx, rank, side, collective);
+  if (b.contended) stream_kernel(ctx, rank, false);
   const double collective_end = sg4::Engine::get_clock();
   if (b.exec) {
     b.exec->wait();

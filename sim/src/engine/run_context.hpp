@@ -104,6 +104,7 @@ struct RunContext {
     double end = 0.0;
     std::uint32_t label = 0;
     bool active = false;
+    bool contended = false; ///< the collective beside holds SMs of the GPU while it runs (ComputeStep::contended)
   };
   std::vector<BesideCompute> beside; ///< per rank, sized with compute_alone
   /** An injected failure (failure_injection.hpp): per rank, the step it runs and where it stands; empty otherwise. */

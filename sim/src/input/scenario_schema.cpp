@@ -1540,6 +1540,23 @@ void strategy_fields(std::vector<F>& f) {
                        "others (x sm_count / (sm_count - 16)). With `context` > 1 the attention core runs between the "
                        "QKV and output-projection GEMMs around its exchange of keys and values, as without the "
                        "overlap"));
+  f.push_back(F(s + "tp_async_backward", T::Boolean, "model_parallel")
+                  .kinds(mp)
+                  .def_doc("`true` with `tensor` >= 2, a dense model and no `tp_comm_overlap` under the "
+                           "`megatron-core-2024` stack, and under `megatron-lm-2021` with `sequence_parallel`; else "
+                           "`false`")
+                  .allowed("`true` only with `tensor` >= 2, a dense model and no `tp_comm_overlap`")
+                  .label("TP async backward")
+                  .doc("Megatron's asynchronous tensor-parallel backward of the column-parallel GEMMs (QKV, the first "
+                       "MLP GEMM), as its LinearWithGradAccumulationAndAsyncCommunication runs it (Megatron-LM "
+                       "megatron/mpu/layers.py at 80389ef, 2022; Megatron-Core and Transformer Engine's linear "
+                       "modules likewise): with sequence parallelism the input, kept split, re-gathered beside the "
+                       "input-gradient GEMM and the input gradient reduce-scattered beside the weight-gradient GEMM; "
+                       "without it the input gradient all-reduced beside the weight-gradient GEMM. Each collective "
+                       "is launched just before its GEMM on its own stream and its NCCL kernel holds SMs until it ends "
+                       "(as `gradient_sync/comm_sms` says), the GEMM running on the others meanwhile and on all of "
+                       "them after. `false`: the input gradient's collective blocks after the block's backward, and no "
+                       "re-gather is priced"));
   f.push_back(F(s + "zero", T::Forms, "model_parallel")
                   .kinds(mp)
                   .def(0)

@@ -63,6 +63,9 @@ struct RingHop {
 struct Beside {
   TensorCollective collective;
   double compute = 0.0;
+  /** The collective's NCCL kernel takes SMs from the compute while it runs (ComputeStep::contended); otherwise the
+   * compute runs at its rate, or its price holds the SMs it lacks (userbuffers' SM margin). */
+  bool contended = false;
 };
 
 /** What a pass over a unit does on one tensor rank, in order: compute (s), a collective, the experts' compute, a hop
@@ -131,7 +134,8 @@ class Planner {
     Estimate per_position; // one (data, tensor) position through all stages, one micro-batch
     for (const auto& units : units_) {
       if (fused) {
-        const double overlaps = mp_.tp_comm_overlap ? 6.0 : 0.0; // per layer, forward 4 and backward 6: at most 6
+        // Per layer at most 6 (userbuffers: forward 4, backward 6; the asynchronous backward 4).
+        const double overlaps = mp_.tp_comm_overlap ? 6.0 : mp_.tp_async_backward ? 4.0 : 0.0;
         per_position.executions += 2.0 + overlaps;
         per_position.steps += 2.0 + 2.0 * overlaps;
         continue;
@@ -215,70 +219,25 @@ class Planner {
    * the copy engines without a margin. */
   OverlapBlock overlap_block(const std::vector<ComputeOp>& ops, const std::string& column, const std::string& row,
                              Recomputation recomputation, bool context_core = false) const {
-    const std::string gate = column == "mlp_up" ? "mlp_gate" : std::string();
+    const BlockSplit split = split_block(ops, column, row, recomputation, context_core);
     const GpuProfile& gpu = cluster_.gpu;
     const std::string& type = training_.data_type;
     const double element = bytes_per_element(type);
-    const Recomputation rest = recomputation == Recomputation::Full ? Recomputation::None : recomputation;
-    std::vector<ComputeOp> pre;
-    std::vector<ComputeOp> mid;
-    std::vector<ComputeOp> post;
     double column_forward = 0.0;
-    double row_forward = 0.0;
     GemmBackwardTimes column_backward;
-    GemmBackwardTimes row_backward;
-    int seen = 0; // 0: before the column GEMMs, 1: after them, 2: after the row GEMM
     const int t_chunks = mp_.tensor;
-    // With context parallelism (`context_core`) the attention core runs around its exchange of keys and values on the
-    // context group (context_forward, context_backward), between the column and the row GEMMs.
-    std::vector<ComputeOp> core;
-    for (const ComputeOp& op : ops) {
-      if (context_core && op.module == LayerModule::CoreAttention) {
-        PARTSIM_CHECK(seen == 1) << "attention core " << op.name << " outside the block's middle";
-        core.push_back(op);
-        continue;
-      }
-      const bool is_column = op.name == column || (!gate.empty() && op.name == gate);
-      if (is_column || op.name == row) {
-        PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm) << "op " << op.name << " is not a GEMM";
-        const GemmBackwardTimes whole_backward = gemm_backward_times(op, gpu, type, element);
-        if (is_column) {
-          // Ring exchange forward: T GEMMs of the chunks' rows; backward whole (bulk).
-          column_forward += chunked_time(op, t_chunks, false);
-          column_backward.input_gradient += whole_backward.input_gradient;
-          column_backward.weight_gradient += whole_backward.weight_gradient;
-          seen = 1;
-        } else {
-          // Pipelined forward: kTpOverlapPipelineSplits GEMMs; backward the input gradient by ring exchange (T
-          // GEMMs), the weight gradient whole on the gathered output gradient.
-          row_forward += chunked_time(op, kTpOverlapPipelineSplits, false);
-          row_backward.input_gradient += chunked_time(op, t_chunks, true);
-          row_backward.weight_gradient += whole_backward.weight_gradient;
-          seen = 2;
-        }
-        continue;
-      }
-      (seen == 0 ? pre : seen == 1 ? mid : post).push_back(op);
+    for (const ComputeOp& op : split.columns) {
+      // Ring exchange forward: T GEMMs of the chunks' rows; backward whole (bulk).
+      const GemmBackwardTimes whole_backward = gemm_backward_times(op, gpu, type, element);
+      column_forward += chunked_time(op, t_chunks, false);
+      column_backward.input_gradient += whole_backward.input_gradient;
+      column_backward.weight_gradient += whole_backward.weight_gradient;
     }
-    PARTSIM_CHECK(column_forward > 0.0 && row_forward > 0.0) << "block without " << column << " and " << row;
-    const TrainingUnit p = price_ops("block", pre, gpu, type, rest);
-    const TrainingUnit i = price_ops("block", mid, gpu, type, rest);
-    const TrainingUnit q = price_ops("block", post, gpu, type, rest);
-    std::vector<Action> core_forward;
-    std::vector<Action> core_backward;
-    if (!core.empty()) {
-      // As the layer without the overlap runs it (priced_units): the core priced alone, selective recomputation
-      // rerunning it with its exchange (after a Ulysses all-to-all, from the saved head-split inputs) before its
-      // backward.
-      const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
-      const bool selective = recomputation == Recomputation::Selective &&
-                             training_.kernels.recompute_modules.contains(LayerModule::CoreAttention);
-      core_forward = context_forward(k.forward_time);
-      core_backward = join({!selective                                  ? std::vector<Action>{}
-                            : mp_.context_comm == ContextComm::AllToAll ? std::vector<Action>{k.forward_time}
-                                                                        : context_forward(k.forward_time),
-                            context_backward(k.backward_time)});
-    }
+    // Pipelined forward: kTpOverlapPipelineSplits GEMMs; backward the input gradient by ring exchange (T GEMMs), the
+    // weight gradient whole on the gathered output gradient.
+    const double row_forward = chunked_time(split.row, kTpOverlapPipelineSplits, false);
+    const GemmBackwardTimes row_backward{chunked_time(split.row, t_chunks, true),
+                                         gemm_backward_times(split.row, gpu, type, element).weight_gradient};
 
     const double t = static_cast<double>(mp_.tensor);
     const double sms = cluster_.gpu.sm_count->value;
@@ -302,22 +261,129 @@ class Planner {
       return std::vector<Action>{Beside{{op, bytes}, gemm * margin}};
     };
     OverlapBlock block;
-    block.forward = join({{p.forward_time},
+    block.forward = join({{split.pre.forward_time},
                           amax_reduction_,
                           ring(column_forward, layer_gather_bytes_),
-                          {i.forward_time},
-                          core_forward,
+                          {split.mid.forward_time},
+                          split.core_forward,
                           pipelined(row_forward),
-                          {q.forward_time}});
-    block.backward = join({{q.backward_time},
+                          {split.post.forward_time}});
+    block.backward = join({{split.post.backward_time},
                            amax_reduction_,
                            ring(row_backward.input_gradient, layer_gather_bytes_),
-                           {row_backward.weight_gradient, i.backward_time},
-                           core_backward,
+                           {row_backward.weight_gradient, split.mid.backward_time},
+                           split.core_backward,
                            bulk(CollectiveOp::AllGather, column_backward.input_gradient, layer_gather_bytes_),
                            bulk(CollectiveOp::ReduceScatter, column_backward.weight_gradient, whole),
-                           {p.backward_time}});
+                           {split.pre.backward_time}});
     return block;
+  }
+
+  /** A block's backward as Megatron's asynchronous tensor-parallel backward runs it (tp_async_backward; Megatron-LM's
+   * LinearWithGradAccumulationAndAsyncCommunication.backward, megatron/mpu/layers.py at 80389ef, 2022, and its
+   * successors in Megatron-Core and Transformer Engine): the ops after the row-parallel GEMM, that GEMM whole, the
+   * inner ops; then for the column-parallel GEMMs, with sequence parallelism the input re-gathered (the layer keeps
+   * its slice only; under FP8 the saved fp8 copy) beside their input gradient and the input gradient reduce-scattered
+   * beside their weight gradient; without it the input gradient all-reduced beside their weight gradient; then the
+   * ops before them. Each collective is launched on its own stream just before its GEMM ("to have [it] scheduled
+   * first and have GPU resources allocated"): its NCCL kernel holds SMs while it runs, the GEMM runs on the others
+   * (contended), and the rank waits for both. The output gradient's gather before the block stays blocking, as
+   * without it (the forward is unchanged). */
+  std::vector<Action> async_backward(const std::vector<ComputeOp>& ops, const std::string& column,
+                                     const std::string& row, Recomputation recomputation,
+                                     bool context_core = false) const {
+    const BlockSplit split = split_block(ops, column, row, recomputation, context_core);
+    const GpuProfile& gpu = cluster_.gpu;
+    const std::string& type = training_.data_type;
+    const double element = bytes_per_element(type);
+    GemmBackwardTimes column_backward;
+    for (const ComputeOp& op : split.columns) {
+      const GemmBackwardTimes whole = gemm_backward_times(op, gpu, type, element);
+      column_backward.input_gradient += whole.input_gradient;
+      column_backward.weight_gradient += whole.weight_gradient;
+    }
+    const GemmBackwardTimes row_backward = gemm_backward_times(split.row, gpu, type, element);
+    const bool sp = mp_.sequence_parallel;
+    const std::vector<Action> input_gradient =
+        sp ? std::vector<Action>{Beside{
+                 {CollectiveOp::AllGather, layer_gather_bytes_}, column_backward.input_gradient, true}}
+           : std::vector<Action>{column_backward.input_gradient};
+    const TensorCollective reduction{sp ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce, tensor_bytes_};
+    return join({{split.post.backward_time, row_backward.input_gradient + row_backward.weight_gradient,
+                  split.mid.backward_time},
+                 split.core_backward,
+                 input_gradient,
+                 {Beside{reduction, column_backward.weight_gradient, true}},
+                 {split.pre.backward_time}});
+  }
+
+  /** A block's ops (the attention or the MLP, in order) around its column-parallel GEMM(s) (`column`, and a gate GEMM
+   * right before it) and its row-parallel GEMM `row`: the other ops priced before, between and after them (under
+   * `recomputation`, a full one's rerun left to the caller), and with context parallelism (`context_core`) the
+   * attention core's actions around its exchange of keys and values, as the layer without an overlap runs them. */
+  struct BlockSplit {
+    TrainingUnit pre;  ///< before the column GEMMs
+    TrainingUnit mid;  ///< between them and the row GEMM, but the core under `context_core`
+    TrainingUnit post; ///< after the row GEMM
+    std::vector<ComputeOp> columns;
+    ComputeOp row;
+    std::vector<Action> core_forward;
+    std::vector<Action> core_backward;
+  };
+  BlockSplit split_block(const std::vector<ComputeOp>& ops, const std::string& column, const std::string& row,
+                         Recomputation recomputation, bool context_core) const {
+    const std::string gate = column == "mlp_up" ? "mlp_gate" : std::string();
+    const GpuProfile& gpu = cluster_.gpu;
+    const std::string& type = training_.data_type;
+    const Recomputation rest = recomputation == Recomputation::Full ? Recomputation::None : recomputation;
+    std::vector<ComputeOp> pre;
+    std::vector<ComputeOp> mid;
+    std::vector<ComputeOp> post;
+    BlockSplit split;
+    bool has_row = false;
+    int seen = 0; // 0: before the column GEMMs, 1: after them, 2: after the row GEMM
+    // With context parallelism (`context_core`) the attention core runs around its exchange of keys and values on the
+    // context group (context_forward, context_backward), between the column and the row GEMMs.
+    std::vector<ComputeOp> core;
+    for (const ComputeOp& op : ops) {
+      if (context_core && op.module == LayerModule::CoreAttention) {
+        PARTSIM_CHECK(seen == 1) << "attention core " << op.name << " outside the block's middle";
+        core.push_back(op);
+        continue;
+      }
+      const bool is_column = op.name == column || (!gate.empty() && op.name == gate);
+      if (is_column || op.name == row) {
+        PARTSIM_CHECK(op.kind == OpKind::Gemm && op.gemm) << "op " << op.name << " is not a GEMM";
+        if (is_column) {
+          split.columns.push_back(op);
+          seen = 1;
+        } else {
+          split.row = op;
+          has_row = true;
+          seen = 2;
+        }
+        continue;
+      }
+      (seen == 0 ? pre : seen == 1 ? mid : post).push_back(op);
+    }
+    PARTSIM_CHECK(!split.columns.empty() && has_row) << "block without " << column << " and " << row;
+    split.pre = price_ops("block", pre, gpu, type, rest);
+    split.mid = price_ops("block", mid, gpu, type, rest);
+    split.post = price_ops("block", post, gpu, type, rest);
+    if (!core.empty()) {
+      // As the layer without the overlap runs it (priced_units): the core priced alone, selective recomputation
+      // rerunning it with its exchange (after a Ulysses all-to-all, from the saved head-split inputs) before its
+      // backward.
+      const TrainingUnit k = price_ops("attention_core", core, gpu, type, Recomputation::None);
+      const bool selective = recomputation == Recomputation::Selective &&
+                             training_.kernels.recompute_modules.contains(LayerModule::CoreAttention);
+      split.core_forward = context_forward(k.forward_time);
+      split.core_backward = join({!selective                                  ? std::vector<Action>{}
+                                  : mp_.context_comm == ContextComm::AllToAll ? std::vector<Action>{k.forward_time}
+                                                                              : context_forward(k.forward_time),
+                                  context_backward(k.backward_time)});
+    }
+    return split;
   }
 
   /** A GEMM run as `chunks` GEMMs over as many slices of its rows (tokens), as the userbuffers overlaps run it: each
@@ -508,6 +574,23 @@ class Planner {
         const std::vector<Action> forward = join({attention_block.forward, mlp_block.forward});
         unit.forward = forward;
         unit.backward = join({full ? forward : std::vector<Action>{}, mlp_block.backward, attention_block.backward});
+      } else if (mp_.tp_async_backward) {
+        // The forward as without it; each block's backward ends in its column GEMMs' asynchronous collectives, the
+        // output gradient's gather for the block before it after them (under FP8 after its amax all-reduce). A rerun
+        // MLP module keeps its blocking collectives (its rerun and backward as without it).
+        const std::vector<Action> attention_back =
+            mp_.context > 1
+                ? async_backward(attention_whole, "qkv_projection", "output_projection", recomputation, true)
+                : async_backward(windowed ? windowed_attention : attention, "qkv_projection", "output_projection",
+                                 recomputation);
+        const std::vector<Action> mlp_back = rerun_mlp ? join({layer_gather,
+                                                               {mlp_unit.recompute_time},
+                                                               sum,
+                                                               {mlp_unit.backward_time - mlp_unit.recompute_time},
+                                                               sum})
+                                                       : async_backward(mlp_ops, "mlp_up", "mlp_down", recomputation);
+        unit.backward =
+            join({full ? unit.forward : std::vector<Action>{}, mlp_back, layer_gather, attention_back, layer_gather});
       }
       return unit;
     };
@@ -1134,12 +1217,12 @@ class Planner {
     const std::uint64_t samples =
         forward && vs == 0 && at.tensor == 0 && at.context == 0 ? static_cast<std::uint64_t>(training_.micro_batch) : 0;
     bool samples_given = false;
-    auto compute = [&](double time, bool beside_next = false) {
-      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name, beside_next});
+    auto compute = [&](double time, bool beside_next = false, bool contended = false) {
+      steps.emplace_back(ComputeStep{time * peak_, samples_given ? 0 : samples, name, beside_next, contended});
       samples_given = true;
     };
     auto beside = [&](const Beside& b) {
-      compute(b.compute, true);
+      compute(b.compute, true, b.contended);
       tensor_collective(steps, tensor_group, b.collective);
     };
     auto gather = [&](const Unit& unit) {
@@ -1208,7 +1291,9 @@ class Planner {
             if (k == fused_beside.size()) {
               fused_beside.push_back(*b);
             } else {
-              PARTSIM_CHECK(fused_beside[k].collective.op == b->collective.op) << "units overlap unlike collectives";
+              PARTSIM_CHECK(fused_beside[k].collective.op == b->collective.op &&
+                            fused_beside[k].contended == b->contended)
+                  << "units overlap unlike collectives";
               fused_beside[k].collective.bytes += b->collective.bytes;
               fused_beside[k].compute += b->compute;
             }
@@ -1385,8 +1470,11 @@ class Planner {
         fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
                     "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
                     training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
-                    mp_.tp_comm_overlap     ? " (sequence parallel, communication overlapped with the GEMMs)"
+                    mp_.tp_comm_overlap ? " (sequence parallel, communication overlapped with the GEMMs)"
+                    : mp_.tp_async_backward && mp_.sequence_parallel
+                        ? " (sequence parallel, the backward's gathers and reduce-scatters beside the GEMMs)"
                     : mp_.sequence_parallel ? " (sequence parallel)"
+                    : mp_.tp_async_backward ? " (the backward's all-reduces beside the weight-gradient GEMMs)"
                                             : "",
                     mp_.context > 1 ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context,
                                                   to_string(mp_.context_comm))

@@ -34,9 +34,13 @@ void PlanCollectives::set_stream_contention(Plan& plan, const GpuProfile& gpu, c
   if (sync.comm_sms <= 0 || !gpu.sm_count) return;
   int held = 0;
   for (const RankProgram& p : plan.ranks)
-    for (const Step& step : p.own_steps) {
-      const auto* c = std::get_if<CollectiveStep>(&step);
-      if (c == nullptr || c->stream == 0) continue;
+    for (std::size_t k = 0; k < p.own_steps.size(); ++k) {
+      const auto* c = std::get_if<CollectiveStep>(&p.own_steps[k]);
+      if (c == nullptr) continue;
+      // On the communication stream, or beside a compute it takes SMs from (ComputeStep::contended).
+      const auto* before = k > 0 ? std::get_if<ComputeStep>(&p.own_steps[k - 1]) : nullptr;
+      const bool contends = before != nullptr && before->beside_next && before->contended;
+      if (c->stream == 0 && !contends) continue;
       const GroupLayout& s = shape(c->group);
       const int channels =
           s.nodes == 1

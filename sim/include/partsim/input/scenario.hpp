@@ -284,6 +284,11 @@ struct ModelParallel {
   /** Megatron-Core's --tp-comm-overlap: the tensor-parallel all-gathers and reduce-scatters of every layer run beside
    * its GEMMs as Transformer Engine's userbuffers run them (ring exchange, pipelined chunks, bulk). */
   bool tp_comm_overlap = false;
+  /** Megatron's asynchronous tensor-parallel backward of a column-parallel GEMM (without userbuffers): with sequence
+   * parallelism the input re-gathered beside the input-gradient GEMM and the input gradient reduce-scattered beside
+   * the weight-gradient GEMM, without it the input gradient all-reduced beside the weight-gradient GEMM; each
+   * collective's NCCL kernel taking SMs from the GEMM while it runs (ComputeStep::contended). */
+  bool tp_async_backward = false;
   int expert = 1; ///< expert-parallel degree EP: divides data and the model's experts (mixture of experts only)
   /** Expert tensor-parallel degree: 1 (every routed expert whole on its rank) or `tensor` (each expert's FFN split
    * over the tensor group, the copies routed to it gathered over the group before its GEMMs and reduce-scattered

@@ -29,6 +29,11 @@ struct ComputeStep {
    * Transformer Engine's userbuffers do: the GEMM on the compute stream, the transfers on their own); the rank goes
    * on when both are done. Only the part of the collective that outlasts the compute is exposed. */
   bool beside_next = false;
+  /** With beside_next: the collective's NCCL kernel holds SMs this compute lacks while it runs, as a collective of the
+   * communication stream does (Plan::stream_compute_share): Megatron's asynchronous tensor-parallel backward, whose
+   * collectives are launched on their own stream just before the GEMM beside them. Without, the compute runs at its
+   * full rate (or the planner priced the SMs it lacks into it: Transformer Engine's userbuffers set an SM margin). */
+  bool contended = false;
 };
 static_assert(sizeof(ComputeStep) <= 24);
 
@@ -93,6 +98,15 @@ inline bool queues_on_stream(const std::vector<Step>& steps) {
   return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
     const auto* c = std::get_if<CollectiveStep>(&step);
     return c != nullptr && c->stream != 0;
+  });
+}
+
+/** Whether `steps` start a compute beside a collective that takes SMs from it (ComputeStep::contended): its speed
+ * changes while that collective runs. */
+inline bool contends_beside(const std::vector<Step>& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
+    const auto* c = std::get_if<ComputeStep>(&step);
+    return c != nullptr && c->beside_next && c->contended;
   });
 }
 
