@@ -113,10 +113,17 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   // A layer's bytes on a tensor rank: the stage's mean layer (its dense and MoE layers in proportion; every layer of
   // a model without first dense layers is the same), or its largest one.
   const TransformerModel dense = model.dense_model();
+  const std::vector<std::pair<int, int>> chunks = stage_chunks(model, mp, stage);
+  // On a tensor rank: of a layer's `total` bytes, `sequence` are what sequence parallelism splits (all of them under
+  // full recomputation: the layer's input); the rest is split by the tensor degree.
+  auto on_rank = [&](double total, double sequence, Recomputation recomputation) {
+    const double whole = recomputation == Recomputation::Full ? total : sequence;
+    return (total - whole) / t + (mp.sequence_parallel ? whole / t : whole);
+  };
   auto layer_bytes = [&](Recomputation recomputation, bool largest = false) {
     double total = 0.0;
     double sequence = 0.0; // of the layers' bytes, what sequence parallelism splits (per layer, as total)
-    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+    for (const auto& [first, count] : chunks) {
       const std::int64_t moe = model.moe_layers(first, count);
       const double moe_sequence = model.layer_sequence_bytes(b, recomputation, e);
       const double dense_sequence = dense.layer_sequence_bytes(b, recomputation, e);
@@ -132,9 +139,7 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
       total /= static_cast<double>(layers);
       sequence /= static_cast<double>(layers);
     }
-    const double whole = recomputation == Recomputation::Full ? total : sequence;
-    const double replicated = mp.sequence_parallel ? whole / t : whole;
-    return (total - whole) / t + replicated;
+    return on_rank(total, sequence, recomputation);
   };
   const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
   const int in_flight =
@@ -144,34 +149,29 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const std::int64_t block =
       training.recomputation == Recomputation::Full ? std::max<std::int64_t>(training.recompute_num_layers, 0) : 0;
   // The MoE layers that keep their activations (not recomputed): all of them without full recomputation, with the
-  // block method those past each chunk's first `block` layers.
+  // block method those past each chunk's first `block` layers, whose bytes block_bytes sums (per layer of the stage)
+  // with those of the rerun layers, which keep their input only.
   double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers;
-  if (block > 0)
-    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
+  double block_bytes = 0.0;
+  if (block > 0) {
+    for (const auto& [first, count] : chunks) {
       const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
       kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
-    }
-  auto block_layer_bytes = [&] {
-    double sum = 0.0;
-    for (const auto& [first, count] : stage_chunks(model, mp, stage)) {
-      const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
       auto add = [&](int from, int n, Recomputation r) {
         if (n <= 0) return;
         const std::int64_t moe = model.moe_layers(from, n);
-        const double total = model.layers_activation_bytes(from, n, b, r, e);
         const double sequence = static_cast<double>(moe) * model.layer_sequence_bytes(b, r, e) +
                                 static_cast<double>(n - moe) * dense.layer_sequence_bytes(b, r, e);
-        const double whole = r == Recomputation::Full ? total : sequence;
-        sum += (total - whole) / t + (mp.sequence_parallel ? whole / t : whole);
+        block_bytes += on_rank(model.layers_activation_bytes(from, n, b, r, e), sequence, r);
       };
       add(first, rerun, Recomputation::Full);
       add(first + rerun, count - rerun, Recomputation::None);
     }
-    return sum / static_cast<double>(layers);
-  };
+    block_bytes /= static_cast<double>(layers);
+  }
   // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
   m.activations =
-      in_flight * (block > 0 ? block_layer_bytes() : layer_bytes(training.recomputation)) * layers / mp.virtual_stages;
+      in_flight * (block > 0 ? block_bytes : layer_bytes(training.recomputation)) * layers / mp.virtual_stages;
   // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
   // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
   // 1/expert_tensor of the width) and outputs weigh what they would whole; not in a recomputed layer.
