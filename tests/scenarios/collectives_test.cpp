@@ -535,6 +535,7 @@ TEST_P(StreamContention, ComputeBesideAContendedBlockingCollectiveRunsAtTheShare
   ASSERT_GT(collective, 0.01);
   ASSERT_LT(collective, share);
   const double end = 1.0 + (1.0 - share) * collective;
+  EXPECT_GE(result.executions_as_sleeps, 1U); // alone on their GPUs: the lean engine's sleeps, the share folded in
   EXPECT_NEAR(result.makespan, end, 1e-6);
   for (const RankTimeline& rank : result.ranks) {
     EXPECT_NEAR(rank.total(IntervalKind::Compute), end, 1e-6);
@@ -542,6 +543,27 @@ TEST_P(StreamContention, ComputeBesideAContendedBlockingCollectiveRunsAtTheShare
     EXPECT_NEAR(rank.hidden, collective, 1e-6);
   }
   expect_bytes_balance(result);
+}
+
+TEST(StreamContentionExecutions, AContendedComputeAsAnExecutionEndsAsTheFoldedSleepDoes) {
+  // The same run with every compute a SimGrid execution (lean engine off): the GPU's power state at share 0.5 while
+  // the collective runs, full speed after; the compute ends at 1 + (1 - 0.5) T as the lean engine's sleep does.
+  nlohmann::json doc = base_scenario(2, 1);
+  doc["run"]["lean_engine"] = false;
+  const Scenario scenario = parse(doc);
+  Plan plan = plan_for(2, {{0, 1}});
+  plan.stream_compute_share = 0.5;
+  for (auto& rank : plan.ranks) {
+    rank.own_steps.emplace_back(ComputeStep{1e14, 0, 0, true, true});
+    rank.own_steps.emplace_back(collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, Fidelity::Steps));
+  }
+  const RunResult result = simulate(scenario, plan);
+  ASSERT_EQ(result.collectives.size(), 1U);
+  const double collective = result.collectives[0].total_time / static_cast<double>(result.collectives[0].count);
+  ASSERT_GT(collective, 0.01);
+  EXPECT_EQ(result.executions_as_sleeps, 0U);
+  EXPECT_NEAR(result.makespan, 1.0 + 0.5 * collective, 1e-6);
+  for (const RankTimeline& rank : result.ranks) EXPECT_NEAR(rank.hidden, collective, 1e-6);
 }
 
 // ---- Wait versus communication ----

@@ -179,15 +179,13 @@ RunResult simulate(const Scenario& scenario, const Plan& plan, const EngineOptio
   {
     std::vector<int> ranks_on_gpu(platform.gpus.size(), 0);
     for (const RankProgram& p : plan.ranks) ++ranks_on_gpu.at(static_cast<std::size_t>(p.gpu));
-    // With stream contention a rank whose program queues on its communication stream, or computes beside a
-    // collective that takes SMs (ComputeStep::contended), changes speed while those collectives run: its executions
-    // must be SimGrid's.
+    // With stream contention a rank whose program queues on its communication stream changes speed while those
+    // collectives run: its executions must be SimGrid's. (A compute beside a collective that takes SMs from it,
+    // ComputeStep::contended, is folded in by run_beside.)
     std::vector<char> streams(ranks, 0);
     if (plan.stream_compute_share < 1.0)
       for (std::size_t r = 0; r < ranks; ++r) {
-        const std::vector<Step>& steps =
-            plan.ranks[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))].own_steps;
-        streams[r] = queues_on_stream(steps) || contends_beside(steps);
+        streams[r] = queues_on_stream(plan.ranks[static_cast<std::size_t>(plan.owner(static_cast<int>(r)))].own_steps);
       }
     ctx.compute_alone.resize(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {

@@ -41,9 +41,9 @@ void start_beside(RunContext& ctx, int rank, double amount, std::uint32_t label,
   b.begin = sg4::Engine::get_clock();
   sg4::Host* host = sg4::this_actor::get_host();
   if (ctx.compute_alone[static_cast<std::size_t>(rank)] != 0) {
-    // A rank whose speed changes (contends_beside) never computes alone: its sleep could not follow the change.
-    PARTSIM_CHECK(!contended || ctx.stream_kernels.empty()) << "rank " << rank << " computes alone beside contention";
+    // Contended, it ends later: run_beside folds the collective's share of the SMs in once that has ended.
     b.exec = nullptr;
+    b.amount = amount;
     b.end = b.begin + amount / host->get_speed();
     ++ctx.result.executions_as_sleeps;
     return;
@@ -111,15 +111,24 @@ void run_beside(RunContext& ctx, int rank, RankTimeline& timeline, const Collect
   side.keep_all = false;
   // A contended collective's kernel holds its SMs from its launch to its end, waiting for the group included (as a
   // communication-stream collective's: stream_kernel), the compute beside it running on the others meanwhile.
-  if (b.contended) stream_kernel(ctx, rank, true);
+  const bool switch_state = b.contended && b.exec;
+  if (switch_state) stream_kernel(ctx, rank, true);
   timed_collective(ctx, rank, side, collective);
-  if (b.contended) stream_kernel(ctx, rank, false);
+  if (switch_state) stream_kernel(ctx, rank, false);
   const double collective_end = sg4::Engine::get_clock();
   if (b.exec) {
     b.exec->wait();
     b.end = b.exec->get_finish_time(); // it may have ended before the collective
-  } else if (b.end > collective_end) {
-    sg4::this_actor::sleep_until(b.end);
+  } else {
+    if (b.contended) {
+      // Alone on its GPU at a constant speed v: share s of it until the collective's end, all of it after (what the
+      // power states give an execution).
+      const double v = sg4::this_actor::get_host()->get_speed();
+      const double s = ctx.plan.stream_compute_share;
+      const double slowed = s * v * (collective_end - b.begin);
+      b.end = slowed >= b.amount ? b.begin + b.amount / (s * v) : collective_end + (b.amount - slowed) / v;
+    }
+    if (b.end > collective_end) sg4::this_actor::sleep_until(b.end);
   }
   b.active = false;
   b.exec = nullptr;

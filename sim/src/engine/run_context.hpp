@@ -102,6 +102,7 @@ struct RunContext {
     simgrid::s4u::ExecPtr exec; ///< null when the rank computes alone: it ends at `end`
     double begin = 0.0;
     double end = 0.0;
+    double amount = 0.0; ///< its flop, for a contended compute of a rank that computes alone (run_beside)
     std::uint32_t label = 0;
     bool active = false;
     bool contended = false; ///< the collective beside holds SMs of the GPU while it runs (ComputeStep::contended)

@@ -101,15 +101,6 @@ inline bool queues_on_stream(const std::vector<Step>& steps) {
   });
 }
 
-/** Whether `steps` start a compute beside a collective that takes SMs from it (ComputeStep::contended): its speed
- * changes while that collective runs. */
-inline bool contends_beside(const std::vector<Step>& steps) {
-  return std::any_of(steps.begin(), steps.end(), [](const Step& step) {
-    const auto* c = std::get_if<ComputeStep>(&step);
-    return c != nullptr && c->beside_next && c->contended;
-  });
-}
-
 struct RankProgram {
   int gpu = 0;                 ///< global GPU index: node * gpus_per_node + local index
   std::vector<Step> own_steps; ///< its program; empty when it runs rank `like`'s
