@@ -274,6 +274,44 @@ TEST(ContextParallelPlan, TheTensorOverlapRunsAroundTheCoresExchange) {
   EXPECT_EQ(after, CollectiveOp::ReduceScatter);
 }
 
+TEST(ContextParallelPlan, TheAsyncTensorBackwardKeepsTheCoresExchange) {
+  // Tensor 2 x context 2 x data 2 with Megatron's asynchronous tensor backward: the context group exchanges what it
+  // does without it, in every mode, the compute is the same, and the tensor group gains one all-gather per block and
+  // layer (the column GEMMs' re-gather, 32 layers x 2 blocks x 2 micro-batches), every reduce-scatter as before.
+  const nlohmann::json tp = {{"tensor", 2}, {"sequence_parallel", true}, {"data", 2}, {"context", 2}};
+  auto with = [&](const char* mode, bool async) {
+    nlohmann::json strategy = tp;
+    strategy["context_comm"] = mode;
+    strategy["tp_async_backward"] = async;
+    return build_plan(parse(cp_scenario(strategy, 8, 4)));
+  };
+  auto count = [](const Plan& plan, CommKind kind, CollectiveOp op) {
+    int n = 0;
+    for (const Step& step : resolved_steps(plan, 1))
+      if (const auto* c = std::get_if<CollectiveStep>(&step); c && c->kind == kind && c->op == op) ++n;
+    return n;
+  };
+  auto compute = [](const Plan& plan) {
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, 1))
+      if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
+    return sum;
+  };
+  for (const char* mode : {"p2p", "all_gather", "all_to_all"}) {
+    SCOPED_TRACE(mode);
+    const Plan plain = with(mode, false);
+    const Plan async = with(mode, true);
+    EXPECT_EQ(ring_sends(async, 1), ring_sends(plain, 1));
+    for (const CollectiveOp op : {CollectiveOp::AllGather, CollectiveOp::AllToAll, CollectiveOp::ReduceScatter})
+      EXPECT_EQ(count(async, CommKind::Context, op), count(plain, CommKind::Context, op));
+    EXPECT_EQ(count(async, CommKind::Tensor, CollectiveOp::AllGather),
+              count(plain, CommKind::Tensor, CollectiveOp::AllGather) + 32 * 2 * 2);
+    EXPECT_EQ(count(async, CommKind::Tensor, CollectiveOp::ReduceScatter),
+              count(plain, CommKind::Tensor, CollectiveOp::ReduceScatter));
+    EXPECT_NEAR(compute(async), compute(plain), compute(plain) * 1e-12);
+  }
+}
+
 TEST(ContextParallelErrors, EachInvalidCombinationNamesItsKey) {
   auto message = [](const nlohmann::json& doc) { return std::string(input_error([&] { parse(doc); }).what()); };
   // 2 x 3 does not divide 8,192.
