@@ -358,6 +358,34 @@ TEST(ModelParallelPlan, AsyncTensorBackwardRunsTheColumnGemmsCollectivesBesideTh
   }
 }
 
+TEST(ModelParallelPlan, AMixtureOfExpertsRunsItsAttentionBlocksBackwardAsynchronously) {
+  // Mixtral 8x7B (32 layers) on tensor 2 with sequence parallelism, one micro-batch per replica: each layer's attention
+  // block re-gathers its input beside the QKV GEMM's input gradient and reduce-scatters that gradient beside its
+  // weight gradient (2 contended overlaps and one more all-gather a layer); the experts' collectives are as before.
+  auto plan_with = [](bool async) {
+    return build_plan(
+        parse(mp_scenario({{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_async_backward", async}}, 8,
+                          "mixtral-8x7b", 4)));
+  };
+  const Plan plain = plan_with(false);
+  const Plan async = plan_with(true);
+  EXPECT_EQ(volume(async, 0, CommKind::Tensor).all_gathers, volume(plain, 0, CommKind::Tensor).all_gathers + 32);
+  EXPECT_EQ(volume(async, 0, CommKind::Tensor).reduce_scatters, volume(plain, 0, CommKind::Tensor).reduce_scatters);
+  EXPECT_EQ(collective_bytes(async, 0, CommKind::Expert), collective_bytes(plain, 0, CommKind::Expert));
+  int contended = 0;
+  double plain_compute = 0.0;
+  double async_compute = 0.0;
+  for (const Step& step : resolved_steps(async, 0))
+    if (const auto* c = std::get_if<ComputeStep>(&step)) {
+      contended += c->beside_next && c->contended ? 1 : 0;
+      async_compute += c->amount;
+    }
+  for (const Step& step : resolved_steps(plain, 0))
+    if (const auto* c = std::get_if<ComputeStep>(&step)) plain_compute += c->amount;
+  EXPECT_EQ(contended, 32 * 2);
+  EXPECT_NEAR(async_compute, plain_compute, plain_compute * 1e-12);
+}
+
 TEST(ModelParallelPlan, TheMegatronStacksRunTheTensorBackwardAsynchronously) {
   // Megatron-Core: with any tensor split of a dense model without userbuffers; Megatron-LM of 2021 only with sequence
   // parallelism (its 2022 layers); other stacks not.
@@ -824,7 +852,7 @@ TEST(ModelParallelErrors, TensorCommOverlapNeedsSequenceParallelismAndTheGpusSmC
   EXPECT_TRUE(std::get<ModelParallel>(parse(inline_sms).strategy).tp_comm_overlap);
 }
 
-TEST(ModelParallelErrors, AsyncTensorBackwardNeedsATensorSplitOfADenseModelWithoutUserbuffers) {
+TEST(ModelParallelErrors, AsyncTensorBackwardNeedsATensorSplitWithoutUserbuffersOrLatentAttention) {
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 8}, {"tp_async_backward", true}})), "/strategy/tp_async_backward");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 4},
                                        {"tensor", 2},
@@ -832,16 +860,16 @@ TEST(ModelParallelErrors, AsyncTensorBackwardNeedsATensorSplitOfADenseModelWitho
                                        {"tp_comm_overlap", true},
                                        {"tp_async_backward", true}})),
             "/strategy/tp_async_backward");
-  nlohmann::json moe = mp_scenario(
-      {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_async_backward", true}}, 8, "mixtral-8x7b", 8);
-  EXPECT_EQ(error_pointer(moe), "/strategy/tp_async_backward");
+  nlohmann::json mla = mp_scenario(
+      {{"data", 4}, {"tensor", 2}, {"sequence_parallel", true}, {"tp_async_backward", true}}, 8, "deepseek-v3", 8);
+  EXPECT_EQ(error_pointer(mla), "/strategy/tp_async_backward");
   EXPECT_EQ(error_pointer(mp_scenario({{"data", 4}, {"tensor", 2}, {"tp_async_backward", 1}})),
             "/strategy/tp_async_backward");
   // Asked off, or where it has nothing to do, it is off.
   EXPECT_FALSE(std::get<ModelParallel>(parse(mp_scenario({{"data", 8}, {"tp_async_backward", false}})).strategy)
                    .tp_async_backward);
-  moe["strategy"]["tp_async_backward"] = false;
-  EXPECT_FALSE(std::get<ModelParallel>(parse(moe).strategy).tp_async_backward);
+  mla["strategy"]["tp_async_backward"] = false;
+  EXPECT_FALSE(std::get<ModelParallel>(parse(mla).strategy).tp_async_backward);
 }
 
 TEST(ModelParallelErrors, FsdpIsZeroThree) {

@@ -878,12 +878,12 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
     // Megatron-LM's column-parallel layers run their backward collectives asynchronously since 2022 (the all-reduce
     // since February, sequence parallelism with its gather and reduce-scatter since May), Megatron-Core and
     // Transformer Engine's linear modules likewise: the 2021 stack's runs without sequence parallelism predate it.
-    const bool dense = !config.experts.moe() && !config.mla.enabled();
+    const bool mla = config.mla.enabled(); // a mixture of experts' attention blocks and first dense layers take it
     const bool megatron = training->stack == TrainingStack::MegatronCore2024 ||
                           (training->stack == TrainingStack::MegatronLm2021 && mp.sequence_parallel);
     const bool given = reader.has("tp_async_backward");
     mp.tp_async_backward =
-        reader.boolean_or("tp_async_backward", megatron && dense && mp.tensor > 1 && !mp.tp_comm_overlap);
+        reader.boolean_or("tp_async_backward", megatron && !mla && mp.tensor > 1 && !mp.tp_comm_overlap);
     const std::string pointer = at + "/tp_async_backward";
     if (given && mp.tp_async_backward) {
       if (mp.tensor == 1)
@@ -893,10 +893,9 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
       if (mp.tp_comm_overlap)
         throw InputError(reader.source(), pointer,
                          "with tp_comm_overlap Transformer Engine's userbuffers run these collectives; expected false");
-      if (!dense)
+      if (mla)
         throw InputError(reader.source(), pointer,
-                         "the asynchronous backward of a mixture of experts' layers or of multi-head latent "
-                         "attention is not modelled; expected false");
+                         "the asynchronous backward of multi-head latent attention is not modelled; expected false");
     }
   }
   if (mp.tensor > 1 && training->recomputation == Recomputation::Selective &&

@@ -1542,17 +1542,18 @@ void strategy_fields(std::vector<F>& f) {
                        "overlap"));
   f.push_back(F(s + "tp_async_backward", T::Boolean, "model_parallel")
                   .kinds(mp)
-                  .def_doc("`true` with `tensor` >= 2, a dense model and no `tp_comm_overlap` under the "
-                           "`megatron-core-2024` stack, and under `megatron-lm-2021` with `sequence_parallel`; else "
-                           "`false`")
-                  .allowed("`true` only with `tensor` >= 2, a dense model and no `tp_comm_overlap`")
+                  .def_doc("`true` with `tensor` >= 2, no multi-head latent attention and no `tp_comm_overlap` "
+                           "under the `megatron-core-2024` stack, and under `megatron-lm-2021` with "
+                           "`sequence_parallel`; else `false`")
+                  .allowed("`true` only with `tensor` >= 2, no multi-head latent attention and no `tp_comm_overlap`")
                   .label("TP async backward")
                   .doc("Megatron's asynchronous tensor-parallel backward of the column-parallel GEMMs (QKV, the first "
                        "MLP GEMM), as its LinearWithGradAccumulationAndAsyncCommunication runs it (Megatron-LM "
                        "megatron/mpu/layers.py at 80389ef, 2022; Megatron-Core and Transformer Engine's linear "
                        "modules likewise): with sequence parallelism the input, kept split, re-gathered beside the "
                        "input-gradient GEMM and the input gradient reduce-scattered beside the weight-gradient GEMM; "
-                       "without it the input gradient all-reduced beside the weight-gradient GEMM. Each collective "
+                       "without it the input gradient all-reduced beside the weight-gradient GEMM (in a mixture of "
+                       "experts' layers the attention block's). Each collective "
                        "is launched just before its GEMM on its own stream and its NCCL kernel holds SMs until it ends "
                        "(as `gradient_sync/comm_sms` says), the GEMM running on the others meanwhile and on all of "
                        "them after. `false`: the input gradient's collective blocks after the block's backward, and no "

@@ -594,8 +594,10 @@ class Planner {
       }
       return unit;
     };
-    const Unit layer = dense_layer_of(m, mlp, model_.layer_parameters(t), false);
-    const Unit windowed_layer = window.enabled() ? dense_layer_of(m, mlp, model_.layer_parameters(t), true) : layer;
+    // A dense model's layers (a mixture of experts' have no dense MLP ops: moe_layer and, below, dense_layer).
+    const Unit layer = moe() ? Unit{} : dense_layer_of(m, mlp, model_.layer_parameters(t), false);
+    const Unit windowed_layer =
+        window.enabled() && !moe() ? dense_layer_of(m, mlp, model_.layer_parameters(t), true) : layer;
     // A mixture of experts' first dense layers (first_dense_layers): the attention block of every layer, then the
     // dense model's MLP (dense_ffn_size) between the tensor collectives, as in a dense model's layer.
     Unit dense_layer = layer;
@@ -609,9 +611,8 @@ class Planner {
         if (past_norm) dense_mlp.push_back(op);
       }
       const TrainingUnit dense_mlp_unit = price_ops("mlp", dense_mlp, gpu, type, recomputation);
-      dense_layer =
-          dense_unit(dense_mlp_unit, dense.layer_parameters(t), attention_forward, attention_backward_actions);
-      windowed_dense_layer = dense_unit(dense_mlp_unit, dense.layer_parameters(t), windowed_forward, windowed_backward);
+      dense_layer = dense_layer_of(dense_mlp_unit, dense_mlp, dense.layer_parameters(t), false);
+      windowed_dense_layer = dense_layer_of(dense_mlp_unit, dense_mlp, dense.layer_parameters(t), true);
     }
     // A mixture-of-experts layer (with sequence parallelism when T > 1): the attention block ends in a reduce-scatter;
     // the MoE block runs on the rank's sequence slice, its tokens sent to their experts' ranks and back by two
@@ -650,10 +651,19 @@ class Planner {
                   CommKind::Expert}}
             : std::vector<Action>{};
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
+    // With the asynchronous backward the attention block's column GEMM re-gathers its input and reduce-scatters its
+    // input gradient beside its own GEMMs (async_backward), in place of the reduce-scatter after the block.
+    auto async_attention = [&](bool windowed) {
+      return mp_.context > 1
+                 ? async_backward(attention_whole, "qkv_projection", "output_projection", recomputation, true)
+                 : async_backward(windowed ? windowed_attention : attention, "qkv_projection", "output_projection",
+                                  recomputation);
+    };
     auto moe_layer = [&](std::int32_t index) {
       const bool windowed = window.windowed(index);
-      const std::vector<Action>& attention_backward_of_layer =
-          windowed ? windowed_backward : attention_backward_actions;
+      const std::vector<Action> attention_backward_of_layer =
+          mp_.tp_async_backward ? async_attention(windowed)
+                                : join({windowed ? windowed_backward : attention_backward_actions, scatter});
       const std::vector<Action> forward = join({windowed ? windowed_forward : attention_forward,
                                                 scatter,
                                                 {before.forward_time},
@@ -672,8 +682,7 @@ class Planner {
                                                  all_to_all(index, true),
                                                  {before_backward},
                                                  layer_gather,
-                                                 attention_backward_of_layer,
-                                                 scatter});
+                                                 attention_backward_of_layer});
       return Unit{forward, backward, moe_dense_parameters, moe_expert_parameters, true};
     };
     // Vocabulary-parallel embedding (Megatron-LM VocabParallelEmbedding): each rank looks up the tokens of its shard,
