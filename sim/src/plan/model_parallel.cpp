@@ -561,6 +561,15 @@ class Planner {
     const std::vector<Action> windowed_backward =
         window.enabled() ? std::vector<Action>{full ? aw.backward_time - aw.forward_time : aw.backward_time}
                          : attention_backward_actions;
+    // With the asynchronous backward the attention block's column GEMM re-gathers its input and reduce-scatters its
+    // input gradient (or all-reduces it) beside its own GEMMs (async_backward), in place of the collective after the
+    // block: a dense layer's and a mixture of experts' attention blocks alike.
+    auto async_attention = [&](bool windowed) {
+      return mp_.context > 1
+                 ? async_backward(attention_whole, "qkv_projection", "output_projection", recomputation, true)
+                 : async_backward(windowed ? windowed_attention : attention, "qkv_projection", "output_projection",
+                                  recomputation);
+    };
     auto dense_layer_of = [&](const TrainingUnit& mlp_unit, const std::vector<ComputeOp>& mlp_ops, double parameters,
                               bool windowed) {
       Unit unit = windowed ? dense_unit(mlp_unit, parameters, windowed_forward, windowed_backward)
@@ -578,11 +587,7 @@ class Planner {
         // The forward as without it; each block's backward ends in its column GEMMs' asynchronous collectives, the
         // output gradient's gather for the block before it after them (under FP8 after its amax all-reduce). A rerun
         // MLP module keeps its blocking collectives (its rerun and backward as without it).
-        const std::vector<Action> attention_back =
-            mp_.context > 1
-                ? async_backward(attention_whole, "qkv_projection", "output_projection", recomputation, true)
-                : async_backward(windowed ? windowed_attention : attention, "qkv_projection", "output_projection",
-                                 recomputation);
+        const std::vector<Action> attention_back = async_attention(windowed);
         const std::vector<Action> mlp_back = rerun_mlp ? join({layer_gather,
                                                                {mlp_unit.recompute_time},
                                                                sum,
@@ -651,14 +656,6 @@ class Planner {
                   CommKind::Expert}}
             : std::vector<Action>{};
     const std::vector<Action> scatter = collectives({{CollectiveOp::ReduceScatter, tensor_bytes_}});
-    // With the asynchronous backward the attention block's column GEMM re-gathers its input and reduce-scatters its
-    // input gradient beside its own GEMMs (async_backward), in place of the reduce-scatter after the block.
-    auto async_attention = [&](bool windowed) {
-      return mp_.context > 1
-                 ? async_backward(attention_whole, "qkv_projection", "output_projection", recomputation, true)
-                 : async_backward(windowed ? windowed_attention : attention, "qkv_projection", "output_projection",
-                                  recomputation);
-    };
     auto moe_layer = [&](std::int32_t index) {
       const bool windowed = window.windowed(index);
       const std::vector<Action> attention_backward_of_layer =
