@@ -47,6 +47,61 @@ TEST(Validation, ErrorsAndSummary) {
       << markdown;
 }
 
+TEST(Validation, GroupsSummariseTheirOwnCases) {
+  std::vector<ValidationRow> rows{row("a", 10.0, 9.0), row("b", 2.0, 2.5), row("c", 1.0, std::nullopt),
+                                  row("d", 4.0, 4.2), row("e", 1.0, 1.5)};
+  EXPECT_TRUE(summarise_groups(rows).empty()) << "no case names a group";
+  EXPECT_EQ(format_validation_table(rows).find("group"), std::string::npos);
+  EXPECT_EQ(format_validation_markdown(rows).find("| group |"), std::string::npos);
+
+  rows[0].published.group = "A100";
+  rows[1].published.group = "A100";
+  rows[2].published.group = "H100";
+  rows[4].published.group = "A100"; // d names none
+  const std::vector<ValidationGroup> groups = summarise_groups(rows);
+  ASSERT_EQ(groups.size(), 3u);
+  // In the order the groups first appear: A100 (a), H100 (c), none (d).
+  EXPECT_EQ(groups[0].name, "A100");
+  EXPECT_EQ(groups[0].summary.cases, 3u);
+  EXPECT_EQ(groups[0].summary.failed, 0u);
+  EXPECT_DOUBLE_EQ(groups[0].summary.mean_abs_error, (0.1 + 0.25 + 0.5) / 3);
+  EXPECT_DOUBLE_EQ(groups[0].summary.worst_abs_error, 0.5);
+  EXPECT_EQ(groups[0].summary.worst_case, "e");
+  EXPECT_DOUBLE_EQ(groups[0].lowest_error, -0.1);
+  EXPECT_DOUBLE_EQ(groups[0].highest_error, 0.5);
+  EXPECT_EQ(groups[1].name, "H100");
+  EXPECT_EQ(groups[1].summary.cases, 1u);
+  EXPECT_EQ(groups[1].summary.failed, 1u);
+  EXPECT_EQ(groups[2].name, "");
+  EXPECT_NEAR(groups[2].lowest_error, 0.05, 1e-12);
+  EXPECT_NEAR(groups[2].highest_error, 0.05, 1e-12);
+  // The overall summary does not change with the groups.
+  EXPECT_DOUBLE_EQ(summarise(rows).mean_abs_error, (0.1 + 0.25 + 0.05 + 0.5) / 4);
+
+  const std::string table = format_validation_table(rows);
+  EXPECT_NE(table.find("-10.0% .. +50.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("0 (1 did not run)"), std::string::npos) << table;
+  EXPECT_NE(table.find("(no group)"), std::string::npos) << table;
+  const std::string markdown = format_validation_markdown(rows);
+  EXPECT_NE(markdown.find("| A100 | 3 | -10.0% .. +50.0% | 28.3% |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| H100 | 0 (1 did not run) | - | - |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| (no group) | 1 | +5.0% | 5.0% |"), std::string::npos) << markdown;
+  EXPECT_LT(markdown.find("mean |error| 22.5%"), markdown.find("| group |")) << "the groups follow the summary";
+}
+
+TEST(Validation, GroupMustBeAString) {
+  nlohmann::json doc = test::base_scenario();
+  doc["published"] = {{"figure", "/summary/makespan_s"},
+                      {"value", 1.0},
+                      {"source", "a paper"},
+                      {"url", "https://example.org"},
+                      {"group", 3}};
+  const InputError e = test::input_error([&] { test::parse(doc); });
+  EXPECT_EQ(e.pointer(), "/published/group") << e.what();
+  doc["published"]["group"] = "A100";
+  EXPECT_EQ(test::parse(doc).published->group, "A100");
+}
+
 TEST(Validation, ReportFiguresByPointer) {
   const json report = {{"summary", {{"makespan_s", 1.5}, {"verdict", "x"}}},
                        {"collectives", json::array({{{"busbw_bytes_per_s", 2e11}}})}};
@@ -81,6 +136,7 @@ TEST(Validation, ShippedCasesParseAndNameTheirSource) {
     ASSERT_TRUE(s.published.has_value());
     EXPECT_TRUE(s.published->url.starts_with("https://"));
     EXPECT_FALSE(s.published->source.empty());
+    EXPECT_FALSE(s.published->group.empty()) << "every shipped case names its group (README, By group)";
     EXPECT_EQ(s.name, path.stem().string()) << "a case is named after its file";
   }
 }

@@ -71,7 +71,63 @@ ValidationSummary summarise(const std::vector<ValidationRow>& rows) {
   return s;
 }
 
+std::vector<ValidationGroup> summarise_groups(const std::vector<ValidationRow>& rows) {
+  const bool grouped =
+      std::any_of(rows.begin(), rows.end(), [](const ValidationRow& row) { return !row.published.group.empty(); });
+  if (!grouped) return {};
+  std::vector<std::string> names;
+  for (const ValidationRow& row : rows)
+    if (std::find(names.begin(), names.end(), row.published.group) == names.end()) names.push_back(row.published.group);
+  std::vector<ValidationGroup> out;
+  for (const std::string& name : names) {
+    std::vector<ValidationRow> members;
+    ValidationGroup g;
+    g.name = name;
+    bool first = true;
+    for (const ValidationRow& row : rows) {
+      if (row.published.group != name) continue;
+      members.push_back(row);
+      const std::optional<double> e = row.error();
+      if (!e) continue;
+      g.lowest_error = first ? *e : std::min(g.lowest_error, *e);
+      g.highest_error = first ? *e : std::max(g.highest_error, *e);
+      first = false;
+    }
+    g.summary = summarise(members);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 namespace {
+
+/** A group's name in a table: "(no group)" for the cases that name none. */
+std::string group_label(const std::string& name) {
+  return name.empty() ? "(no group)" : printable(name, 100);
+}
+
+/** `text` in a markdown table cell: its pipes escaped. */
+std::string markdown_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string group_cases(const ValidationSummary& s) {
+  return s.failed > 0 ? fmt::format("{} ({} did not run)", s.cases - s.failed, s.failed) : fmt::format("{}", s.cases);
+}
+
+std::string group_errors(const ValidationGroup& g) {
+  if (g.summary.cases == g.summary.failed) return "-";
+  if (g.lowest_error == g.highest_error) return fmt::format("{:+.1f}%", 100 * g.lowest_error);
+  return fmt::format("{:+.1f}% .. {:+.1f}%", 100 * g.lowest_error, 100 * g.highest_error);
+}
+
+constexpr const char* kSignNote = "error = (simulated - published) / published: on a time (s) too fast is -, on a "
+                                  "rate (MFU, bandwidth) too fast is +";
 
 std::string value_text(double v, const std::string& unit) {
   if (unit == "B/s") return fmt::format("{:.1f} GB/s", v / 1e9);
@@ -99,6 +155,18 @@ std::string format_validation_table(const std::vector<ValidationRow>& rows) {
                        e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"));
   }
   out += "\n  " + summary_line(summarise(rows)) + "\n";
+  if (const std::vector<ValidationGroup> groups = summarise_groups(rows); !groups.empty()) {
+    std::size_t group_width = 5;
+    for (const ValidationGroup& g : groups) group_width = std::max(group_width, group_label(g.name).size());
+    group_width = std::min<std::size_t>(group_width, 80);
+    out += fmt::format("\n  {:<{}}  {:>8}  {:>18}  {:>12}\n", "group", group_width, "cases", "errors", "mean |error|");
+    for (const ValidationGroup& g : groups)
+      out += fmt::format("  {:<{}}  {:>8}  {:>18}  {:>12}\n", group_label(g.name), group_width, group_cases(g.summary),
+                         group_errors(g),
+                         g.summary.cases > g.summary.failed ? fmt::format("{:.1f}%", 100 * g.summary.mean_abs_error)
+                                                            : std::string("-"));
+    out += fmt::format("  ({})\n", kSignNote);
+  }
   for (const ValidationRow& row : rows)
     if (!row.failure.empty()) out += fmt::format("  {}: {}\n", row.name, printable(row.failure, 300));
   return out;
@@ -115,6 +183,15 @@ std::string format_validation_markdown(const std::vector<ValidationRow>& rows) {
                     e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"), row.published.source, row.published.url);
   }
   out += "\n" + summary_line(summarise(rows)) + "\n";
+  if (const std::vector<ValidationGroup> groups = summarise_groups(rows); !groups.empty()) {
+    out += "\n| group | cases | errors | mean \\|error\\| |\n|---|---|---|---|\n";
+    for (const ValidationGroup& g : groups)
+      out += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(group_label(g.name)), group_cases(g.summary),
+                         group_errors(g),
+                         g.summary.cases > g.summary.failed ? fmt::format("{:.1f}%", 100 * g.summary.mean_abs_error)
+                                                            : std::string("-"));
+    out += fmt::format("\n{}.\n", kSignNote);
+  }
   return out;
 }
 

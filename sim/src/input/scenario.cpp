@@ -1234,6 +1234,7 @@ Scenario parse_scenario(const nlohmann::json& document, const std::string& sourc
     f.source = published->string("source");
     f.url = published->string("url");
     f.note = published->string("note");
+    f.group = published->string("group");
     published->finish();
     s.published = std::move(f);
   }

@@ -2145,6 +2145,11 @@ std::vector<FieldSpec> all_fields() {
   f.push_back(F("/published/note", T::String, "published")
                   .def("")
                   .doc("how the set-up was read from the source, and what the source leaves open"));
+  f.push_back(F("/published/group", T::String, "published")
+                  .def("")
+                  .doc("the family of measurements the case belongs to (a GPU generation and software stack, a "
+                       "benchmark): `partsim validation` summarises the errors per group as well as overall; \"\" for "
+                       "none"));
   f.push_back(F("/expect", T::Object, "top")
                   .opaque()
                   .def_doc("none")

@@ -41,10 +41,23 @@ struct ValidationSummary {
 
 ValidationSummary summarise(const std::vector<ValidationRow>& rows);
 
-/** The terminal table: case, figure, simulated, published, error; then the mean and worst. */
+/** The cases of one group (`published.group`; "" collects the cases that name none): their summary and the range of
+ * their signed errors (0 and 0 when none ran). */
+struct ValidationGroup {
+  std::string name;
+  ValidationSummary summary;
+  double lowest_error = 0.0;
+  double highest_error = 0.0;
+};
+
+/** One entry per group, in the order the groups first appear in `rows`; empty when no row names a group. */
+std::vector<ValidationGroup> summarise_groups(const std::vector<ValidationRow>& rows);
+
+/** The terminal table: case, figure, simulated, published, error; then the mean and worst; then, when the cases name
+ * groups, one line per group (cases, the range of errors, the mean |error|). */
 std::string format_validation_table(const std::vector<ValidationRow>& rows);
 
-/** The same as a markdown table (for the README), with each case's source linked. */
+/** The same as a markdown table (for the README), with each case's source linked, and the groups' table. */
 std::string format_validation_markdown(const std::vector<ValidationRow>& rows);
 
 } // namespace partsim

@@ -353,7 +353,8 @@ struct PublishedFigure {
   std::string unit;   ///< for the table ("s", "B/s")
   std::string source; ///< the publication: authors, title, table or figure
   std::string url;
-  std::string note; ///< how the set-up was read from the source, what it leaves open
+  std::string note;  ///< how the set-up was read from the source, what it leaves open
+  std::string group; ///< the family of measurements it belongs to, for the summary per group ("" for none)
 };
 
 /** One expectation on a report figure (`/expect`): the figure equals `equals`, or is a number within [min, max] and
