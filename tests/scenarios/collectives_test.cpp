@@ -288,6 +288,44 @@ INSTANTIATE_TEST_SUITE_P(Nodes, NvlsTree,
                                   to_string(std::get<1>(info.param));
                          });
 
+// ---- NCCL's tree across nodes: chains inside the nodes, a double binary tree between them on each rail ----
+
+/** m nodes of 8 GPUs with 8 NICs each: a 1 GB tree all-reduce at every fidelity level against its closed form with
+ * the protocol latency (node_tree_time plus NCCL's 2((g-1) intra + log2(m) inter) per-step figures), the planned
+ * messages (8 channels), and bytes balance. */
+class NodeTree : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
+
+TEST_P(NodeTree, MatchesItsClosedFormAtEveryFidelity) {
+  const auto [m, fidelity] = GetParam();
+  auto doc = base_scenario(m, 8);
+  doc["cluster"]["network"]["nics_per_node"] = 8;
+  const Scenario scenario = parse(doc);
+  const int n = 8 * m;
+  Plan plan = plan_for(n, {iota(0, n)});
+  const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, fidelity);
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
+  const RunResult result = simulate(scenario, plan);
+  const TwoLevelCost links = two_level_cost(scenario.cluster);
+  const double expected = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree,
+                                          CollectiveProtocol::Simple, 1e9, n, 8, m, links);
+  EXPECT_NEAR(expected - protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree,
+                                          CollectiveProtocol::Simple, n, 8, m, links),
+              node_tree_time(double_binary_tree(m), 1e9, 8, 8, links), 1e-12);
+  std::printf("node tree %s %d x 8: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(fidelity).c_str(), m,
+              result.makespan, expected, 100 * (result.makespan / expected - 1));
+  EXPECT_NEAR(result.makespan, expected, 0.03 * expected);
+  EXPECT_EQ(result.messages, planned_messages(step, n, m, slowest_link(links, 8, m), 8));
+  expect_bytes_balance(result);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, NodeTree,
+                         ::testing::Combine(::testing::Values(2, 4),
+                                            ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "_nodes_" +
+                                  to_string(std::get<1>(info.param));
+                         });
+
 // ---- NCCL's protocols: latency and bytes on the wire ----
 
 /** One node of 8 GPUs on NVLink (transport nvlink): a 4 MB ring all-reduce with each protocol, at every fidelity,

@@ -399,11 +399,14 @@ TEST(CollectiveModel, LlsBusBandwidthIsLimitedAsInNcclsTuner) {
   EXPECT_DOUBLE_EQ(simple_bus_bandwidth(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 4, h100), 360e9);
   EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 2, h100), 360.0 / 39.0);
   EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, h100), 360.0 / 20.4);
-  // One NIC per node: the network hop binds (48.5 GB/s); the tree: its slowest link.
+  // One NIC per node: the network hop binds (48.5 GB/s). NCCL's tree across nodes: its chains on NVLink and its
+  // channels' rail trees on their NICs, as the ring; with one member per node its slowest link, the network.
   TwoLevelCost one_nic = h100;
   one_nic.ports_per_node = 1;
   EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, one_nic), 48.5 / 20.4);
-  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Tree, 8, 4, h100), 48.5 / 20.4);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Tree, 8, 4, h100), 360.0 / 20.4);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Tree, 8, 4, one_nic), 48.5 / 20.4);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Tree, 1, 4, h100), 48.5 / 20.4);
   EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Hierarchical, 8, 4, h100), 360.0 / 20.4);
   // What it changes: across 4 H100 nodes a 4 MB all-reduce no longer runs LL (at 20.4 GB/s it would take about
   // 0.34 ms of data alone), while a 1 KB one still does.

@@ -165,7 +165,9 @@ void prepare_collectives(RunContext& ctx) {
     }
     n.nvls |= step->algorithm == CollectiveAlgorithm::Nvls;
     n.nvls_tree |= step->algorithm == CollectiveAlgorithm::NvlsTree;
-    if (step->fidelity == Fidelity::Steps) n.a2a |= step->algorithm == CollectiveAlgorithm::NvlsTree;
+    // NVLS-tree's switch traffic and a node tree's chains take the all-to-all's mailboxes.
+    if (step->fidelity == Fidelity::Steps)
+      n.a2a |= step->algorithm == CollectiveAlgorithm::NvlsTree || step->algorithm == CollectiveAlgorithm::Tree;
   };
   // Each program once (ranks may share one, relabeled: Plan::steps_of), then its needs under each rank's groups.
   std::vector<std::vector<std::pair<int, Needs>>> by_program(ctx.plan.ranks.size());
@@ -245,7 +247,7 @@ void prepare_collectives(RunContext& ctx) {
         g.tree_up[t] = mailboxes(gi, t == 0 ? "up0" : "up1", g.size);
         g.tree_down[t] = mailboxes(gi, t == 0 ? "down0" : "down1", g.size);
       }
-    if (needs[gi].nvls_tree) {
+    if (needs[gi].nvls_tree || (needs[gi].tree && runs_node_tree(g))) {
       g.rail_tree = double_binary_tree(static_cast<int>(g.members.size()));
       for (std::size_t t = 0; t < 2; ++t) {
         g.rail_up[t] = mailboxes(gi, t == 0 ? "rail-up0" : "rail-up1", g.size);

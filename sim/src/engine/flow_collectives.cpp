@@ -50,6 +50,19 @@ double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     return (steps - 1) * alpha;
   }
   case CollectiveAlgorithm::Tree: {
+    if (runs_node_tree(g)) {
+      // The flows move the chains' bytes and the rail trees' at once (each flow paying one latency); what the closed
+      // form adds beyond the slower of the two is the rail trees' fill and drain, when they pace it.
+      const int channels = node_tree_channels(g);
+      const double share = bytes / channels;
+      const double rail_bandwidth =
+          g.links.inter.bandwidth * std::min(1.0, std::max(g.links.ports_per_node, 1) / static_cast<double>(channels));
+      const double chains =
+          g.links.intra.latency + bytes * chain_fraction(g.per_node, channels) / g.links.intra.bandwidth;
+      const double rails = g.links.inter.latency + g.rail_tree->max_degree * share / 2 / rail_bandwidth;
+      return std::max(0.0,
+                      node_tree_time(*g.rail_tree, bytes, g.per_node, channels, g.links) - std::max(chains, rails));
+    }
     const auto k = static_cast<double>(tree_chunks(*g.tree, bytes, g.slowest));
     const double depth = g.tree->max_depth;
     return (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.tree->max_degree * bytes / (2 * k) / beta;
@@ -276,6 +289,10 @@ double analytic_time(const Group& g, const CollectiveStep& step) {
     uplink_scale *= share;
   } else if (step.algorithm != CollectiveAlgorithm::Direct) {
     // A tree's closed form on the group's own tree (building one is O(n)); the others from the group's figures.
+    if (step.algorithm == CollectiveAlgorithm::Tree && runs_node_tree(g))
+      return node_tree_time(*g.rail_tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.per_node,
+                            node_tree_channels(g), g.links) +
+             protocol_latency(g, step);
     return step.algorithm == CollectiveAlgorithm::Tree
                ? tree_time(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest) +
                      protocol_latency(g, step)
@@ -307,8 +324,8 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
   switch (step.algorithm) {
   case CollectiveAlgorithm::Ring: // an edge carries a channel's bytes - bytes/n, or the whole message for a broadcast
     return step.bytes >= static_cast<std::uint64_t>(step.op == CollectiveOp::Broadcast ? 1 : g.channels);
-  case CollectiveAlgorithm::Tree:
-    return step.bytes >= 2; // each tree carries half
+  case CollectiveAlgorithm::Tree: // each tree carries half (of a channel's share, across nodes)
+    return step.bytes >= 2 * static_cast<std::uint64_t>(runs_node_tree(g) ? node_tree_channels(g) : 1);
   case CollectiveAlgorithm::Hierarchical:
     // the inter-node ring carries bytes / per_node; the intra-node one bytes - bytes / per_node
     return step.bytes >= (g.members.size() > 1 ? static_cast<std::uint64_t>(g.per_node) : 1);
@@ -338,7 +355,9 @@ bool every_flow_carries_bytes(const Group& g, const CollectiveStep& step) {
 int members_per_driver(const Group& g, const CollectiveStep& step) {
   int flows = 1; // hierarchical, broadcast: one edge leaves each member
   if (step.algorithm == CollectiveAlgorithm::Ring && step.op != CollectiveOp::Broadcast) flows = g.channels;
-  if (step.algorithm == CollectiveAlgorithm::Tree) flows = 6; // a parent and two children in each of two trees
+  if (step.algorithm == CollectiveAlgorithm::Tree)
+    flows = 6 + 2; // a parent and two children in each of two trees
+                   // (and two chain neighbours across nodes)
   if (step.algorithm == CollectiveAlgorithm::Direct) flows = g.size - 1;
   if (step.algorithm == CollectiveAlgorithm::TwoHop) flows = static_cast<int>(g.members.size()) - 1 + g.per_node - 1;
   if (step.algorithm == CollectiveAlgorithm::NvlsTree) flows = 1 + 6; // the switch flow and the rail trees' edges

@@ -167,6 +167,7 @@ class MailboxSink final : public ScheduleSink {
       return g_.inter_in[receiver];
     case Lane::Peer:
     case Lane::Switch:
+    case Lane::Chain:
       if (!parity_taken_) {
         parity_ = g_.a2a_begun[own]++ & 1;
         parity_taken_ = true;

@@ -101,6 +101,8 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
     return steps * ring_chunk_step(bytes / nd, g, m, links, std::min(channels, std::max(links.ports_per_node, 1)));
   }
   case CollectiveAlgorithm::Tree:
+    if (node_tree(n, g, m))
+      return node_tree_time(double_binary_tree(m), bytes, g, tree_channels(g, m, links.ports_per_node), links);
     return tree_time(bytes, n, slowest_link(links, g, m));
   case CollectiveAlgorithm::Hierarchical: {
     double t = 0.0;
@@ -306,6 +308,53 @@ double tree_time(const DoubleBinaryTree& tree, double bytes, const LinkCost& lin
   return (k + 2.0 * tree.max_depth - 1.0) * (link.latency + tree.max_degree * bytes / (2.0 * k * link.bandwidth));
 }
 
+bool node_tree(int n, int g, int m) {
+  return g >= 2 && m >= 2 && n == g * m;
+}
+
+int tree_channels(int per_node, int nodes, int ports, int requested) {
+  if (nodes < 2 || per_node < 2) return 1;
+  return std::clamp(requested > 0 ? requested : ports, 1, per_node);
+}
+
+ChainShare chain_share(std::uint64_t bytes, int g, int channels, int local) {
+  ChainShare s;
+  for (int c = 0; c < channels; ++c) {
+    const int position = ((local - c * g / channels) % g + g) % g; // 0: the chain's head, g - 1: its tail
+    const auto uc = static_cast<std::uint64_t>(channels);
+    const std::uint64_t part = bytes / uc + (static_cast<std::uint64_t>(c) < bytes % uc ? 1 : 0); // chunk()
+    if (position > 0) s.up += part;
+    if (position < g - 1) s.down += part;
+    if (position == 0) s.head = c;
+  }
+  return s;
+}
+
+double chain_fraction(int g, int channels) {
+  int most = 0;
+  for (int local = 0; local < g; ++local) {
+    int sends = 0;
+    for (int c = 0; c < channels; ++c) {
+      const int position = ((local - c * g / channels) % g + g) % g;
+      sends += (position > 0 ? 1 : 0) + (position < g - 1 ? 1 : 0);
+    }
+    most = std::max(most, sends);
+  }
+  return static_cast<double>(most) / channels;
+}
+
+std::uint64_t node_tree_chunks(int m, int channels, double bytes, const LinkCost& link) {
+  return m < 2 ? 1 : tree_chunks(double_binary_tree(m), std::floor(bytes / std::max(channels, 1)), link);
+}
+
+double node_tree_time(const DoubleBinaryTree& rail_tree, double bytes, int g, int channels, const TwoLevelCost& links) {
+  const double c = std::max(channels, 1);
+  const double intra = links.intra.latency + bytes * chain_fraction(g, channels) / links.intra.bandwidth;
+  const LinkCost rail{links.inter.latency,
+                      links.inter.bandwidth * std::min(1.0, std::max(links.ports_per_node, 1) / c)};
+  return std::max(intra, tree_time(rail_tree, bytes / c, rail));
+}
+
 std::uint64_t nvls_tree_chunks(int m, int g, double bytes, const LinkCost& link) {
   return m < 2 ? 1 : tree_chunks(double_binary_tree(m), std::floor(bytes / std::max(g, 1)), link);
 }
@@ -390,8 +439,20 @@ std::uint64_t planned_messages(const CollectiveStep& step, int n, int nodes, con
     if (step.op == CollectiveOp::AllReduce) return (steps ? 2 * (un - 1) * un : un) * c;
     return (steps ? (un - 1) * un : un) * c;
   }
-  case CollectiveAlgorithm::Tree:
-    return 4 * (un - 1) * k;
+  case CollectiveAlgorithm::Tree: {
+    const int m = std::max(nodes, 1);
+    const int g = n / m;
+    if (!node_tree(n, g, m)) return 4 * (un - 1) * k;
+    // Each node's chains (a member's sends up and down, one message where its neighbours are one member: g = 2) and
+    // one rail tree per channel over the m nodes.
+    const int c = std::max(channels, 1);
+    const auto um = static_cast<std::uint64_t>(m);
+    const auto ug = static_cast<std::uint64_t>(g);
+    const std::uint64_t chain = um * (c == 1 || g == 2 ? 2 * (ug - 1) : 2 * ug);
+    const std::uint64_t rail_k =
+        steps ? node_tree_chunks(m, c, std::ceil(static_cast<double>(step.bytes) * wire_factor), link) : 1;
+    return chain + static_cast<std::uint64_t>(c) * 4 * (um - 1) * rail_k;
+  }
   case CollectiveAlgorithm::Hierarchical: {
     const auto m = static_cast<std::uint64_t>(std::max(nodes, 1));
     const std::uint64_t g = un / m;
@@ -441,6 +502,8 @@ constexpr NcclLatencies kNcclNet{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};   ///< hwL
 /** hwLatencies[NCCL_HW_NET][NCCL_ALGO_NVLS_TREE][Simple], us: NVLS-tree's per network step. */
 constexpr double kNcclNetNvlsTree = 20.9;
 constexpr double kNcclNetOverhead = 1.0; ///< getNetOverhead on x86 Intel hosts (AMD: 2), x3 for Simple
+/** NCCL's tuner's factor on a tree all-reduce's bus bandwidth (busBw * .92), which `auto` applies to its choice. */
+constexpr double kNcclTreeBandwidthFactor = 0.92;
 /** llMaxBws of NCCL's tuner for groups across nodes, which NCCL indexes by the CPU vendor: the Intel row, 2 nodes and
  * more than 2 (AMD: 22.5 and 19.0 GB/s), in GB/s. */
 constexpr double kNcclLlMaxBwTwoNodes = 39.0;
@@ -497,6 +560,15 @@ double simple_bus_bandwidth(CollectiveOp op, CollectiveAlgorithm algorithm, int 
   case CollectiveAlgorithm::Hierarchical:
     if (g > 1) bw = std::min(bw, links.intra.bandwidth);
     if (m > 1) bw = std::min(bw, std::clamp(links.ports_per_node, 1, g) * links.inter.bandwidth);
+    break;
+  case CollectiveAlgorithm::Tree:
+    if (node_tree(g * m, g, m)) { // the chains on NVLink, the channels' rail trees on their NICs
+      bw = std::min(links.intra.bandwidth,
+                    std::min(tree_channels(g, m, links.ports_per_node), std::max(links.ports_per_node, 1)) *
+                        links.inter.bandwidth);
+      break;
+    }
+    bw = slowest_link(links, g, m).bandwidth;
     break;
   default:
     bw = slowest_link(links, g, m).bandwidth;
@@ -597,11 +669,17 @@ CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, 
       if (a == CollectiveAlgorithm::Nvls && !nvls_available(nodes, links)) continue;
       if (a == CollectiveAlgorithm::NvlsTree && !nvls_tree_available(n, nodes, links)) continue;
     }
+    // NCCL's tuner prices its tree all-reduce at 0.92 of the bus bandwidth its links give (src/graph/tuning.cc at
+    // 5067397c: busBw * .92), so it takes the tree only where the tree wins by more than that: the choice takes the
+    // tuner's figure, the simulated time stays the links'.
+    const double priced = a == CollectiveAlgorithm::Tree && op == CollectiveOp::AllReduce && !algorithm
+                              ? bytes / kNcclTreeBandwidthFactor
+                              : bytes;
     // NCCL's order of protocols: LL, LL128, Simple; the first of equal times wins.
     for (CollectiveProtocol p : {CollectiveProtocol::LL, CollectiveProtocol::LL128, CollectiveProtocol::Simple}) {
       if (protocol && p != *protocol) continue;
       if (!protocol_available(a, p, links)) continue;
-      const double t = collective_time(op, a, p, bytes, n, g, nodes, links);
+      const double t = collective_time(op, a, p, priced, n, g, nodes, links);
       if (t < best_time) {
         best = {a, p};
         best_time = t;

@@ -149,7 +149,63 @@ void tree_rounds(const DoubleBinaryTree& tree, int i, int k, const std::array<st
   }
 }
 
+/** A node tree member's chain messages (member_schedule): what it sends its chain parent (local - 1) and child
+ * (local + 1), one message to the other member when g = 2, the neighbours it receives from, and the channel it heads.
+ */
+struct ChainMessages {
+  std::vector<ScheduleEdge> sends;
+  std::vector<int> from;
+  int head = -1;
+};
+
+ChainMessages chain_messages(const Group& g, const CollectiveStep& step, int pos) {
+  const auto p = static_cast<std::size_t>(pos);
+  const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
+  const int local = g.local[p];
+  const int per_node = g.per_node;
+  const int channels = node_tree_channels(g);
+  const auto member = [&](int l) { return mine[static_cast<std::size_t>(mod(l, per_node))]; };
+  const ChainShare own = chain_share(step.bytes, per_node, channels, local);
+  const ChainShare after = chain_share(step.bytes, per_node, channels, mod(local + 1, per_node));
+  const ChainShare before = chain_share(step.bytes, per_node, channels, mod(local - 1, per_node));
+  ChainMessages m;
+  m.head = own.head;
+  if (per_node == 2) { // both neighbours are the other member
+    if (own.up + own.down > 0) m.sends.push_back({member(local + 1), own.up + own.down});
+    if (after.up + after.down > 0) m.from.push_back(member(local + 1));
+    return m;
+  }
+  if (own.up > 0) m.sends.push_back({member(local - 1), own.up});
+  if (own.down > 0) m.sends.push_back({member(local + 1), own.down});
+  if (after.up > 0) m.from.push_back(member(local + 1));
+  if (before.down > 0) m.from.push_back(member(local - 1));
+  return m;
+}
+
+/** NCCL's tree across nodes (member_schedule): the chains' messages in the background and the rail tree of the channel
+ * the member heads. */
+void node_tree_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
+  PARTSIM_CHECK(g.rail_tree) << "node tree schedule without the group's rail tree";
+  const ChainMessages chain = chain_messages(g, step, pos);
+  for (const ScheduleEdge& e : chain.sends) send(sink, Lane::Chain, 0, e.to, e.bytes, -1.0, true);
+  for (const int from : chain.from) receive(sink, Lane::Chain, 0, from, true);
+  if (chain.head >= 0) { // the rail's tree over the nodes: tree index = node index
+    const int channels = node_tree_channels(g);
+    const std::uint64_t share = chunk(step.bytes, channels, chain.head);
+    const auto k = static_cast<int>(node_tree_chunks(static_cast<int>(g.members.size()), channels,
+                                                     wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+    tree_rounds(
+        *g.rail_tree, g.node[static_cast<std::size_t>(pos)], k, {share / 2, share - share / 2}, Lane::RailUp,
+        Lane::RailDown, [&](int j) { return rail_member(g, j, pos); }, sink);
+  }
+  sink.wait_background();
+}
+
 void tree_schedule(const Group& g, const CollectiveStep& step, int pos, ScheduleSink& sink) {
+  if (runs_node_tree(g)) {
+    node_tree_schedule(g, step, pos, sink);
+    return;
+  }
   PARTSIM_CHECK(g.tree) << "tree schedule without the group's tree";
   const auto k =
       static_cast<int>(tree_chunks(*g.tree, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
@@ -459,6 +515,17 @@ std::uint64_t tree_half(std::uint64_t bytes, std::size_t tree) {
   return tree == 0 ? bytes / 2 : bytes - bytes / 2;
 }
 
+/** Member `pos`'s edges in its rail's tree over the nodes (NVLS-tree, a node tree), each tree on half of `share`. */
+void rail_tree_edges(const GroupShape& g, int pos, std::uint64_t share, std::vector<ScheduleEdge>& edges) {
+  const auto node = static_cast<std::size_t>(g.node[static_cast<std::size_t>(pos)]);
+  for (std::size_t t = 0; t < 2; ++t) {
+    if (g.rail_tree->parent[t][node] >= 0)
+      edges.push_back({rail_member(g, g.rail_tree->parent[t][node], pos), tree_half(share, t)});
+    for (int c : g.rail_tree->children[t][node])
+      if (c >= 0) edges.push_back({rail_member(g, c, pos), tree_half(share, t)});
+  }
+}
+
 ScheduleEdge switch_edge(const GroupShape& g, std::uint64_t bytes, int to) {
   return {to, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency};
 }
@@ -538,6 +605,12 @@ std::vector<ScheduleEdge> member_edges(const GroupShape& g, const CollectiveStep
       edges.push_back({(pos + 1) % n, step.bytes});
     break;
   case CollectiveAlgorithm::Tree:
+    if (runs_node_tree(g)) { // the chains' edges to the neighbours, and the rail tree's of the channel it heads
+      const ChainMessages chain = chain_messages(g, step, pos);
+      edges = chain.sends;
+      if (chain.head >= 0) rail_tree_edges(g, pos, chunk(step.bytes, node_tree_channels(g), chain.head), edges);
+      break;
+    }
     for (std::size_t t = 0; t < 2; ++t) {
       if (g.tree->parent[t][p] >= 0) edges.push_back({g.tree->parent[t][p], tree_half(step.bytes, t)});
       for (int c : g.tree->children[t][p])
@@ -573,16 +646,7 @@ std::vector<ScheduleEdge> member_edges(const GroupShape& g, const CollectiveStep
     if (g.per_node > 1)
       edges.push_back(switch_edge(g, step.bytes + step.bytes / static_cast<std::uint64_t>(g.per_node),
                                   mine[static_cast<std::size_t>((local + 1) % g.per_node)]));
-    if (g.rail_tree) {
-      const auto node = static_cast<std::size_t>(g.node[p]);
-      const std::uint64_t share = rail_share(g, step.bytes, pos);
-      for (std::size_t t = 0; t < 2; ++t) {
-        if (g.rail_tree->parent[t][node] >= 0)
-          edges.push_back({rail_member(g, g.rail_tree->parent[t][node], pos), tree_half(share, t)});
-        for (int c : g.rail_tree->children[t][node])
-          if (c >= 0) edges.push_back({rail_member(g, c, pos), tree_half(share, t)});
-      }
-    }
+    if (g.rail_tree) rail_tree_edges(g, pos, rail_share(g, step.bytes, pos), edges);
     break;
   }
   }

@@ -82,8 +82,10 @@ std::uint64_t PlanCollectives::messages(const CollectiveStep& step) const {
   TwoLevelCost links = links_;
   links.ports_per_node = s.ports;
   links.channels = step.channels;
-  return planned_messages(step, s.members, s.nodes, s.slowest,
-                          ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports, step.channels),
+  const int channels = step.algorithm == CollectiveAlgorithm::Tree
+                           ? tree_channels(s.per_node, s.nodes, s.ports)
+                           : ring_channels(step.op, step.algorithm, s.per_node, s.nodes, s.ports, step.channels);
+  return planned_messages(step, s.members, s.nodes, s.slowest, channels,
                           protocol_wire_factor(step.op, step.algorithm, step.protocol, s.per_node, s.nodes, links));
 }
 

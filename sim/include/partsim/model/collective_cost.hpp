@@ -194,6 +194,46 @@ struct DoubleBinaryTree {
 };
 DoubleBinaryTree double_binary_tree(int n);
 
+/** Whether a tree all-reduce over n members, g on each of m nodes, runs as NCCL's tree across nodes (node_tree_time):
+ * several nodes, several members on each, the same number on every node (n = g m). Otherwise (one node, one member
+ * per node, an uneven group) partsim runs the double binary tree over the members themselves. */
+bool node_tree(int n, int g, int m);
+
+/** Channels of NCCL's tree across nodes over g members on each of m nodes whose members reach the network through
+ * `ports` NICs: one per NIC, as its rings (ring_channels' rule: min(g, ports), or `requested` > 0, at most g); 1 when
+ * the group is not a node_tree. The collectives pass no request: a scenario's `channels` sets its rings only. */
+int tree_channels(int per_node, int nodes, int ports, int requested = 0);
+
+/** NCCL's tree across nodes, channel c of C: inside every node a chain from the member of local index
+ * e_c = c g / C (the chain's head, on that channel's NIC) up the local indices, e_c, e_c + 1, ..., e_c - 1 (mod g);
+ * the heads of the nodes join a double binary tree over the nodes on their NIC (the rail tree). A member sends its
+ * chain parent (local - 1) the chunks of every channel it is not the head of, and its chain child (local + 1) those of
+ * every channel it is not the tail of. `up` and `down`: what member `local` sends each way of `bytes`, the channels
+ * cut by chunk(); `head`: the channel it heads (-1: none). */
+struct ChainShare {
+  std::uint64_t up = 0;
+  std::uint64_t down = 0;
+  int head = -1;
+};
+ChainShare chain_share(std::uint64_t bytes, int g, int channels, int local);
+
+/** The most any member of a node_tree's node sends over its NVLink port, per byte of the collective: max over the
+ * local indices of (channels it does not head + channels it does not end) / C. (2C - 2) / C when C = g. */
+double chain_fraction(int g, int channels);
+
+/** Chunks of each rail tree of a node tree all-reduce of `bytes` (on the links) over m nodes and C channels:
+ * tree_chunks of the m-node tree on a channel's share, bytes / C. */
+std::uint64_t node_tree_chunks(int m, int channels, double bytes, const LinkCost& link);
+
+/** NCCL's tree all-reduce across nodes (NCCL_ALGO_TREE; src/graph/connect.cc connectTrees, src/graph/trees.cc
+ * ncclGetDtree over the nodes): C channels, each on 1/C of the data, each a chain through every node's members
+ * (chain_share) whose heads run the double binary tree over the m nodes on their own NIC. NCCL pipelines the chain
+ * and the rail tree chunk by chunk, so the time is the slower of the two: the busiest NVLink port, alpha1 +
+ * chain_fraction(g, C) bytes / B1, and the rail tree's tree_time(m, bytes / C) on a NIC (its bandwidth shared when
+ * the node has fewer ports than channels). Its per-step latencies (NCCL's 2((g-1) intra + log2(m) inter)) are
+ * protocol_latency's. `rail_tree`: double_binary_tree(m). */
+double node_tree_time(const DoubleBinaryTree& rail_tree, double bytes, int g, int channels, const TwoLevelCost& links);
+
 /** Most pipeline chunks a tree or broadcast uses (bounds the messages of a step-level run). */
 inline constexpr std::uint64_t kMaxPipelineChunks = 128;
 
@@ -234,7 +274,8 @@ double collective_time(CollectiveOp op, CollectiveAlgorithm algorithm, double by
  *   the intra-node all-gather (g-1)(alpha1 + bytes/(g B1));
  * - all-to-all direct: the later of the intra-node part alpha1 + (g-1) c/B1 and the network part
  *   alpha2 + g (N-g) c/(P B2), c = bytes/N;
- * - tree: the uniform form on the slower level (an approximation: which tree edges cross nodes depends on N);
+ * - tree: across nodes with several members on each (node_tree), node_tree_time; else (one node, one member per
+ *   node, uneven groups) the uniform form on the slower level;
  * - nvls (one node, a switch with NVLink SHARP): nvls_time;
  * - nvls_tree (several nodes, the same count on each): nvls_tree_time.
  * Requires gpus_per_node >= 1, nodes >= 1. */
@@ -257,7 +298,9 @@ double algorithm_bandwidth(CollectiveOp op, double bytes, double time);
 double bus_bandwidth(CollectiveOp op, int n, double algbw);
 
 /** Messages the engine simulates for one collective `step` over n ranks on `nodes` nodes (n/nodes per node), with
- * `link` the slowest hop (it sets the pipeline chunks) and `channels` its rings (ring_channels): steps: every
+ * `link` the slowest hop (it sets the pipeline chunks) and `channels` its rings (ring_channels) or a node tree's
+ * channels (tree_channels); a node tree: its chains' sends (2 per member, 2(g-1) per node with one channel or g = 2)
+ * and its C rail trees' 4(m-1)k (flows: 4(m-1) each); otherwise steps: every
  * point-to-point message (ring all-reduce 2(n-1)n C, ring reduce-scatter / all-gather (n-1)n C, broadcast (n-1)k,
  * tree 4(n-1)k, hierarchical 2m g(g-1) + 2g m(m-1), all-to-all n(n-1), nvls 2n(n-1)); flows: one per edge (ring
  * n C, broadcast n-1, tree 4(n-1), hierarchical 2n + n when both levels exist, all-to-all and nvls n(n-1));
@@ -331,7 +374,8 @@ struct CollectiveMethod {
 
 /** `auto`, as NCCL's tuner picks: among the supported algorithms (or `algorithm` when given) and the protocols they run
  * with on these links (or `protocol` when given), the pair with the smallest closed form with its protocol (the
- * availability rules of choose_algorithm). */
+ * availability rules of choose_algorithm). A tree all-reduce is priced as its tuner prices it, at 0.92 of its
+ * bandwidth (busBw * .92 in src/graph/tuning.cc), when the algorithm is not given: it wins only by more than that. */
 CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, const TwoLevelCost& links,
                                std::optional<CollectiveAlgorithm> algorithm = std::nullopt,
                                std::optional<CollectiveProtocol> protocol = std::nullopt);

@@ -34,7 +34,8 @@ struct GroupShape {
   std::vector<std::vector<int>> ring_at;    ///< by channel and ring index: the position (C > 1 only)
   std::vector<std::vector<int>> ring_index; ///< by channel and position: its ring index (C > 1 only)
   std::optional<DoubleBinaryTree> tree;     ///< NCCL's double binary tree over the positions
-  /** NVLS-tree: the double binary tree over the group's nodes that the members of one local index (a rail) run. */
+  /** NVLS-tree and a node tree (node_tree): the double binary tree over the group's nodes that the members of one
+   * local index (a rail) run. */
   std::optional<DoubleBinaryTree> rail_tree;
   /** The plan's skewed all-to-alls (Plan::all_to_all_skews), which a step names by CollectiveStep::root. */
   const std::vector<AllToAllSkew>* skews = nullptr;
@@ -133,6 +134,17 @@ inline int rail_member(const GroupShape& g, int node, int pos) {
                              [static_cast<std::size_t>(g.local[static_cast<std::size_t>(pos)])];
 }
 
+/** Whether g's tree all-reduce runs as NCCL's tree across nodes (node_tree: several nodes, several members on each,
+ * the same number on every node). */
+inline bool runs_node_tree(const GroupShape& g) {
+  return node_tree(g.size, g.per_node, static_cast<int>(g.members.size()));
+}
+
+/** A node tree's channels over g: one per NIC (tree_channels). */
+inline int node_tree_channels(const GroupShape& g) {
+  return tree_channels(g.per_node, static_cast<int>(g.members.size()), g.links.ports_per_node);
+}
+
 /** NVLS-tree: member `pos`'s share of `bytes`, the part its rail's tree all-reduces. */
 inline std::uint64_t rail_share(const GroupShape& g, std::uint64_t bytes, int pos) {
   return chunk(bytes, g.per_node, g.local[static_cast<std::size_t>(pos)]);
@@ -162,9 +174,10 @@ inline double wire_bytes(const GroupShape& g, const CollectiveStep& step, double
  * transfer, so that transfers between two members arrive in order): `Ring` channel `index`'s ring (and the broadcast
  * chain, on channel 0); `TreeUp` / `TreeDown` tree `index`'s child-to-parent and parent-to-child edges; `Intra` /
  * `Inter` hierarchical's ring inside the node and between the nodes; `Peer` every pair of a direct all-to-all;
- * `Switch` NVLink SHARP's traffic through the NVSwitch; `RailUp` / `RailDown` NVLS-tree's rail trees; `Peer` the
- * first round of a two-hop all-to-all and `Hop` its second (every pair). */
-enum class Lane : std::uint8_t { Ring, TreeUp, TreeDown, Intra, Inter, Peer, Switch, RailUp, RailDown, Hop };
+ * `Switch` NVLink SHARP's traffic through the NVSwitch; `RailUp` / `RailDown` the rail trees of NVLS-tree and of a
+ * node tree; `Chain` a node tree's chains inside the node; `Peer` the first round of a two-hop all-to-all and `Hop`
+ * its second (every pair). */
+enum class Lane : std::uint8_t { Ring, TreeUp, TreeDown, Intra, Inter, Peer, Switch, RailUp, RailDown, Hop, Chain };
 
 /** One transfer a member posts: a send of `bytes` (what the receiver counts) to `peer`, occupying the links for
  * `wire` bytes (< 0: bytes x the collective's wire_factor), or a receive from `peer`. A `background` transfer moves
@@ -202,7 +215,11 @@ class ScheduleSink {
  * - tree: NCCL's double binary tree, both trees at once, each on half of the bytes in k = tree_chunks chunks: with D
  *   the deeper tree's depth and d the member's depth in a tree, in round s it receives chunk s-(D-d-1) from each
  *   child and sends chunk s-(D-d) to its parent (reduce), receives chunk s-(D+d-1) from its parent and sends chunk
- *   s-(D+d) to its children (broadcast), k+2D-1 rounds;
+ *   s-(D+d) to its children (broadcast), k+2D-1 rounds; across nodes with several members on each (node_tree),
+ *   NCCL's tree: each member sends its chain share (chain_share) to its neighbours in the node in the background, and
+ *   the head of channel c runs the double binary tree over the nodes on the channel's share in k = node_tree_chunks
+ *   chunks with the heads of c on the other nodes (its rail); NCCL pipelines the two (the chain's fill and drain are
+ *   left out, as its per-step latencies are protocol_latency's);
  * - hierarchical: the ring reduce-scatter inside the node (g-1 rounds), the ring all-reduce of the owned 1/g between
  *   the members of the same local index on the m nodes (2(m-1) rounds), the ring all-gather inside the node;
  * - direct all-to-all: one round, a2a_bytes to every peer, staggered (peer pos+i);
