@@ -247,6 +247,34 @@ INSTANTIATE_TEST_SUITE_P(OneNode, Nvls, ::testing::Values(Fidelity::Steps, Fidel
 
 // ---- NVLS-tree: NVLS inside each node, a tree between the nodes on each rail ----
 
+/** A 1 GB all-reduce with `algorithm` at `fidelity` over every GPU of m nodes of 8 with 8 NICs each (`doc` may add
+ * to base_scenario(m, 8)): the run, the step, and the cluster's two levels as the closed forms see them; checks the
+ * planned messages (with `channels`) and bytes balance, and prints the makespan against `expected`. */
+struct NodesAllReduce {
+  RunResult result;
+  CollectiveStep step;
+  TwoLevelCost links;
+};
+NodesAllReduce all_reduce_over_nodes(int m, CollectiveAlgorithm algorithm, Fidelity fidelity, nlohmann::json doc) {
+  doc["cluster"]["network"]["nics_per_node"] = 8;
+  const Scenario scenario = parse(doc);
+  const int n = 8 * m;
+  Plan plan = plan_for(n, {iota(0, n)});
+  NodesAllReduce r{{}, collective(0, CollectiveOp::AllReduce, algorithm, fidelity), two_level_cost(scenario.cluster)};
+  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(r.step);
+  r.result = simulate(scenario, plan);
+  expect_bytes_balance(r.result);
+  return r;
+}
+
+/** The run's makespan against the closed form `expected` (within 3%), printed. */
+void expect_closed_form(const NodesAllReduce& r, int m, double expected) {
+  std::printf("%s %s %d x 8: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(r.step.algorithm).c_str(),
+              to_string(r.step.fidelity).c_str(), m, r.result.makespan, expected,
+              100 * (r.result.makespan / expected - 1));
+  EXPECT_NEAR(r.result.makespan, expected, 0.03 * expected);
+}
+
 /** m nodes of 8 GPUs with 8 NICs each and NVLS (0.85, 25 us): every fidelity level against the closed form with its
  * protocol latency (nvls_tree_time plus NCCL's per-network-step figures), the planned messages, and bytes balance. */
 class NvlsTree : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
@@ -254,30 +282,22 @@ class NvlsTree : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
 TEST_P(NvlsTree, MatchesItsClosedFormAtEveryFidelity) {
   const auto [m, fidelity] = GetParam();
   auto doc = base_scenario(m, 8);
-  doc["cluster"]["network"]["nics_per_node"] = 8;
   doc["cluster"]["intra_node_link"]["nvls_efficiency"] = 0.85;
   doc["cluster"]["intra_node_link"]["nvls_latency"] = "25us";
-  const Scenario scenario = parse(doc);
-  const int n = 8 * m;
-  Plan plan = plan_for(n, {iota(0, n)});
-  const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, fidelity);
-  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
-  const RunResult result = simulate(scenario, plan);
+  const NodesAllReduce r = all_reduce_over_nodes(m, CollectiveAlgorithm::NvlsTree, fidelity, doc);
   TwoLevelCost links{kNvlink, kNet, 8};
   links.nvls_efficiency = 0.85;
   links.nvls_latency = 25e-6;
-  const double expected = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree,
-                                          CollectiveProtocol::Simple, 1e9, n, 8, m, links);
+  const int n = 8 * m;
   // The closed form by hand: the rail trees (a member's 1/8 over its own NIC) are slower than the switch here.
   const double intra = 1e9 * 9.0 / 8.0 / (0.85 * kNvlink.bandwidth);
   const double rails = tree_time(double_binary_tree(m), 1e9 / 8, kNet);
   EXPECT_GT(rails, intra);
   EXPECT_NEAR(nvls_tree_time(1e9, 8, m, links), 25e-6 + rails, 1e-12);
-  std::printf("nvls_tree %s %d x 8: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(fidelity).c_str(), m,
-              result.makespan, expected, 100 * (result.makespan / expected - 1));
-  EXPECT_NEAR(result.makespan, expected, 0.03 * expected);
-  EXPECT_EQ(result.messages, planned_messages(step, n, m, slowest_link(links, 8, m)));
-  expect_bytes_balance(result);
+  expect_closed_form(r, m,
+                     collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, CollectiveProtocol::Simple,
+                                     1e9, n, 8, m, links));
+  EXPECT_EQ(r.result.messages, planned_messages(r.step, n, m, slowest_link(links, 8, m)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Nodes, NvlsTree,
@@ -297,25 +317,15 @@ class NodeTree : public ::testing::TestWithParam<std::tuple<int, Fidelity>> {};
 
 TEST_P(NodeTree, MatchesItsClosedFormAtEveryFidelity) {
   const auto [m, fidelity] = GetParam();
-  auto doc = base_scenario(m, 8);
-  doc["cluster"]["network"]["nics_per_node"] = 8;
-  const Scenario scenario = parse(doc);
+  const NodesAllReduce r = all_reduce_over_nodes(m, CollectiveAlgorithm::Tree, fidelity, base_scenario(m, 8));
   const int n = 8 * m;
-  Plan plan = plan_for(n, {iota(0, n)});
-  const CollectiveStep step = collective(0, CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, fidelity);
-  for (auto& rank : plan.ranks) rank.own_steps.emplace_back(step);
-  const RunResult result = simulate(scenario, plan);
-  const TwoLevelCost links = two_level_cost(scenario.cluster);
   const double expected = collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree,
-                                          CollectiveProtocol::Simple, 1e9, n, 8, m, links);
+                                          CollectiveProtocol::Simple, 1e9, n, 8, m, r.links);
   EXPECT_NEAR(expected - protocol_latency(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree,
-                                          CollectiveProtocol::Simple, n, 8, m, links),
-              node_tree_time(double_binary_tree(m), 1e9, 8, 8, links), 1e-12);
-  std::printf("node tree %s %d x 8: simulated %.6f s, closed form %.6f s (%+.3f%%)\n", to_string(fidelity).c_str(), m,
-              result.makespan, expected, 100 * (result.makespan / expected - 1));
-  EXPECT_NEAR(result.makespan, expected, 0.03 * expected);
-  EXPECT_EQ(result.messages, planned_messages(step, n, m, slowest_link(links, 8, m), 8));
-  expect_bytes_balance(result);
+                                          CollectiveProtocol::Simple, n, 8, m, r.links),
+              node_tree_time(double_binary_tree(m), 1e9, 8, 8, r.links), 1e-12);
+  expect_closed_form(r, m, expected);
+  EXPECT_EQ(r.result.messages, planned_messages(r.step, n, m, slowest_link(r.links, 8, m), 8));
 }
 
 INSTANTIATE_TEST_SUITE_P(Nodes, NodeTree,
