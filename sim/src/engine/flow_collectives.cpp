@@ -79,8 +79,7 @@ double links_extra(const Group& g, const CollectiveStep& step, FlowPhase phase) 
     // The rest of the NVLS latency, and the rail trees' fill and drain (as the tree's, on a member's share).
     double extra = std::max(0.0, g.links.nvls_latency - (g.per_node > 1 ? g.links.intra.latency : 0.0));
     if (g.rail_tree) {
-      const auto m = static_cast<int>(g.members.size());
-      const auto k = static_cast<double>(nvls_tree_chunks(m, g.per_node, bytes, g.slowest));
+      const auto k = static_cast<double>(tree_chunks(*g.rail_tree, std::floor(bytes / g.per_node), g.slowest));
       const double depth = g.rail_tree->max_depth;
       const double share = bytes / g.per_node;
       extra += (k + 2 * depth - 2) * alpha + (2 * depth - 1) * g.rail_tree->max_degree * share / (2 * k) / beta;

@@ -192,8 +192,9 @@ void node_tree_schedule(const Group& g, const CollectiveStep& step, int pos, Sch
   if (chain.head >= 0) { // the rail's tree over the nodes: tree index = node index
     const int channels = node_tree_channels(g);
     const std::uint64_t share = chunk(step.bytes, channels, chain.head);
-    const auto k = static_cast<int>(node_tree_chunks(static_cast<int>(g.members.size()), channels,
-                                                     wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+    // node_tree_chunks on the group's own rail tree (building one per member and step would be O(m) each).
+    const auto k = static_cast<int>(tree_chunks(
+        *g.rail_tree, std::floor(wire_bytes(g, step, static_cast<double>(step.bytes)) / channels), g.slowest));
     tree_rounds(
         *g.rail_tree, g.node[static_cast<std::size_t>(pos)], k, {share / 2, share - share / 2}, Lane::RailUp,
         Lane::RailDown, [&](int j) { return rail_member(g, j, pos); }, sink);
@@ -337,8 +338,9 @@ void nvls_tree_schedule(const Group& g, const CollectiveStep& step, int pos, Sch
   if (m > 1) { // the rail's tree over the nodes: tree index = node index
     PARTSIM_CHECK(g.rail_tree) << "nvls_tree schedule without the group's rail tree";
     const std::uint64_t share = rail_share(g, step.bytes, pos);
-    const auto k = static_cast<int>(
-        nvls_tree_chunks(m, per_node, wire_bytes(g, step, static_cast<double>(step.bytes)), g.slowest));
+    // nvls_tree_chunks on the group's own rail tree (building one per member and step would be O(m) each).
+    const auto k = static_cast<int>(tree_chunks(
+        *g.rail_tree, std::floor(wire_bytes(g, step, static_cast<double>(step.bytes)) / per_node), g.slowest));
     tree_rounds(
         *g.rail_tree, g.node[p], k, {share / 2, share - share / 2}, Lane::RailUp, Lane::RailDown,
         [&](int j) { return rail_member(g, j, pos); }, sink);
