@@ -126,6 +126,14 @@ std::string group_errors(const ValidationGroup& g) {
   return fmt::format("{:+.1f}% .. {:+.1f}%", 100 * g.lowest_error, 100 * g.highest_error);
 }
 
+std::string group_mean(const ValidationGroup& g) {
+  return g.summary.cases > g.summary.failed ? fmt::format("{:.1f}%", 100 * g.summary.mean_abs_error) : "-";
+}
+
+std::string error_text(const std::optional<double>& e) {
+  return e ? fmt::format("{:+.1f}%", 100 * *e) : "-";
+}
+
 constexpr const char* kSignNote = "error = (simulated - published) / published: on a time (s) too fast is -, on a "
                                   "rate (MFU, bandwidth) too fast is +";
 
@@ -148,11 +156,9 @@ std::string format_validation_table(const std::vector<ValidationRow>& rows) {
   width = std::min<std::size_t>(width, 60);
   std::string out = fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", "case", width, "simulated", "published", "error");
   for (const ValidationRow& row : rows) {
-    const std::optional<double> e = row.error();
     out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", printable(row.name, 60), width,
                        row.simulated ? value_text(*row.simulated, row.published.unit) : std::string("failed"),
-                       value_text(row.published.value, row.published.unit),
-                       e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"));
+                       value_text(row.published.value, row.published.unit), error_text(row.error()));
   }
   out += "\n  " + summary_line(summarise(rows)) + "\n";
   if (const std::vector<ValidationGroup> groups = summarise_groups(rows); !groups.empty()) {
@@ -162,9 +168,7 @@ std::string format_validation_table(const std::vector<ValidationRow>& rows) {
     out += fmt::format("\n  {:<{}}  {:>8}  {:>18}  {:>12}\n", "group", group_width, "cases", "errors", "mean |error|");
     for (const ValidationGroup& g : groups)
       out += fmt::format("  {:<{}}  {:>8}  {:>18}  {:>12}\n", group_label(g.name), group_width, group_cases(g.summary),
-                         group_errors(g),
-                         g.summary.cases > g.summary.failed ? fmt::format("{:.1f}%", 100 * g.summary.mean_abs_error)
-                                                            : std::string("-"));
+                         group_errors(g), group_mean(g));
     out += fmt::format("  ({})\n", kSignNote);
   }
   for (const ValidationRow& row : rows)
@@ -175,21 +179,17 @@ std::string format_validation_table(const std::vector<ValidationRow>& rows) {
 std::string format_validation_markdown(const std::vector<ValidationRow>& rows) {
   std::string out = "| case | figure | simulated | published | error | source |\n|---|---|---|---|---|---|\n";
   for (const ValidationRow& row : rows) {
-    const std::optional<double> e = row.error();
-    out +=
-        fmt::format("| `{}` | `{}` | {} | {} | {} | [{}]({}) |\n", row.name, row.published.figure,
-                    row.simulated ? value_text(*row.simulated, row.published.unit) : std::string("failed"),
-                    value_text(row.published.value, row.published.unit),
-                    e ? fmt::format("{:+.1f}%", 100 * *e) : std::string("-"), row.published.source, row.published.url);
+    out += fmt::format("| `{}` | `{}` | {} | {} | {} | [{}]({}) |\n", row.name, row.published.figure,
+                       row.simulated ? value_text(*row.simulated, row.published.unit) : std::string("failed"),
+                       value_text(row.published.value, row.published.unit), error_text(row.error()),
+                       row.published.source, row.published.url);
   }
   out += "\n" + summary_line(summarise(rows)) + "\n";
   if (const std::vector<ValidationGroup> groups = summarise_groups(rows); !groups.empty()) {
     out += "\n| group | cases | errors | mean \\|error\\| |\n|---|---|---|---|\n";
     for (const ValidationGroup& g : groups)
       out += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(group_label(g.name)), group_cases(g.summary),
-                         group_errors(g),
-                         g.summary.cases > g.summary.failed ? fmt::format("{:.1f}%", 100 * g.summary.mean_abs_error)
-                                                            : std::string("-"));
+                         group_errors(g), group_mean(g));
     out += fmt::format("\n{}.\n", kSignNote);
   }
   return out;
