@@ -300,6 +300,35 @@ TEST_P(NvlsTree, MatchesItsClosedFormAtEveryFidelity) {
   EXPECT_EQ(r.result.messages, planned_messages(r.step, n, m, slowest_link(links, 8, m)));
 }
 
+/** Two nodes of 8 H100s on the nvlink4 profile (NVLS 0.85, NCCL's per-head cap of 57.7 GB/s of bus bandwidth on two
+ * nodes) with 8 fast NICs each (100 GB/s): the cap, not the switch or the rails, paces NVLS-tree, at every fidelity. */
+class NvlsTreeHeadCap : public ::testing::TestWithParam<Fidelity> {};
+
+TEST_P(NvlsTreeHeadCap, PacesTwoNodesAtEveryFidelity) {
+  auto doc = base_scenario(2, 8);
+  doc["cluster"]["intra_node_link"] = {{"profile", "nvlink4"}};
+  doc["cluster"]["network"]["bandwidth"] = "100GBps";
+  const NodesAllReduce r = all_reduce_over_nodes(2, CollectiveAlgorithm::NvlsTree, GetParam(), doc);
+  ASSERT_DOUBLE_EQ(r.links.nvls_tree_head_two_nodes, 57.7e9);
+  // e' = (g+1) n P / (2 (n-1) B1) = 9 x 16 x 57.7 / (30 x 360) = 0.769, below the switch's 0.85.
+  const double capped = nvls_tree_efficiency(8, 2, r.links);
+  EXPECT_NEAR(capped, 9.0 * 16 * 57.7e9 / (30.0 * r.links.intra.bandwidth), 1e-12);
+  EXPECT_LT(capped, 0.85);
+  // The switch part at e' takes exactly the cap's time: bytes 2(n-1) / (n g P), bus bandwidth 8 x 57.7 GB/s.
+  const double intra = 1e9 * 9.0 / 8.0 / (capped * r.links.intra.bandwidth);
+  EXPECT_NEAR(intra, 1e9 * 30.0 / (16.0 * 8 * 57.7e9), 1e-12);
+  EXPECT_GT(intra, tree_time(double_binary_tree(2), 1e9 / 8, r.links.inter));
+  EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, 16, 1e9 / intra), 8 * 57.7e9, 1e-3);
+  expect_closed_form(r, 2,
+                     collective_time(CollectiveOp::AllReduce, CollectiveAlgorithm::NvlsTree, CollectiveProtocol::Simple,
+                                     1e9, 16, 8, 2, r.links));
+  EXPECT_EQ(r.result.messages, planned_messages(r.step, 16, 2, slowest_link(r.links, 8, 2)));
+}
+
+INSTANTIATE_TEST_SUITE_P(TwoNodes, NvlsTreeHeadCap,
+                         ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic),
+                         [](const auto& info) { return to_string(info.param); });
+
 INSTANTIATE_TEST_SUITE_P(Nodes, NvlsTree,
                          ::testing::Combine(::testing::Values(2, 4),
                                             ::testing::Values(Fidelity::Steps, Fidelity::Flows, Fidelity::Analytic)),

@@ -25,10 +25,12 @@ struct Both {
   nlohmann::json plain;
 };
 
-/** Runs `scenario` with the lean engine and the plain one and expects every figure equal; times to 1e-12 relative:
- * SimGrid's CPU model ends an execution after subtracting what each solver step did from what remains, a sleep of
- * amount / speed at once, which differ in the last bits. The plain engine takes none of the lean paths. */
-Both expect_same_both_ways(const std::string& scenario, const std::vector<std::string>& sets) {
+/** Runs `scenario` with the lean engine and the plain one and expects every figure equal; times to `tolerance`
+ * relative (1e-12: SimGrid's CPU model ends an execution after subtracting what each solver step did from what
+ * remains, a sleep of amount / speed at once, which differ in the last bits). The plain engine takes none of the
+ * lean paths. */
+Both expect_same_both_ways(const std::string& scenario, const std::vector<std::string>& sets,
+                           double tolerance = 1e-12) {
   Both r{run_json(scenario, sets, true), run_json(scenario, sets, false)};
   std::string what = scenario;
   for (const std::string& s : sets) what += " " + s;
@@ -40,9 +42,19 @@ Both expect_same_both_ways(const std::string& scenario, const std::vector<std::s
   EXPECT_EQ(r.plain["engine"]["executions_as_sleeps"], 0);
   EXPECT_EQ(r.plain["engine"]["driven_flows"], 0);
   EXPECT_LE(r.lean["engine"]["actors"].get<int>(), r.plain["engine"]["actors"].get<int>());
-  expect_same_report(r.lean, r.plain, {"/engine", "/scenario/input/run/lean_engine"},
-                     [](const std::string&) { return 1e-12; });
+  // With the looser tolerance, figures that are differences of nearly equal times (the slowest rank's excess, idle
+  // GPU seconds and their energy) can be 0 in one engine and rounding (1e-15 to 1e-11) in the other.
+  expect_same_report(
+      r.lean, r.plain, {"/engine", "/scenario/input/run/lean_engine"},
+      [tolerance](const std::string&) { return tolerance; }, tolerance > 1e-12 ? 1e-9 : 0.0);
   return r;
+}
+
+/** NVLS-tree at `flows` on these 8 H200 nodes is paced by its switch flows (NCCL's per-head cap): each is one
+ * network action in both engines (a two-host execution driven, or a mailbox comm), but SimGrid's network solver
+ * reaches their end through different steps, and the times differ at about 1e-10 relative. 1e-12 elsewhere. */
+double nvls_tree_tolerance(const std::string& algorithm, const std::string& fidelity) {
+  return algorithm == "nvls_tree" && fidelity == "flows" ? 1e-9 : 1e-12;
 }
 
 TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
@@ -56,7 +68,8 @@ TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
                                              {std::string("/strategy/gradient_sync/algorithm=") + algorithm,
                                               "/strategy/gradient_sync/fidelity=" + fidelity,
                                               "/strategy/gradient_sync/overlap=" + overlap, "/run/fold_replicas=false",
-                                              "/strategy/gradient_sync/comm_sms=0"});
+                                              "/strategy/gradient_sync/comm_sms=0"},
+                                             nvls_tree_tolerance(algorithm, fidelity));
         const nlohmann::json& lean = r.lean["engine"];
         const nlohmann::json& plain = r.plain["engine"];
         // Every execution is alone on its GPU: all are sleeps; every flow is driven.
@@ -77,7 +90,8 @@ TEST(LeanEngine, DataParallelTrainingReportsWhatMembersInActorsReport) {
   // With SM contention (the H200 profile's sm_count, the default comm_sms) the streams' ranks change speed while
   // their collectives run: executions, not sleeps, and the same report both ways.
   const Both contended =
-      expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json", {"/strategy/gradient_sync/fidelity=flows"});
+      expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json", {"/strategy/gradient_sync/fidelity=flows"},
+                            nvls_tree_tolerance("nvls_tree", "flows")); // auto takes NVLS-tree here
   EXPECT_EQ(contended.lean["engine"]["executions_as_sleeps"], 0);
   EXPECT_NE(contended.lean["strategy"].get<std::string>().find("overlapped collectives hold 16 of the GPU's 132 SMs"),
             std::string::npos);
@@ -88,7 +102,8 @@ TEST(LeanEngine, ASlowNodeStillHoldsEveryBucketBack) {
   const Both r =
       expect_same_both_ways("llama3-8b-dp-64xh200-fat-tree.json",
                             {"/strategy/gradient_sync/fidelity=flows", "/strategy/gradient_sync/comm_sms=0",
-                             R"(/cluster/speed_changes=[{"node": 3, "points": [["0s", 1], ["0.1s", 0.7]]}])"});
+                             R"(/cluster/speed_changes=[{"node": 3, "points": [["0s", 1], ["0.1s", 0.7]]}])"},
+                            nvls_tree_tolerance("nvls_tree", "flows")); // auto takes NVLS-tree here
   // The slow node's 8 GPUs change speed: their executions stay SimGrid executions, the others' are sleeps.
   const nlohmann::json& lean = r.lean["engine"];
   EXPECT_EQ(lean["executions_as_sleeps"].get<int>(), lean["executions"].get<int>() * 7 / 8);

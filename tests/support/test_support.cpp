@@ -149,14 +149,15 @@ nlohmann::json run_scenario_json(const std::string& scenario, const std::vector<
 namespace {
 
 void compare_reports(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& skipped,
-                     const std::function<double(const std::string&)>& tolerance, const std::string& where) {
+                     const std::function<double(const std::string&)>& tolerance, double absolute,
+                     const std::string& where) {
   if (std::find(skipped.begin(), skipped.end(), where) != skipped.end()) return;
   if (a.is_object() && b.is_object()) {
     for (auto it = a.begin(); it != a.end(); ++it) {
       const std::string at = where + "/" + it.key();
       if (std::find(skipped.begin(), skipped.end(), at) != skipped.end()) continue;
       ASSERT_TRUE(b.contains(it.key())) << at;
-      compare_reports(it.value(), b[it.key()], skipped, tolerance, at);
+      compare_reports(it.value(), b[it.key()], skipped, tolerance, absolute, at);
     }
     for (auto it = b.begin(); it != b.end(); ++it) {
       const std::string at = where + "/" + it.key();
@@ -165,9 +166,10 @@ void compare_reports(const nlohmann::json& a, const nlohmann::json& b, const std
   } else if (a.is_array() && b.is_array()) {
     ASSERT_EQ(a.size(), b.size()) << where;
     for (std::size_t i = 0; i < a.size(); ++i)
-      compare_reports(a[i], b[i], skipped, tolerance, where + "/" + std::to_string(i));
+      compare_reports(a[i], b[i], skipped, tolerance, absolute, where + "/" + std::to_string(i));
   } else if (a.is_number_float() && b.is_number_float()) {
-    EXPECT_NEAR(a.get<double>(), b.get<double>(), tolerance(where) * std::abs(b.get<double>())) << where;
+    EXPECT_NEAR(a.get<double>(), b.get<double>(), std::max(tolerance(where) * std::abs(b.get<double>()), absolute))
+        << where;
   } else {
     EXPECT_EQ(a, b) << where;
   }
@@ -176,8 +178,8 @@ void compare_reports(const nlohmann::json& a, const nlohmann::json& b, const std
 } // namespace
 
 void expect_same_report(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& skipped,
-                        const std::function<double(const std::string&)>& tolerance) {
-  compare_reports(a, b, skipped, tolerance, "");
+                        const std::function<double(const std::string&)>& tolerance, double absolute) {
+  compare_reports(a, b, skipped, tolerance, absolute, "");
 }
 
 } // namespace partsim::test

@@ -312,6 +312,39 @@ TEST(CollectiveModel, NvlsTreeRunsTheSwitchAndTheRailTreesAtOnce) {
   EXPECT_EQ(planned_messages(step, 32, 4, ndr), 32u * 7 + 8u * 4 * 3 * nvls_tree_chunks(4, 8, 8e9, ndr));
 }
 
+TEST(CollectiveModel, NvlsTreeHeadsAreCappedAsNcclsTunerCapsThem) {
+  // H100 nodes as above with NCCL's perChMaxNVLSTreeBw: 57.7 GB/s of bus bandwidth per head on two nodes, 45.5 on
+  // three or more (src/graph/tuning.cc, Hopper). One head per member (a NIC each).
+  const LinkCost ndr{5e-6, 47e9};
+  TwoLevelCost h100{{1e-6, 360e9}, ndr, 8};
+  h100.nvls_efficiency = 0.85;
+  h100.nvls_latency = 25e-6;
+  TwoLevelCost capped = h100;
+  capped.nvls_tree_head_two_nodes = 57.7e9;
+  capped.nvls_tree_head_more_nodes = 45.5e9;
+  // No cap, or one node: the switch's own efficiency.
+  EXPECT_DOUBLE_EQ(nvls_tree_efficiency(8, 2, h100), 0.85);
+  EXPECT_DOUBLE_EQ(nvls_tree_efficiency(8, 1, capped), 0.85);
+  // Two nodes: e' = 9 x 16 x 57.7 / (2 x 15 x 360) = 0.769 < 0.85; the time is the cap's, bytes 2(n-1) / (n g P),
+  // a bus bandwidth of 8 x 57.7 = 461.6 GB/s (against 510 GB/s for the switch alone).
+  const double bytes = 8e9;
+  EXPECT_NEAR(nvls_tree_efficiency(8, 2, capped), 9.0 * 16 * 57.7e9 / (30.0 * 360e9), 1e-12);
+  const double two = nvls_tree_time(bytes, 8, 2, capped);
+  EXPECT_NEAR(two, 25e-6 + bytes * 30.0 / (16.0 * 8 * 57.7e9), 1e-12);
+  EXPECT_NEAR(bus_bandwidth(CollectiveOp::AllReduce, 16, bytes / (two - 25e-6)), 8 * 57.7e9, 1e-3);
+  EXPECT_GT(two, nvls_tree_time(bytes, 8, 2, h100));
+  // Four nodes: the rails (about 364 GB/s less the trees' fill) and the cap (8 x 45.5 = 364 GB/s) are close; the
+  // time is the slower of the two.
+  EXPECT_NEAR(nvls_tree_efficiency(8, 4, capped), 9.0 * 32 * 45.5e9 / (62.0 * 360e9), 1e-12);
+  EXPECT_NEAR(nvls_tree_time(bytes, 8, 4, capped),
+              25e-6 + std::max(bytes * 62.0 / (32.0 * 8 * 45.5e9), tree_time(double_binary_tree(4), bytes / 8, ndr)),
+              1e-12);
+  // A cap above what the switch reaches changes nothing.
+  TwoLevelCost loose = h100;
+  loose.nvls_tree_head_two_nodes = 1e12;
+  EXPECT_DOUBLE_EQ(nvls_tree_time(bytes, 8, 2, loose), nvls_tree_time(bytes, 8, 2, h100));
+}
+
 TEST(CollectiveModel, ProtocolsCostWhatNcclsTunerCharges) {
   // Wire bytes per byte of data: LL128 lines carry 120 of 128 bytes, LL 8-byte stores carry 4 bytes and a flag.
   EXPECT_DOUBLE_EQ(protocol_wire_factor(CollectiveProtocol::Simple), 1.0);

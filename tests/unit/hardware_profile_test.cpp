@@ -505,5 +505,49 @@ TEST(LinkProfile, StrictFormat) {
   EXPECT_EQ(error_at(doc), "/latency/provenance/kind");
 }
 
+TEST(LinkProfile, NvlsTreeHeadBandwidth) {
+  // NCCL's perChMaxNVLSTreeBw (src/graph/tuning.cc): Hopper 57.7 / 45.5 GB/s, Blackwell 96 / 80 GB/s per head.
+  const LinkProfile hopper = load_link_profile(test::source_dir(), "nvlink4", "test", "/");
+  ASSERT_TRUE(hopper.nvls && hopper.nvls->tree_head_two_nodes && hopper.nvls->tree_head_more_nodes);
+  EXPECT_DOUBLE_EQ(hopper.nvls->tree_head_two_nodes->value, 57.7e9);
+  EXPECT_DOUBLE_EQ(hopper.nvls->tree_head_more_nodes->value, 45.5e9);
+  EXPECT_EQ(to_json(hopper)["nvls"]["tree_head_bandwidth"]["two_nodes"]["value"], 57.7e9);
+  const LinkProfile blackwell = load_link_profile(test::source_dir(), "nvlink5", "test", "/");
+  ASSERT_TRUE(blackwell.nvls && blackwell.nvls->tree_head_two_nodes && blackwell.nvls->tree_head_more_nodes);
+  EXPECT_DOUBLE_EQ(blackwell.nvls->tree_head_two_nodes->value, 96e9);
+  EXPECT_DOUBLE_EQ(blackwell.nvls->tree_head_more_nodes->value, 80e9);
+
+  const json nvls = {
+      {"efficiency", figure(0.85)},
+      {"latency", figure("25us")},
+      {"tree_head_bandwidth", {{"two_nodes", figure("57.7GBps")}, {"three_or_more_nodes", figure("45.5GBps")}}}};
+  const json good = {{"schema_version", 1},
+                     {"kind", "link"},
+                     {"name", "x"},
+                     {"scope", "intra_node"},
+                     {"bandwidth_per", "gpu"},
+                     {"bandwidth", figure("450GBps")},
+                     {"latency", figure("1us")},
+                     {"nvls", nvls}};
+  JsonReader ok(good, "x.json");
+  EXPECT_DOUBLE_EQ(parse_link_profile(ok).nvls->tree_head_more_nodes->value, 45.5e9);
+  const auto error_at = [](const json& doc) {
+    return test::input_error([&] {
+             JsonReader reader(doc, "x.json");
+             parse_link_profile(reader);
+           })
+        .pointer();
+  };
+  json doc = good;
+  doc["nvls"]["tree_head_bandwidth"].erase("three_or_more_nodes");
+  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/three_or_more_nodes");
+  doc = good;
+  doc["nvls"]["tree_head_bandwidth"]["two_nodes"]["value"] = -1;
+  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/two_nodes/value");
+  doc = good;
+  doc["nvls"]["tree_head_bandwidth"]["four_nodes"] = figure("1GBps");
+  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/four_nodes");
+}
+
 } // namespace
 } // namespace partsim

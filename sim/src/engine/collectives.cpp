@@ -223,6 +223,8 @@ void prepare_collectives(RunContext& ctx) {
     measure_paths(g);
     g.links.nvls_efficiency = ctx.cluster.intra_node.nvls_efficiency;
     g.links.nvls_latency = ctx.cluster.intra_node.nvls_latency;
+    g.links.nvls_tree_head_two_nodes = ctx.cluster.intra_node.nvls_tree_head_two_nodes;
+    g.links.nvls_tree_head_more_nodes = ctx.cluster.intra_node.nvls_tree_head_more_nodes;
     g.links.intra_nvlink = ctx.cluster.intra_node.nvlink;
     g.links.ll_max_intra = ctx.cluster.intra_node.ll_max_bandwidth;
     // The planners refuse NVLS on groups that span nodes or on switches without it, naming the key.

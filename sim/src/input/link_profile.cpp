@@ -29,7 +29,15 @@ LinkProfile parse_link_profile(JsonReader& reader) {
     if (link.scope != "intra_node")
       throw nvls.error("NVLink SHARP is a feature of an intra-node switch; expected it only with scope \"intra_node\"");
     link.nvls = LinkProfile::Nvls{parse_fraction_figure(nvls.child("efficiency"), Bounds::closed(0.01, 1.0)),
-                                  parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3))};
+                                  parse_figure(nvls.child("latency"), Dimension::Time, Bounds::closed(0.0, 1e-3)),
+                                  std::nullopt, std::nullopt};
+    if (nvls.has("tree_head_bandwidth")) {
+      JsonReader head = nvls.child("tree_head_bandwidth");
+      link.nvls->tree_head_two_nodes = parse_figure(head.child("two_nodes"), Dimension::Bandwidth, Bounds::positive());
+      link.nvls->tree_head_more_nodes =
+          parse_figure(head.child("three_or_more_nodes"), Dimension::Bandwidth, Bounds::positive());
+      head.finish();
+    }
     nvls.finish();
   }
   if (reader.has("ll_max_bandwidth")) {
@@ -77,8 +85,12 @@ nlohmann::json to_json(const LinkProfile& link) {
   if (link.efficiency) out["efficiency"] = to_json(*link.efficiency);
   if (!link.switch_profile.empty()) out["switch"] = link.switch_profile;
   if (!link.transport.empty()) out["transport"] = link.transport;
-  if (link.nvls)
+  if (link.nvls) {
     out["nvls"] = {{"efficiency", to_json(link.nvls->efficiency)}, {"latency", to_json(link.nvls->latency)}};
+    if (link.nvls->tree_head_two_nodes && link.nvls->tree_head_more_nodes)
+      out["nvls"]["tree_head_bandwidth"] = {{"two_nodes", to_json(*link.nvls->tree_head_two_nodes)},
+                                            {"three_or_more_nodes", to_json(*link.nvls->tree_head_more_nodes)}};
+  }
   if (link.ll_max_bandwidth) out["ll_max_bandwidth"] = to_json(*link.ll_max_bandwidth);
   return out;
 }

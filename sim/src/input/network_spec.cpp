@@ -84,6 +84,9 @@ LinkSpec parse_link(JsonReader& reader, const std::filesystem::path& data_dir, c
     if (profile.nvls) {
       link.nvls_efficiency = profile.nvls->efficiency.value;
       link.nvls_latency = profile.nvls->latency.value;
+      if (profile.nvls->tree_head_two_nodes) link.nvls_tree_head_two_nodes = profile.nvls->tree_head_two_nodes->value;
+      if (profile.nvls->tree_head_more_nodes)
+        link.nvls_tree_head_more_nodes = profile.nvls->tree_head_more_nodes->value;
     }
     if (profile.ll_max_bandwidth) link.ll_max_bandwidth = profile.ll_max_bandwidth->value;
   } else {

@@ -241,9 +241,17 @@ bool nvls_available(int nodes, const TwoLevelCost& links) {
   return nodes <= 1 && links.nvls_efficiency > 0.0;
 }
 
+double nvls_tree_efficiency(int g, int m, const TwoLevelCost& links) {
+  const double head = m == 2 ? links.nvls_tree_head_two_nodes : links.nvls_tree_head_more_nodes;
+  if (m < 2 || head <= 0.0 || links.intra.bandwidth <= 0.0) return links.nvls_efficiency;
+  const double n = static_cast<double>(g) * m;
+  return std::min(links.nvls_efficiency, (g + 1.0) * n * head / (2.0 * (n - 1.0) * links.intra.bandwidth));
+}
+
 double nvls_tree_time(double bytes, int g, int m, const TwoLevelCost& links) {
   const double gd = g;
-  const double intra = g > 1 ? bytes * (gd + 1.0) / gd / (links.nvls_efficiency * links.intra.bandwidth) : 0.0;
+  const double intra =
+      g > 1 ? bytes * (gd + 1.0) / gd / (nvls_tree_efficiency(g, m, links) * links.intra.bandwidth) : 0.0;
   const LinkCost rail{links.inter.latency,
                       links.inter.bandwidth * std::min(1.0, std::max(links.ports_per_node, 1) / gd)};
   const double inter = m > 1 ? tree_time(double_binary_tree(m), bytes / gd, rail) : 0.0;
@@ -320,9 +328,8 @@ int tree_channels(int per_node, int nodes, int ports, int requested) {
 ChainShare chain_share(std::uint64_t bytes, int g, int channels, int local) {
   ChainShare s;
   for (int c = 0; c < channels; ++c) {
-    const int position = ((local - c * g / channels) % g + g) % g; // 0: the chain's head, g - 1: its tail
-    const auto uc = static_cast<std::uint64_t>(channels);
-    const std::uint64_t part = bytes / uc + (static_cast<std::uint64_t>(c) < bytes % uc ? 1 : 0); // chunk()
+    const int position = mod(local - c * g / channels, g); // 0: the chain's head, g - 1: its tail
+    const std::uint64_t part = chunk(bytes, channels, c);
     if (position > 0) s.up += part;
     if (position < g - 1) s.down += part;
     if (position == 0) s.head = c;
@@ -331,14 +338,10 @@ ChainShare chain_share(std::uint64_t bytes, int g, int channels, int local) {
 }
 
 double chain_fraction(int g, int channels) {
-  int most = 0;
+  std::uint64_t most = 0; // one byte per channel: a member's sends up and down its chains
   for (int local = 0; local < g; ++local) {
-    int sends = 0;
-    for (int c = 0; c < channels; ++c) {
-      const int position = ((local - c * g / channels) % g + g) % g;
-      sends += (position > 0 ? 1 : 0) + (position < g - 1 ? 1 : 0);
-    }
-    most = std::max(most, sends);
+    const ChainShare s = chain_share(static_cast<std::uint64_t>(channels), g, channels, local);
+    most = std::max(most, s.up + s.down);
   }
   return static_cast<double>(most) / channels;
 }
@@ -392,6 +395,8 @@ TwoLevelCost two_level_cost(const ClusterSpec& cluster) {
   links.ports_per_node = std::max(1, cluster.network.nics_per_node);
   links.nvls_efficiency = cluster.intra_node.nvls_efficiency;
   links.nvls_latency = cluster.intra_node.nvls_latency;
+  links.nvls_tree_head_two_nodes = cluster.intra_node.nvls_tree_head_two_nodes;
+  links.nvls_tree_head_more_nodes = cluster.intra_node.nvls_tree_head_more_nodes;
   links.intra_nvlink = cluster.intra_node.nvlink;
   links.ll_max_intra = cluster.intra_node.ll_max_bandwidth;
   return links;

@@ -327,11 +327,12 @@ void nvls_tree_schedule(const Group& g, const CollectiveStep& step, int pos, Sch
   const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
   const int local = g.local[p];
   const int per_node = g.per_node;
+  const double efficiency = nvls_tree_efficiency(per_node, static_cast<int>(g.members.size()), g.links);
   if (per_node > 1)
     for (int i = 1; i < per_node; ++i) {
       const std::uint64_t bytes = nvls_node_peer_bytes(g, step.bytes, i);
       send(sink, Lane::Switch, 0, mine[static_cast<std::size_t>((local + i) % per_node)], bytes,
-           static_cast<double>(bytes) / g.links.nvls_efficiency, true);
+           static_cast<double>(bytes) / efficiency, true);
       receive(sink, Lane::Switch, 0, mine[static_cast<std::size_t>((local + per_node - i) % per_node)], true);
     }
   const auto m = static_cast<int>(g.members.size());
@@ -528,8 +529,9 @@ void rail_tree_edges(const GroupShape& g, int pos, std::uint64_t share, std::vec
   }
 }
 
-ScheduleEdge switch_edge(const GroupShape& g, std::uint64_t bytes, int to) {
-  return {to, bytes, static_cast<double>(bytes) / g.links.nvls_efficiency};
+/** A transfer through the switch at NVLink SHARP's `efficiency` (nvls_efficiency, or nvls_tree_efficiency). */
+ScheduleEdge switch_edge(std::uint64_t bytes, int to, double efficiency) {
+  return {to, bytes, static_cast<double>(bytes) / efficiency};
 }
 
 /** Collects one round's transfers of a member's schedule: its sends (as edges) and the peers it receives from. */
@@ -640,14 +642,17 @@ std::vector<ScheduleEdge> member_edges(const GroupShape& g, const CollectiveStep
     edges = two_hop_round_of(g, step, phase, pos).sends;
     break;
   case CollectiveAlgorithm::Nvls:
-    if (n > 1) edges.push_back(switch_edge(g, step.bytes + step.bytes / static_cast<std::uint64_t>(n), (pos + 1) % n));
+    if (n > 1)
+      edges.push_back(
+          switch_edge(step.bytes + step.bytes / static_cast<std::uint64_t>(n), (pos + 1) % n, g.links.nvls_efficiency));
     break;
   case CollectiveAlgorithm::NvlsTree: { // both parts at once
     const auto& mine = g.members[static_cast<std::size_t>(g.node[p])];
     const int local = g.local[p];
     if (g.per_node > 1)
-      edges.push_back(switch_edge(g, step.bytes + step.bytes / static_cast<std::uint64_t>(g.per_node),
-                                  mine[static_cast<std::size_t>((local + 1) % g.per_node)]));
+      edges.push_back(switch_edge(step.bytes + step.bytes / static_cast<std::uint64_t>(g.per_node),
+                                  mine[static_cast<std::size_t>((local + 1) % g.per_node)],
+                                  nvls_tree_efficiency(g.per_node, static_cast<int>(g.members.size()), g.links)));
     if (g.rail_tree) rail_tree_edges(g, pos, rail_share(g, step.bytes, pos), edges);
     break;
   }

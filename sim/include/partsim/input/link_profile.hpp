@@ -31,6 +31,10 @@ struct LinkProfile {
   struct Nvls {
     Figure efficiency;
     Figure latency;
+    /** NVLS-tree across nodes: the most bus bandwidth one head (a member on its NIC) reaches on two nodes and on
+     * three or more (NCCL's perChMaxNVLSTreeBw). Absent: no limit beyond the links'. */
+    std::optional<Figure> tree_head_two_nodes;
+    std::optional<Figure> tree_head_more_nodes;
   };
   std::optional<Nvls> nvls;
   /** Intra-node links: the most bus bandwidth NCCL's LL protocol reaches between the GPUs of one node, a limit of its

@@ -20,6 +20,10 @@ struct LinkSpec {
    * all-reduce (the profile's `nvls`, or the scenario's). */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** Intra-node only: NVLS-tree's most bus bandwidth per head on two nodes and on three or more (bytes/s; the
+   * profile's `nvls.tree_head_bandwidth`); 0: no limit. */
+  double nvls_tree_head_two_nodes = 0.0;
+  double nvls_tree_head_more_nodes = 0.0;
   /** Intra-node only: the most bus bandwidth NCCL's LL protocol reaches inside a node (bytes/s; the profile's
    * `ll_max_bandwidth`, or the scenario's); 0: no limit beyond half of `bandwidth`. */
   double ll_max_bandwidth = 0.0;

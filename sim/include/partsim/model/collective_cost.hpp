@@ -15,6 +15,17 @@ namespace partsim {
 struct ClusterSpec;
 struct CollectiveStep;
 
+/** a mod n in [0, n) for n > 0, also for negative a. */
+inline int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
+/** Chunk i of `bytes` cut into n near-equal integer pieces that add up to `bytes`. */
+inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
+  const auto un = static_cast<std::uint64_t>(n);
+  return bytes / un + (static_cast<std::uint64_t>(i) < bytes % un ? 1 : 0);
+}
+
 /** What a collective computes. Sizes follow nccl-tests: `bytes` is the buffer each rank holds (all-reduce,
  * broadcast), the input of each rank (reduce-scatter, all-to-all) or the output of each rank (all-gather). */
 enum class CollectiveOp : std::uint8_t { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast };
@@ -116,6 +127,10 @@ struct TwoLevelCost {
    * 0 where the switch has none; and the latency of one NVLS all-reduce. */
   double nvls_efficiency = 0.0;
   double nvls_latency = 0.0;
+  /** NVLS-tree's most bus bandwidth per head (one head per member, each on its NIC) on two nodes and on three or more
+   * (bytes/s; NCCL's perChMaxNVLSTreeBw, the intra-node link's `nvls.tree_head_bandwidth`), 0 for no limit. */
+  double nvls_tree_head_two_nodes = 0.0;
+  double nvls_tree_head_more_nodes = 0.0;
   /** The intra-node links are NVLink (NCCL's NCCL_HW_NVLINK latencies, LL128 allowed); else PCIe (NCCL_HW_PCI, no
    * LL128). */
   bool intra_nvlink = false;
@@ -164,8 +179,17 @@ double nvls_time(double bytes, int n, const TwoLevelCost& links);
  * double binary tree all-reduce of its share over its own NIC (rail i; the m-node tree's tree_time on the inter-node
  * link, its bandwidth shared when the node has fewer ports than members). NCCL pipelines the three parts chunk by
  * chunk, so the time is the NVLS latency plus the slower of the two: nvls_latency + max(bytes (g+1) / (g e B_intra),
- * tree_time(m, bytes / g, inter)). The tree's per-step latencies of NCCL's tuner are protocol_latency's. */
+ * tree_time(m, bytes / g, inter)), e = nvls_tree_efficiency (NCCL's per-head cap included). The tree's per-step
+ * latencies of NCCL's tuner are protocol_latency's. */
 double nvls_tree_time(double bytes, int g, int m, const TwoLevelCost& links);
+
+/** The fraction of the intra-node bandwidth NVLS-tree's switch traffic reaches over g members on each of m nodes: the
+ * switch's nvls_efficiency e, or less where NCCL's per-head cap binds. NCCL's tuner (src/graph/tuning.cc) gives each
+ * of the g heads at most P bus bandwidth (P: nvls_tree_head_two_nodes for m = 2, nvls_tree_head_more_nodes for
+ * m >= 3), so the all-reduce of `bytes` over n = g m ranks takes at least bytes 2(n-1) / (n g P); the switch part,
+ * bytes (g+1) / (g e' B_intra), reaches it at e' = (g+1) n P / (2 (n-1) B_intra). Returns min(e, e'); e for m < 2 or
+ * no cap. */
+double nvls_tree_efficiency(int g, int m, const TwoLevelCost& links);
 
 /** The cluster's two levels of links as the collectives' closed forms see them: its intra-node links, its NICs and
  * their number per node (at least 1). */

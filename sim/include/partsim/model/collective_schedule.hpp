@@ -50,10 +50,6 @@ void place_members(GroupShape& g, const std::vector<int>& node_key);
 /** Builds the rings of g.channels channels (GroupShape::channels); nothing when there is one. */
 void make_rings(GroupShape& g);
 
-inline int mod(int a, int n) {
-  return ((a % n) + n) % n;
-}
-
 /** Member `pos`'s index in channel `c`'s ring of group `g`. */
 inline int ring_index(const GroupShape& g, int c, int pos) {
   return g.channels == 1 ? pos : g.ring_index[static_cast<std::size_t>(c)][static_cast<std::size_t>(pos)];
@@ -71,12 +67,6 @@ inline int ring_previous(const GroupShape& g, int c, int pos) {
   if (g.channels == 1) return (pos + g.size - 1) % g.size;
   const auto& at = g.ring_at[static_cast<std::size_t>(c)];
   return at[static_cast<std::size_t>((ring_index(g, c, pos) + g.size - 1) % g.size)];
-}
-
-/** Chunk i of `bytes` cut into n near-equal integer pieces that add up to `bytes`. */
-inline std::uint64_t chunk(std::uint64_t bytes, int n, int i) {
-  const auto un = static_cast<std::uint64_t>(n);
-  return bytes / un + (static_cast<std::uint64_t>(i) < bytes % un ? 1 : 0);
 }
 
 /** The weights of a skewed all-to-all step (CollectiveStep::root), or none: every destination gets the same share. */
@@ -233,7 +223,8 @@ class ScheduleSink {
  *   bytes (1 + 1/n) on each port each way (nvls_time), which on a crossbar is what every member sending bytes
  *   (n+1) / (n (n-1)) to every other member puts there: two rounds of half of it (each paying a traversal), every
  *   transfer on the links for 1 / nvls_efficiency of its bytes, then the rest of the NVLS latency;
- * - NVLS-tree: NVLS's port traffic over the node's members in the background, and member i of each node runs the
+ * - NVLS-tree: NVLS's port traffic over the node's members in the background (each transfer for 1 /
+ *   nvls_tree_efficiency of its bytes, NCCL's per-head cap included), and member i of each node runs the
  *   double binary tree over the nodes on its share (rail_share) in k = nvls_tree_chunks chunks; NCCL pipelines the
  *   parts chunk by chunk (the pipeline's fill and drain of the NVLS part are left out), then the rest of the NVLS
  *   latency. */
