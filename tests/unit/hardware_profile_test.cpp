@@ -428,6 +428,15 @@ TEST(HardwareProfileErrors, BadFileNamesItsPath) {
 
 // --- link profiles -------------------------------------------------------------------------------------------
 
+/** The JSON pointer of the error parse_link_profile throws on `doc`. */
+std::string link_error_at(const json& doc) {
+  return test::input_error([&] {
+           JsonReader reader(doc, "x.json");
+           parse_link_profile(reader);
+         })
+      .pointer();
+}
+
 TEST(LinkProfile, EveryShippedLinkLoads) {
   const std::vector<std::string> names = list_link_profiles(test::source_dir());
   std::vector<std::string> files;
@@ -484,25 +493,18 @@ TEST(LinkProfile, StrictFormat) {
                      {"latency", figure("1us")}};
   JsonReader ok(good, "x.json");
   EXPECT_DOUBLE_EQ(parse_link_profile(ok).bandwidth.value, 50e9);
-  const auto error_at = [](const json& doc) {
-    return test::input_error([&] {
-             JsonReader reader(doc, "x.json");
-             parse_link_profile(reader);
-           })
-        .pointer();
-  };
   json doc = good;
   doc["bandwith"] = figure("1GBps");
-  EXPECT_EQ(error_at(doc), "/bandwith");
+  EXPECT_EQ(link_error_at(doc), "/bandwith");
   doc = good;
   doc["scope"] = "rack";
-  EXPECT_EQ(error_at(doc), "/scope");
+  EXPECT_EQ(link_error_at(doc), "/scope");
   doc = good;
   doc["bandwidth"]["value"] = 0;
-  EXPECT_EQ(error_at(doc), "/bandwidth/value");
+  EXPECT_EQ(link_error_at(doc), "/bandwidth/value");
   doc = good;
   doc["latency"]["provenance"]["kind"] = "guess";
-  EXPECT_EQ(error_at(doc), "/latency/provenance/kind");
+  EXPECT_EQ(link_error_at(doc), "/latency/provenance/kind");
 }
 
 TEST(LinkProfile, NvlsTreeHeadBandwidth) {
@@ -531,22 +533,15 @@ TEST(LinkProfile, NvlsTreeHeadBandwidth) {
                      {"nvls", nvls}};
   JsonReader ok(good, "x.json");
   EXPECT_DOUBLE_EQ(parse_link_profile(ok).nvls->tree_head_more_nodes->value, 45.5e9);
-  const auto error_at = [](const json& doc) {
-    return test::input_error([&] {
-             JsonReader reader(doc, "x.json");
-             parse_link_profile(reader);
-           })
-        .pointer();
-  };
   json doc = good;
   doc["nvls"]["tree_head_bandwidth"].erase("three_or_more_nodes");
-  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/three_or_more_nodes");
+  EXPECT_EQ(link_error_at(doc), "/nvls/tree_head_bandwidth/three_or_more_nodes");
   doc = good;
   doc["nvls"]["tree_head_bandwidth"]["two_nodes"]["value"] = -1;
-  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/two_nodes/value");
+  EXPECT_EQ(link_error_at(doc), "/nvls/tree_head_bandwidth/two_nodes/value");
   doc = good;
   doc["nvls"]["tree_head_bandwidth"]["four_nodes"] = figure("1GBps");
-  EXPECT_EQ(error_at(doc), "/nvls/tree_head_bandwidth/four_nodes");
+  EXPECT_EQ(link_error_at(doc), "/nvls/tree_head_bandwidth/four_nodes");
 }
 
 } // namespace
