@@ -425,13 +425,14 @@ TEST(CollectiveModel, LlsBusBandwidthIsLimitedAsInNcclsTuner) {
   fast.ll_max_intra = 500e9;
   EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 1, fast), 2.0);
   // Across nodes the limit is the hosts' (x86 Intel: 39 GB/s on 2 nodes, 20.4 GB/s on more), against the ring's
-  // Simple bus bandwidth min(B1, C B2) = min(360, 8 x 48.5) GB/s.
+  // Simple bus bandwidth min(B1 / (7/8), C B2) = min(411, 8 x 48.5) GB/s: with a ring per NIC each member's port
+  // carries 7/8 of a step's chunk (its ring's entry and exit use the NICs).
   EXPECT_DOUBLE_EQ(ll_bandwidth_limit(1, h100), 141e9);
   EXPECT_DOUBLE_EQ(ll_bandwidth_limit(2, h100), 39e9);
   EXPECT_DOUBLE_EQ(ll_bandwidth_limit(16, h100), 20.4e9);
-  EXPECT_DOUBLE_EQ(simple_bus_bandwidth(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 4, h100), 360e9);
-  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 2, h100), 360.0 / 39.0);
-  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, h100), 360.0 / 20.4);
+  EXPECT_DOUBLE_EQ(simple_bus_bandwidth(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 4, h100), 388e9);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 2, h100), 388.0 / 39.0);
+  EXPECT_DOUBLE_EQ(factor(CollectiveAlgorithm::Ring, 8, 4, h100), 388.0 / 20.4);
   // One NIC per node: the network hop binds (48.5 GB/s). NCCL's tree across nodes: its chains on NVLink and its
   // channels' rail trees on their NICs, as the ring; with one member per node its slowest link, the network.
   TwoLevelCost one_nic = h100;

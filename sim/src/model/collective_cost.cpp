@@ -64,11 +64,21 @@ int depth_of(const std::vector<int>& parent, int rank) {
   return d;
 }
 
-/** One ring step of `chunk` bytes per member, spread over `channels` rings that cross nodes on their own ports. */
-double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links, int channels = 1) {
+/** The share of a ring step's chunk that the busiest member's intra-node port carries each way, over `rings` rings
+ * laid out as make_rings lays them: across m >= 2 nodes ring c enters each node at one member (from its NIC) and
+ * leaves at the member before it (to its NIC), the entry at c g / rings. With a ring per member (rings = g) each
+ * member is one ring's entry and another's exit, so its port carries (g - 1) / g of the chunk each way; with fewer
+ * rings some member is neither and carries all of it; inside one node, all of it. */
+double ring_port_share(int g, int m, int rings) {
+  return m > 1 && g > 1 && rings >= g ? (g - 1.0) / g : 1.0;
+}
+
+/** One ring step of `chunk` bytes per member, spread over `rings` rings that cross nodes on `ports` of the node's
+ * ports (at most `rings`). */
+double ring_chunk_step(double chunk, int g, int m, const TwoLevelCost& links, int rings = 1, int ports = 1) {
   double step = 0.0;
-  if (g > 1) step = std::max(step, links.intra.latency + chunk / links.intra.bandwidth);
-  if (m > 1) step = std::max(step, links.inter.latency + chunk / (channels * links.inter.bandwidth));
+  if (g > 1) step = std::max(step, links.intra.latency + chunk * ring_port_share(g, m, rings) / links.intra.bandwidth);
+  if (m > 1) step = std::max(step, links.inter.latency + chunk / (ports * links.inter.bandwidth));
   return step;
 }
 
@@ -98,7 +108,8 @@ double two_level_time(CollectiveOp op, CollectiveAlgorithm algorithm, double byt
     }
     const int channels = ring_channels(op, algorithm, g, m, links.ports_per_node, links.channels);
     const double steps = op == CollectiveOp::AllReduce ? 2.0 * (nd - 1) : nd - 1;
-    return steps * ring_chunk_step(bytes / nd, g, m, links, std::min(channels, std::max(links.ports_per_node, 1)));
+    return steps *
+           ring_chunk_step(bytes / nd, g, m, links, channels, std::min(channels, std::max(links.ports_per_node, 1)));
   }
   case CollectiveAlgorithm::Tree:
     if (node_tree(n, g, m))
@@ -554,12 +565,10 @@ double simple_bus_bandwidth(CollectiveOp op, CollectiveAlgorithm algorithm, int 
   double bw = std::numeric_limits<double>::infinity();
   switch (algorithm) {
   case CollectiveAlgorithm::Ring: {
-    const int channels = op == CollectiveOp::Broadcast
-                             ? 1
-                             : std::min(ring_channels(op, algorithm, g, m, links.ports_per_node, links.channels),
-                                        std::max(links.ports_per_node, 1));
-    if (g > 1) bw = std::min(bw, links.intra.bandwidth);
-    if (m > 1) bw = std::min(bw, channels * links.inter.bandwidth);
+    const int rings =
+        op == CollectiveOp::Broadcast ? 1 : ring_channels(op, algorithm, g, m, links.ports_per_node, links.channels);
+    if (g > 1) bw = std::min(bw, links.intra.bandwidth / ring_port_share(g, m, rings));
+    if (m > 1) bw = std::min(bw, std::min(rings, std::max(links.ports_per_node, 1)) * links.inter.bandwidth);
     break;
   }
   case CollectiveAlgorithm::Hierarchical:
@@ -680,11 +689,19 @@ CollectiveMethod choose_method(CollectiveOp op, int n, int nodes, double bytes, 
     const double priced = a == CollectiveAlgorithm::Tree && op == CollectiveOp::AllReduce && !algorithm
                               ? bytes / kNcclTreeBandwidthFactor
                               : bytes;
+    // The choice prices a ring with the whole chunk on every member's port, as partsim did before it counted the
+    // ports a rail ring spares where it leaves and enters a node (ring_port_share); the simulated time counts them.
+    // With the spared ports the ring would win from 3 H100 nodes on, where NVIDIA gives NVLS-tree as NCCL's default
+    // (NCCL issue 1649); NCCL's tuner prices a ring by its channels' bandwidth, not by these ports.
+    TwoLevelCost priced_links = links;
+    if (a == CollectiveAlgorithm::Ring)
+      priced_links.intra.bandwidth *=
+          ring_port_share(g, nodes, ring_channels(op, a, g, nodes, links.ports_per_node, links.channels));
     // NCCL's order of protocols: LL, LL128, Simple; the first of equal times wins.
     for (CollectiveProtocol p : {CollectiveProtocol::LL, CollectiveProtocol::LL128, CollectiveProtocol::Simple}) {
       if (protocol && p != *protocol) continue;
       if (!protocol_available(a, p, links)) continue;
-      const double t = collective_time(op, a, p, priced, n, g, nodes, links);
+      const double t = collective_time(op, a, p, priced, n, g, nodes, priced_links);
       if (t < best_time) {
         best = {a, p};
         best_time = t;
