@@ -23,6 +23,7 @@ struct ValidationOptions {
   std::size_t jobs = 0;
   std::string markdown;
   double max_mean_error = -1.0; ///< percent; < 0: no bound
+  bool breakdown = false;       ///< also print (and write to the markdown) where each case's time goes
 };
 
 int validation(const ValidationOptions& options) {
@@ -35,7 +36,7 @@ int validation(const ValidationOptions& options) {
     const Scenario scenario = load_scenario(path, {}, data_dir());
     if (!scenario.published)
       throw InputError(path.string(), "/published", "a validation case needs the published figure it reproduces");
-    rows.push_back({scenario.name, *scenario.published, std::nullopt, ""});
+    rows.push_back({scenario.name, *scenario.published, std::nullopt, "", std::nullopt});
     commands.push_back(child_run_command(path.string()));
   }
   const std::size_t jobs = job_count(options.jobs);
@@ -50,10 +51,14 @@ int validation(const ValidationOptions& options) {
       rows[i].failure = child_error(r).message;
       continue;
     }
-    rows[i].simulated = report_figure(nlohmann::json::parse(r.out), rows[i].published.figure, cases[i].string());
+    const nlohmann::json report = nlohmann::json::parse(r.out);
+    rows[i].simulated = report_figure(report, rows[i].published.figure, cases[i].string());
+    rows[i].shares = time_shares(report);
   }
-  write_stdout(format_validation_table(rows));
-  if (!options.markdown.empty()) write_file_atomically(options.markdown, format_validation_markdown(rows));
+  write_stdout(format_validation_table(rows) + (options.breakdown ? "\n" + format_time_shares_table(rows) : ""));
+  if (!options.markdown.empty())
+    write_file_atomically(options.markdown, format_validation_markdown(rows) +
+                                                (options.breakdown ? "\n" + format_time_shares_markdown(rows) : ""));
   const ValidationSummary summary = summarise(rows);
   CommandFailed failed;
   for (const ValidationRow& row : rows)
@@ -78,6 +83,9 @@ Action add_validation_command(CLI::App& app) {
   command->add_option("--markdown", options->markdown, "Also write the table as markdown to this file");
   command->add_option("--max-mean-error", options->max_mean_error,
                       "Fail (exit 1) when the mean |error| is above this many percent");
+  command->add_flag("--breakdown", options->breakdown,
+                    "Also show where each case's simulated time goes: compute, exposed communication by kind, "
+                    "pipeline wait, idle (and write it to the --markdown file)");
   return [options] { return validation(*options); };
 }
 

@@ -143,6 +143,43 @@ TEST(Cli, ValidateAndList) {
   EXPECT_NE(sc.out.find("seed-1-balanced-partitions"), std::string::npos);
 }
 
+TEST(Cli, ValidationBreakdownSharesTheTrainingCasesTime) {
+  // Two shipped cases: a training run (shares that add up to 100%) and a collective benchmark (none).
+  const auto dir = temp_dir();
+  std::filesystem::create_directories(dir / "cases");
+  for (const char* name : {"korthikanti2022-22b-sp-selective", "nccl-tests-allreduce-8xh100-nvls"})
+    std::filesystem::copy_file(source_dir() / "validation" / (std::string(name) + ".json"),
+                               dir / "cases" / (std::string(name) + ".json"));
+  const CliResult r =
+      run_cli({"validation", (dir / "cases").string(), "--jobs", "2", "--breakdown", "--markdown", "table.md"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("compute   tensor  context   expert     data  pipeline     idle"), std::string::npos) << r.out;
+  const std::string markdown = read_file(dir / "table.md");
+  EXPECT_NE(markdown.find("| `nccl-tests-allreduce-8xh100-nvls` | - | - | - | - | - | - | - |"), std::string::npos)
+      << markdown;
+  const auto shares_table = markdown.find("| case | compute |");
+  ASSERT_NE(shares_table, std::string::npos) << markdown;
+  const auto row = markdown.find("| `korthikanti2022-22b-sp-selective` | ", shares_table);
+  ASSERT_NE(row, std::string::npos) << markdown;
+  // Its seven shares (tensor parallelism on one node: compute and tensor only) add up to 100% within rounding.
+  std::istringstream cells(markdown.substr(row, markdown.find('\n', row) - row));
+  std::string cell;
+  double total = 0.0;
+  int shares = 0;
+  while (std::getline(cells, cell, '|'))
+    if (cell.find('%') != std::string::npos) {
+      total += std::stod(cell);
+      ++shares;
+    }
+  EXPECT_EQ(shares, 7);
+  EXPECT_NEAR(total, 100.0, 0.35);
+  // Without --breakdown neither the terminal nor the markdown table has the shares.
+  const CliResult plain = run_cli({"validation", (dir / "cases").string(), "--markdown", "plain.md"}, dir);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("pipeline"), std::string::npos) << plain.out;
+  EXPECT_EQ(read_file(dir / "plain.md").find("| case | compute"), std::string::npos);
+}
+
 TEST(Cli, SweepWritesSpeedupAndKarpFlattPerPoint) {
   const auto dir = temp_dir();
   const CliResult r = run_cli({"sweep", scenario_path("seed-1-balanced-partitions"), "--vary",

@@ -118,6 +118,52 @@ TEST(Validation, ReportFiguresByPointer) {
   }
 }
 
+TEST(Validation, TimeSharesAverageTheStagesOverTheMakespan) {
+  // Two stages of 2 ranks, makespan 10 s: stage 0 busy the whole time (6 + 1 + 1 + 2), stage 1 for 9.5 s
+  // (7 + 1 + 0.5 + 1) and idle 0.5 s. Each share: its rank-weighted sum over 4 ranks x 10 s.
+  json report = {{"summary", {{"makespan_s", 10.0}}},
+                 {"pipeline_stages", json::array({{{"ranks", 2},
+                                                   {"compute_s", 6.0},
+                                                   {"tensor_exposed_s", 1.0},
+                                                   {"data_exposed_s", 1.0},
+                                                   {"pipeline_exposed_s", 2.0}},
+                                                  {{"ranks", 2},
+                                                   {"compute_s", 7.0},
+                                                   {"expert_exposed_s", 1.0},
+                                                   {"context_exposed_s", 0.5},
+                                                   {"pipeline_exposed_s", 1.0}}})}};
+  const std::optional<TimeShares> s = time_shares(report);
+  ASSERT_TRUE(s);
+  EXPECT_DOUBLE_EQ(s->compute, 0.65);
+  EXPECT_DOUBLE_EQ(s->tensor, 0.05);
+  EXPECT_DOUBLE_EQ(s->data, 0.05);
+  EXPECT_DOUBLE_EQ(s->expert, 0.05);
+  EXPECT_DOUBLE_EQ(s->context, 0.025);
+  EXPECT_DOUBLE_EQ(s->pipeline, 0.15);
+  EXPECT_NEAR(s->idle, 0.025, 1e-15);
+  EXPECT_NEAR(s->compute + s->tensor + s->context + s->expert + s->data + s->pipeline + s->idle, 1.0, 1e-15);
+
+  std::vector<ValidationRow> rows{row("trained", 10.0, 10.0), row("bench", 1.0, 1.0)};
+  rows[0].shares = s;
+  const std::string table = format_time_shares_table(rows);
+  EXPECT_NE(table.find("65.0%"), std::string::npos) << table;
+  EXPECT_NE(table.find("bench"), std::string::npos) << table;
+  EXPECT_NE(format_time_shares_markdown(rows).find("| `trained` | 65.0% | 5.0% | 2.5% | 5.0% | 5.0% | 15.0% | 2.5% |"),
+            std::string::npos)
+      << format_time_shares_markdown(rows);
+  EXPECT_NE(format_time_shares_markdown(rows).find("| `bench` | - | - | - | - | - | - | - |"), std::string::npos);
+
+  // No stages (a collective benchmark), no makespan, or stages without ranks: no shares.
+  EXPECT_FALSE(time_shares(json{{"summary", {{"makespan_s", 1.0}}}}));
+  json no_makespan = report;
+  no_makespan["summary"]["makespan_s"] = 0.0;
+  EXPECT_FALSE(time_shares(no_makespan));
+  json no_ranks = report;
+  for (json& stage : no_ranks["pipeline_stages"]) stage.erase("ranks");
+  EXPECT_FALSE(time_shares(no_ranks));
+  EXPECT_FALSE(time_shares(json::array()));
+}
+
 TEST(Validation, CasesAreTheFolderJsonFilesInNameOrder) {
   const auto dir = test::temp_dir();
   EXPECT_THROW(validation_cases(dir), InputError) << "an empty folder";

@@ -50,6 +50,40 @@ double report_figure(const nlohmann::json& report, const std::string& pointer, c
   return value->get<double>();
 }
 
+std::optional<TimeShares> time_shares(const nlohmann::json& report) {
+  const auto number = [](const nlohmann::json& object, const char* key) {
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  const auto summary = report.find("summary");
+  const auto stages = report.find("pipeline_stages");
+  if (summary == report.end() || !summary->is_object() || stages == report.end() || !stages->is_array() ||
+      stages->empty())
+    return std::nullopt;
+  const double makespan = number(*summary, "makespan_s");
+  if (!(makespan > 0.0)) return std::nullopt;
+  TimeShares shares;
+  double ranks = 0.0;
+  for (const nlohmann::json& stage : *stages) {
+    if (!stage.is_object()) return std::nullopt;
+    const double weight = number(stage, "ranks");
+    ranks += weight;
+    shares.compute += weight * number(stage, "compute_s");
+    shares.tensor += weight * number(stage, "tensor_exposed_s");
+    shares.context += weight * number(stage, "context_exposed_s");
+    shares.expert += weight * number(stage, "expert_exposed_s");
+    shares.data += weight * number(stage, "data_exposed_s");
+    shares.pipeline += weight * number(stage, "pipeline_exposed_s");
+  }
+  if (!(ranks > 0.0)) return std::nullopt;
+  for (double* share :
+       {&shares.compute, &shares.tensor, &shares.context, &shares.expert, &shares.data, &shares.pipeline})
+    *share /= ranks * makespan;
+  shares.idle = std::max(0.0, 1.0 - shares.compute - shares.tensor - shares.context - shares.expert - shares.data -
+                                  shares.pipeline);
+  return shares;
+}
+
 ValidationSummary summarise(const std::vector<ValidationRow>& rows) {
   ValidationSummary s;
   s.cases = rows.size();
@@ -148,6 +182,21 @@ std::string summary_line(const ValidationSummary& s) {
                      s.failed > 0 ? fmt::format("; {} did not run", s.failed) : std::string());
 }
 
+/** The shares' cells in table order (compute, tensor, context, expert, data, pipeline, idle), in percent. */
+std::vector<std::string> share_cells(const std::optional<TimeShares>& shares) {
+  if (!shares) return std::vector<std::string>(7, "-");
+  std::vector<std::string> out;
+  for (double share :
+       {shares->compute, shares->tensor, shares->context, shares->expert, shares->data, shares->pipeline, shares->idle})
+    out.push_back(fmt::format("{:.1f}%", 100 * share));
+  return out;
+}
+
+constexpr const char* kShareNote =
+    "shares of the simulated makespan, averaged over the GPUs: compute, then the communication the compute did not "
+    "hide, by kind (pipeline: the wait for the neighbouring stages, the bubble included), then idle (the wait for a "
+    "slower stage); a case's error can only come from where its time goes";
+
 } // namespace
 
 std::string format_validation_table(const std::vector<ValidationRow>& rows) {
@@ -192,6 +241,33 @@ std::string format_validation_markdown(const std::vector<ValidationRow>& rows) {
                          group_errors(g), group_mean(g));
     out += fmt::format("\n{}.\n", kSignNote);
   }
+  return out;
+}
+
+std::string format_time_shares_table(const std::vector<ValidationRow>& rows) {
+  std::size_t width = 4;
+  for (const ValidationRow& row : rows) width = std::max(width, row.name.size());
+  width = std::min<std::size_t>(width, 60);
+  std::string out = fmt::format("  {:<{}}  {:>8}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>7}\n", "case", width, "compute",
+                                "tensor", "context", "expert", "data", "pipeline", "idle");
+  for (const ValidationRow& row : rows) {
+    const std::vector<std::string> c = share_cells(row.shares);
+    out += fmt::format("  {:<{}}  {:>8}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>7}\n", printable(row.name, 60), width,
+                       c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
+  }
+  out += fmt::format("  ({})\n", kShareNote);
+  return out;
+}
+
+std::string format_time_shares_markdown(const std::vector<ValidationRow>& rows) {
+  std::string out = "| case | compute | tensor | context | expert | data | pipeline | idle |\n"
+                    "|---|---|---|---|---|---|---|---|\n";
+  for (const ValidationRow& row : rows) {
+    const std::vector<std::string> c = share_cells(row.shares);
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} | {} |\n", row.name, c[0], c[1], c[2], c[3], c[4], c[5],
+                       c[6]);
+  }
+  out += fmt::format("\n{}.\n", kShareNote);
   return out;
 }
 

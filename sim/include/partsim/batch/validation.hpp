@@ -13,12 +13,31 @@
 
 namespace partsim {
 
+/** Where a simulated training run's time goes, as shares of its makespan averaged over the GPUs (each pipeline stage
+ * weighted by its ranks): the compute, and each kind of communication the compute did not hide (`pipeline` holds the
+ * stage's wait for its neighbours, the bubble included); `idle` is the rest (the wait for a slower stage at the end).
+ * A stage's compute and exposed times add up to its busy time, so the shares add up to 1. */
+struct TimeShares {
+  double compute = 0.0;
+  double tensor = 0.0;
+  double context = 0.0;
+  double expert = 0.0;
+  double data = 0.0;
+  double pipeline = 0.0;
+  double idle = 0.0;
+};
+
+/** The shares of a report (its `pipeline_stages` and `summary/makespan_s`); nullopt for a report without stages (a
+ * collective benchmark) or without a positive makespan. */
+std::optional<TimeShares> time_shares(const nlohmann::json& report);
+
 /** One case: its published figure, and what the simulation gave (nullopt: it did not run; `failure` says why). */
 struct ValidationRow {
   std::string name;
   PublishedFigure published;
   std::optional<double> simulated;
   std::string failure;
+  std::optional<TimeShares> shares; ///< where the simulated time went (training cases that ran)
 
   /** (simulated - published) / published; nullopt without a simulated figure. */
   std::optional<double> error() const;
@@ -59,5 +78,12 @@ std::string format_validation_table(const std::vector<ValidationRow>& rows);
 
 /** The same as a markdown table (for the README), with each case's source linked, and the groups' table. */
 std::string format_validation_markdown(const std::vector<ValidationRow>& rows);
+
+/** Each case's TimeShares as a terminal table (percent; "-" for a case without them), to see which mechanism a case
+ * tests: its error can only come from the parts its time is spent in. */
+std::string format_time_shares_table(const std::vector<ValidationRow>& rows);
+
+/** The same as a markdown table. */
+std::string format_time_shares_markdown(const std::vector<ValidationRow>& rows);
 
 } // namespace partsim
