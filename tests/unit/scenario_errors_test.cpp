@@ -546,6 +546,36 @@ TEST(ScenarioErrors, UnknownKeyInInlineGpu) {
   EXPECT_TRUE(contains(e.detail(), "unknown key"));
 }
 
+TEST(ScenarioErrors, BaseGpuProfileReplacesOnlyItsScalarFigures) {
+  json doc = base_scenario();
+  doc["cluster"]["gpu"] = {{"base", "h100-sxm5-80gb"}, {"sustained_compute", 0.8}, {"peak_flops", "1PFLOPs"}};
+  InputError e = parse_error(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/gpu/peak_flops");
+  EXPECT_TRUE(contains(e.detail(), "sustained_compute, memory_efficiency, memory_capacity or kernel_launch_overhead"))
+      << e.detail();
+
+  doc["cluster"]["gpu"] = {{"base", "h100-sxm5-80gb"}};
+  e = parse_error(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/gpu");
+  EXPECT_TRUE(contains(e.detail(), "replaces none of its figures")) << e.detail();
+
+  doc["cluster"]["gpu"] = {{"base", "h100-sxm5-80gb"}, {"sustained_compute", 1.5}};
+  e = parse_error(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/gpu/sustained_compute");
+  EXPECT_TRUE(contains(e.detail(), "<= 1")) << e.detail();
+
+  doc["cluster"]["gpu"] = {{"base", "no-such-gpu"}, {"sustained_compute", 0.8}};
+  e = parse_error(doc);
+  EXPECT_EQ(e.pointer(), "/cluster/gpu/base");
+  EXPECT_TRUE(contains(e.detail(), "h100-sxm5-80gb")) << e.detail();
+
+  doc["cluster"]["gpu"] = {{"base", 7}, {"sustained_compute", 0.8}};
+  EXPECT_EQ(parse_error(doc).pointer(), "/cluster/gpu/base");
+
+  doc["cluster"]["gpu"] = {{"base", "h100-sxm5-80gb"}, {"memory_capacity", "-3GB"}};
+  EXPECT_EQ(parse_error(doc).pointer(), "/cluster/gpu/memory_capacity");
+}
+
 TEST(ScenarioErrors, KeyWithSlashIsEscapedInThePointer) {
   json doc = base_scenario();
   doc["run"]["a/b~c"] = 1;

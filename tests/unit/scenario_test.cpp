@@ -166,6 +166,43 @@ TEST(Scenario, NamedGpuProfileHasDatasheetProvenance) {
   EXPECT_EQ(gpu.memory_bandwidth.provenance.kind, "datasheet");
 }
 
+TEST(Scenario, BaseGpuProfileWithReplacedFigures) {
+  json doc = base_scenario();
+  doc["cluster"]["gpu"] = "h100-sxm5-80gb";
+  const GpuProfile shipped = test::parse(doc).cluster.gpu;
+  doc["cluster"]["gpu"] = {{"base", "h100-sxm5-80gb"},
+                           {"sustained_compute", 0.8},
+                           {"memory_efficiency", 0.75},
+                           {"memory_capacity", "94GB"},
+                           {"kernel_launch_overhead", "5us"}};
+  const GpuProfile gpu = test::parse(doc, "what-if.json").cluster.gpu;
+  // The four figures replaced, as the scenario's...
+  ASSERT_TRUE(gpu.sustained_compute);
+  EXPECT_DOUBLE_EQ(gpu.sustained_compute->value, 0.8);
+  EXPECT_DOUBLE_EQ(gpu.memory_efficiency.value, 0.75);
+  EXPECT_DOUBLE_EQ(gpu.memory_capacity.value, 94e9);
+  EXPECT_DOUBLE_EQ(gpu.kernel_launch_overhead.value, 5e-6);
+  EXPECT_DOUBLE_EQ(gpu.sustained_compute_factor(), 0.8);
+  for (const Figure* f :
+       {&*gpu.sustained_compute, &gpu.memory_efficiency, &gpu.memory_capacity, &gpu.kernel_launch_overhead}) {
+    EXPECT_EQ(f->provenance.kind, "scenario");
+    EXPECT_EQ(f->provenance.fields.at("source"), "what-if.json");
+  }
+  // ...and everything else the shipped profile's, with its provenance.
+  EXPECT_EQ(gpu.name, shipped.name);
+  EXPECT_DOUBLE_EQ(gpu.peak("bf16"), shipped.peak("bf16"));
+  EXPECT_EQ(gpu.peak_flops.at("bf16").provenance.kind, "datasheet");
+  EXPECT_DOUBLE_EQ(gpu.memory_bandwidth.value, shipped.memory_bandwidth.value);
+  EXPECT_EQ(gpu.gemm_efficiency.points.size(), shipped.gemm_efficiency.points.size());
+  EXPECT_EQ(gpu.gemm_efficiency.provenance.kind, shipped.gemm_efficiency.provenance.kind);
+  EXPECT_EQ(gpu.attention_efficiency.has_value(), shipped.attention_efficiency.has_value());
+  EXPECT_FALSE(shipped.sustained_compute);
+  EXPECT_NE(gpu.description.find("replaces sustained_compute, memory_efficiency, memory_capacity, "
+                                 "kernel_launch_overhead"),
+            std::string::npos)
+      << gpu.description;
+}
+
 TEST(Scenario, InlineGpuHasScenarioProvenance) {
   const GpuProfile gpu = test::parse(base_scenario(), "mine.json").cluster.gpu;
   // The inline shorthand gives one peak rate to every data type.

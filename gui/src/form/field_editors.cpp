@@ -212,8 +212,11 @@ void ChoiceEditor::set_value(const nlohmann::json* value) {
   const QString data = QString::fromStdString(v.dump());
   int index = combo_->findData(data);
   if (index < 0) {
-    // A value the catalog does not list (an inline GPU profile, a new profile): keep it as an extra entry.
+    // A value the catalog does not list (an inline GPU profile, a profile with replaced figures, a new profile):
+    // keep it as an extra entry.
     const QString shown = v.is_string() ? QString::fromStdString(v.get<std::string>())
+                          : v.is_object() && v.contains("base") && v["base"].is_string()
+                              ? tr("%1, figures replaced").arg(QString::fromStdString(v["base"].get<std::string>()))
                           : v.is_object() && v.contains("name") && v["name"].is_string()
                               ? tr("inline: %1").arg(QString::fromStdString(v["name"].get<std::string>()))
                               : QString::fromStdString(v.dump()).left(48);

@@ -129,9 +129,13 @@ void cluster_fields(std::vector<F>& f) {
                   .opaque()
                   .library("hardware")
                   .type_doc("string or object")
-                  .allowed("or an inline profile")
+                  .allowed("or an inline profile; or `{\"base\": NAME, ...}`: that profile with some of its figures "
+                           "replaced")
                   .label("GPU")
-                  .doc("the GPU model of every node"));
+                  .doc("the GPU model of every node; `{\"base\": NAME, FIGURE: VALUE, ...}` takes the profile NAME "
+                       "with `sustained_compute`, `memory_efficiency`, `memory_capacity` or "
+                       "`kernel_launch_overhead` replaced by the scenario's bare values (provenance `scenario`): a "
+                       "what-if on a shipped or calibrated profile without copying its tables"));
   f.push_back(F("/cluster/intra_node_link", T::Object, "cluster")
                   .def_doc("required when `gpus_per_node > 1`")
                   .doc("GPU-to-GPU link inside a node (NVLink/NVSwitch, PCIe)"));
