@@ -153,11 +153,14 @@ TEST(Validation, TimeSharesAverageTheStagesOverTheMakespan) {
       << format_time_shares_markdown(rows);
   EXPECT_NE(format_time_shares_markdown(rows).find("| `bench` | - | - | - | - | - | - | - |"), std::string::npos);
 
-  // No stages (a collective benchmark), no makespan, or stages without ranks: no shares.
+  // No stages (a collective benchmark), no makespan, stages without times (out of memory) or ranks: no shares.
   EXPECT_FALSE(time_shares(json{{"summary", {{"makespan_s", 1.0}}}}));
   json no_makespan = report;
   no_makespan["summary"]["makespan_s"] = 0.0;
   EXPECT_FALSE(time_shares(no_makespan));
+  json out_of_memory = report;
+  out_of_memory["pipeline_stages"][1].erase("compute_s");
+  EXPECT_FALSE(time_shares(out_of_memory));
   json no_ranks = report;
   for (json& stage : no_ranks["pipeline_stages"]) stage.erase("ranks");
   EXPECT_FALSE(time_shares(no_ranks));

@@ -65,7 +65,8 @@ std::optional<TimeShares> time_shares(const nlohmann::json& report) {
   TimeShares shares;
   double ranks = 0.0;
   for (const nlohmann::json& stage : *stages) {
-    if (!stage.is_object()) return std::nullopt;
+    // A run out of memory reports its stages' memory without their times.
+    if (!stage.is_object() || !stage.contains("compute_s")) return std::nullopt;
     const double weight = number(stage, "ranks");
     ranks += weight;
     shares.compute += weight * number(stage, "compute_s");

@@ -28,7 +28,7 @@ struct TimeShares {
 };
 
 /** The shares of a report (its `pipeline_stages` and `summary/makespan_s`); nullopt for a report without stages (a
- * collective benchmark) or without a positive makespan. */
+ * collective benchmark), without their times (a run out of memory) or without a positive makespan. */
 std::optional<TimeShares> time_shares(const nlohmann::json& report);
 
 /** One case: its published figure, and what the simulation gave (nullopt: it did not run; `failure` says why). */
