@@ -110,8 +110,9 @@ void print_table(const CalibrationResult& r) {
       fmt::print("  NCCL {:<14} x{:<2}            busbw {:.1f} GB/s at {} MiB\n", c.collective, c.ranks,
                  c.points.back().bus_bandwidth / 1e9, c.points.back().bytes >> 20);
   if (r.power)
-    fmt::print("  power                            idle {:.0f} W, GEMM {:.0f} W, limit {:.0f} W\n",
-               r.power->idle_watts.median, r.power->busy_watts.median, r.power->limit_watts);
+    fmt::print("  power                            idle {:.0f} W, GEMM {:.0f} W, limit {:.0f} W{}\n",
+               r.power->idle_watts.median, r.power->busy_watts.median, r.power->limit_watts,
+               r.power->busy_sm_clock_mhz.count > 0 ? "; " + sm_clock_text(*r.power) : std::string());
   if (const auto& s = r.sustained_compute)
     fmt::print("  sustained compute                {:.3f} of the kernel-at-a-time rate ({} {}x{}x{} in a loop)\n",
                s->ratio, s->data_type, s->shape.m, s->shape.n, s->shape.k);

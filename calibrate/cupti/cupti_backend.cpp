@@ -227,7 +227,8 @@ class CuptiBackend final : public MeasurementBackend {
     PowerMeasurement p;
     p.workload = fmt::format("{} GEMM {}x{}x{} in a loop", type, shape.m, shape.n, shape.k);
     p.limit_watts = nvml.limit_watts().value_or(0.0);
-    std::vector<double> idle, busy;
+    p.max_sm_clock_mhz = nvml.max_sm_clock_mhz().value_or(0.0);
+    std::vector<double> idle, busy, clocks;
     const auto idle_until = Clock::now() + std::chrono::duration<double>(std::min(seconds / 2.0, 3.0));
     while (Clock::now() < idle_until) {
       if (auto w = nvml.watts()) idle.push_back(*w);
@@ -264,13 +265,16 @@ class CuptiBackend final : public MeasurementBackend {
       for (std::uint64_t id : ids)
         if (const auto it = intervals.find(id); it != intervals.end() && it->second.end > it->second.start)
           gemm_seconds.push_back(static_cast<double>(it->second.end - it->second.start) * 1e-9);
-      if (settled)
+      if (settled) {
         if (auto w = nvml.watts()) busy.push_back(*w);
+        if (auto mhz = nvml.sm_clock_mhz()) clocks.push_back(*mhz);
+      }
     }
     if (idle.empty() || busy.empty()) throw std::runtime_error("NVML: no power readings (nvmlDeviceGetPowerUsage)");
     p.idle_watts = summarize(idle);
     p.busy_watts = summarize(busy);
     if (!gemm_seconds.empty()) p.busy_gemm_seconds = summarize(gemm_seconds);
+    if (!clocks.empty()) p.busy_sm_clock_mhz = summarize(clocks);
     return p;
   }
 

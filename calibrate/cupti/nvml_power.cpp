@@ -1,4 +1,4 @@
-// NVML through dlopen: the five entry points the calibrator needs, declared with NVML's documented C signatures.
+// NVML through dlopen: the seven entry points the calibrator needs, declared with NVML's documented C signatures.
 #include "nvml_power.hpp"
 
 #include <dlfcn.h>
@@ -14,6 +14,8 @@ using ShutdownFn = nvmlReturn (*)();
 using ByUuidFn = nvmlReturn (*)(const char*, nvmlDevice*);
 using UintFn = nvmlReturn (*)(nvmlDevice, unsigned int*);
 using DriverFn = nvmlReturn (*)(char*, unsigned int);
+using ClockFn = nvmlReturn (*)(nvmlDevice, int, unsigned int*); // nvmlClockType_t is a C enum
+constexpr int kNvmlClockSm = 1;                                 // NVML_CLOCK_SM
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -61,6 +63,20 @@ std::optional<double> NvmlPower::limit_watts() const {
   unsigned int milliwatts = 0;
   if (device_ == nullptr || get == nullptr || get(device_, &milliwatts) != 0) return std::nullopt;
   return milliwatts / 1000.0;
+}
+
+std::optional<double> NvmlPower::sm_clock_mhz() const {
+  const auto get = symbol<ClockFn>(library_, "nvmlDeviceGetClockInfo");
+  unsigned int mhz = 0;
+  if (device_ == nullptr || get == nullptr || get(device_, kNvmlClockSm, &mhz) != 0 || mhz == 0) return std::nullopt;
+  return static_cast<double>(mhz);
+}
+
+std::optional<double> NvmlPower::max_sm_clock_mhz() const {
+  const auto get = symbol<ClockFn>(library_, "nvmlDeviceGetMaxClockInfo");
+  unsigned int mhz = 0;
+  if (device_ == nullptr || get == nullptr || get(device_, kNvmlClockSm, &mhz) != 0 || mhz == 0) return std::nullopt;
+  return static_cast<double>(mhz);
 }
 
 std::optional<std::string> NvmlPower::driver_version() const {

@@ -22,6 +22,10 @@ class NvmlPower {
   std::optional<double> watts() const;
   /** Enforced power limit in W. */
   std::optional<double> limit_watts() const;
+  /** Current SM clock in MHz. */
+  std::optional<double> sm_clock_mhz() const;
+  /** Highest SM clock the board allows, in MHz. */
+  std::optional<double> max_sm_clock_mhz() const;
   /** Driver version ("580.159.04"). */
   std::optional<std::string> driver_version() const;
 

@@ -201,11 +201,14 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
   if (r.power && r.power->limit_watts > 0.0 && r.power->idle_watts.median <= r.power->limit_watts) {
     const PowerMeasurement& p = *r.power;
     out["power"] = {
-        {"tdp", figure_json(p.limit_watts, measured_provenance(r.device, options, 1, 0.0,
-                                                               "enforced board power limit reported by NVML; the "
-                                                               "board drew " +
-                                                                   fmt::format("{:.4g} W (median) during {}",
-                                                                               p.busy_watts.median, p.workload)))},
+        {"tdp",
+         figure_json(p.limit_watts,
+                     measured_provenance(
+                         r.device, options, 1, 0.0,
+                         "enforced board power limit reported by NVML; the "
+                         "board drew " +
+                             fmt::format("{:.4g} W (median) during {}{}", p.busy_watts.median, p.workload,
+                                         p.busy_sm_clock_mhz.count > 0 ? ", " + sm_clock_text(p) : std::string())))},
         {"idle", figure_json(p.idle_watts.median,
                              measured_provenance(r.device, options, p.idle_watts.count, p.idle_watts.relative_spread(),
                                                  "median board power reported by NVML with no work on the GPU"))}};
@@ -221,9 +224,11 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
         "tensor-core work keeps under a sustained load; multiplies every GEMM and attention efficiency of this profile",
         s->data_type, s->shape.m, s->shape.n, s->shape.k, s->kernel_at_a_time_seconds, s->sustained_seconds.median,
         s->sustained_seconds.count,
-        r.power && r.power->limit_watts > 0.0 ? fmt::format(" (board at {:.4g} W of its {:.4g} W limit)",
-                                                            r.power->busy_watts.median, r.power->limit_watts)
-                                              : std::string());
+        r.power && r.power->limit_watts > 0.0
+            ? fmt::format(" (board at {:.4g} W of its {:.4g} W limit{})", r.power->busy_watts.median,
+                          r.power->limit_watts,
+                          r.power->busy_sm_clock_mhz.count > 0 ? ", " + sm_clock_text(*r.power) : std::string())
+            : std::string());
     if (s->clamped) note += "; the loop ran faster than the grid, so 1 is written";
     out["sustained_compute"] = figure_json(s->ratio, measured_provenance(r.device, options, s->sustained_seconds.count,
                                                                          s->sustained_seconds.relative_spread(), note));
@@ -362,6 +367,9 @@ ordered_json calibration_summary(const CalibrationResult& r, const ProfileOption
                     {"busy_W", summary_json(r.power->busy_watts)},
                     {"limit_W", r.power->limit_watts},
                     {"workload", r.power->workload}};
+  if (r.power && r.power->busy_sm_clock_mhz.count > 0)
+    out["power"]["busy_sm_clock_MHz"] = summary_json(r.power->busy_sm_clock_mhz);
+  if (r.power && r.power->max_sm_clock_mhz > 0.0) out["power"]["max_sm_clock_MHz"] = r.power->max_sm_clock_mhz;
   if (const auto& s = r.sustained_compute)
     out["sustained_compute"] = {{"data_type", s->data_type},
                                 {"m", s->shape.m},
@@ -373,6 +381,16 @@ ordered_json calibration_summary(const CalibrationResult& r, const ProfileOption
                                 {"clamped", s->clamped}};
   out["warnings"] = r.warnings;
   return out;
+}
+
+std::string sm_clock_text(const PowerMeasurement& power) {
+  if (power.busy_sm_clock_mhz.count == 0) return "";
+  std::string text =
+      fmt::format("SM clock {:.0f} MHz (median of {})", power.busy_sm_clock_mhz.median, power.busy_sm_clock_mhz.count);
+  if (power.max_sm_clock_mhz > 0.0)
+    text += fmt::format(" of its {:.0f} MHz maximum, {:.3f}", power.max_sm_clock_mhz,
+                        power.busy_sm_clock_mhz.median / power.max_sm_clock_mhz);
+  return text;
 }
 
 } // namespace partsim::calibrate

@@ -197,11 +197,31 @@ TEST(ProfileWriter, SummaryRecordsEveryFit) {
   const auto& last = all_reduce["points"].back();
   EXPECT_DOUBLE_EQ(last["busbw_Bps"].get<double>(), last["algbw_Bps"].get<double>() * 1.0); // 2 ranks: factor 1
   EXPECT_NEAR(all_reduce["line_over_bus_bytes"]["bandwidth_Bps"].get<double>(), 3.6e11, 0.03 * 3.6e11);
-  EXPECT_TRUE(s.contains("power"));
+  ASSERT_TRUE(s.contains("power"));
+  // The power loop's SM clock (the synthetic board: 1755 MHz of 1980) beside its power readings.
+  EXPECT_DOUBLE_EQ(s["power"]["busy_sm_clock_MHz"]["median"].get<double>(), 1755.0);
+  EXPECT_DOUBLE_EQ(s["power"]["max_sm_clock_MHz"].get<double>(), 1980.0);
   ASSERT_TRUE(s.contains("sustained_compute"));
   EXPECT_NEAR(s["sustained_compute"]["ratio"].get<double>(), 0.85, 0.02);
   EXPECT_EQ(s["sustained_compute"]["m"], 8192);
   EXPECT_TRUE(s["warnings"].empty());
+}
+
+TEST(ProfileWriter, SmClockTextSaysHowFarTheLoopPulledTheClockDown) {
+  PowerMeasurement p;
+  EXPECT_EQ(sm_clock_text(p), "") << "no clock read";
+  p.busy_sm_clock_mhz = summarize({1740.0, 1755.0, 1770.0});
+  EXPECT_EQ(sm_clock_text(p), "SM clock 1755 MHz (median of 3)");
+  p.max_sm_clock_mhz = 1980.0;
+  EXPECT_EQ(sm_clock_text(p), "SM clock 1755 MHz (median of 3) of its 1980 MHz maximum, 0.886");
+  // The measured profile's notes carry it: the power limit's and the sustained fraction's.
+  const nlohmann::ordered_json profile = measured_gpu_profile(quick_result(), h200_datasheet(), options());
+  EXPECT_NE(profile["power"]["tdp"]["provenance"]["note"].get<std::string>().find("of its 1980 MHz maximum"),
+            std::string::npos)
+      << profile["power"]["tdp"]["provenance"]["note"];
+  EXPECT_NE(profile["sustained_compute"]["provenance"]["note"].get<std::string>().find("SM clock 1755 MHz"),
+            std::string::npos)
+      << profile["sustained_compute"]["provenance"]["note"];
 }
 
 TEST(ProfileWriter, BaseProfileIsChosenByDeviceName) {

@@ -159,6 +159,8 @@ class SyntheticBackend : public MeasurementBackend {
     p.idle_watts = summarize({74.0, 75.0, 76.0});
     p.busy_watts = summarize({640.0, 650.0, 660.0});
     p.limit_watts = 700.0;
+    p.busy_sm_clock_mhz = summarize({1740.0, 1755.0, 1770.0});
+    p.max_sm_clock_mhz = 1980.0;
     p.workload = fmt::format("{} GEMM {}x{}x{} in a loop", type, shape.m, shape.n, shape.k);
     p.shape = shape;
     p.data_type = type;

@@ -31,6 +31,11 @@ struct PowerMeasurement {
   /** GPU time of each GEMM of the loop's settled half (the same CUPTI span the GEMM grid records); count 0 when the
    * backend did not time them. */
   Summary busy_gemm_seconds;
+  /** SM clock in MHz read with each busy power reading (NVML's NVML_CLOCK_SM); count 0 when not read. */
+  Summary busy_sm_clock_mhz;
+  /** The board's highest SM clock in MHz (NVML's maximum clock); 0 when unknown. The loop's clock against it says how
+   * far the power limit pulled the clock down. */
+  double max_sm_clock_mhz = 0.0;
 };
 
 /** A source of timed samples. Implementations throw std::runtime_error with the failing call named. */

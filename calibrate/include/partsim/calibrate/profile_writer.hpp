@@ -44,6 +44,10 @@ nlohmann::ordered_json measured_link_profile(const CalibrationResult& result, co
  * algbw and busbw, power) and the warnings: the record of a run for people and scripts. */
 nlohmann::ordered_json calibration_summary(const CalibrationResult& result, const ProfileOptions& options);
 
+/** The power loop's SM clock as a phrase ("SM clock 1755 MHz (median) of its 1980 MHz maximum, 0.886"); "" when the
+ * backend read no clock. */
+std::string sm_clock_text(const PowerMeasurement& power);
+
 /** A GPU profile in the file format of models/hardware (schema_version, kind, every figure with its provenance): what
  * load_gpu_profile reads back to the same profile. */
 nlohmann::ordered_json profile_file_json(const GpuProfile& profile);
