@@ -268,6 +268,10 @@ class CuptiBackend final : public MeasurementBackend {
       if (settled) {
         if (auto w = nvml.watts()) busy.push_back(*w);
         if (auto mhz = nvml.sm_clock_mhz()) clocks.push_back(*mhz);
+        if (auto capped = nvml.power_capped()) {
+          ++p.reason_readings;
+          if (*capped) ++p.power_capped_readings;
+        }
       }
     }
     if (idle.empty() || busy.empty()) throw std::runtime_error("NVML: no power readings (nvmlDeviceGetPowerUsage)");

@@ -1,4 +1,4 @@
-// NVML through dlopen: the seven entry points the calibrator needs, declared with NVML's documented C signatures.
+// NVML through dlopen: the entry points the calibrator needs, declared with NVML's documented C signatures.
 #include "nvml_power.hpp"
 
 #include <dlfcn.h>
@@ -16,6 +16,8 @@ using UintFn = nvmlReturn (*)(nvmlDevice, unsigned int*);
 using DriverFn = nvmlReturn (*)(char*, unsigned int);
 using ClockFn = nvmlReturn (*)(nvmlDevice, int, unsigned int*); // nvmlClockType_t is a C enum
 constexpr int kNvmlClockSm = 1;                                 // NVML_CLOCK_SM
+using ReasonsFn = nvmlReturn (*)(nvmlDevice, unsigned long long*);
+constexpr unsigned long long kSwPowerCap = 0x4ULL; // nvmlClocksEventReasonSwPowerCap
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -77,6 +79,14 @@ std::optional<double> NvmlPower::max_sm_clock_mhz() const {
   unsigned int mhz = 0;
   if (device_ == nullptr || get == nullptr || get(device_, kNvmlClockSm, &mhz) != 0 || mhz == 0) return std::nullopt;
   return static_cast<double>(mhz);
+}
+
+std::optional<bool> NvmlPower::power_capped() const {
+  auto get = symbol<ReasonsFn>(library_, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (get == nullptr) get = symbol<ReasonsFn>(library_, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  unsigned long long reasons = 0;
+  if (device_ == nullptr || get == nullptr || get(device_, &reasons) != 0) return std::nullopt;
+  return (reasons & kSwPowerCap) != 0;
 }
 
 std::optional<std::string> NvmlPower::driver_version() const {

@@ -26,6 +26,9 @@ class NvmlPower {
   std::optional<double> sm_clock_mhz() const;
   /** Highest SM clock the board allows, in MHz. */
   std::optional<double> max_sm_clock_mhz() const;
+  /** Whether the software power cap is among the reasons the clock is held down now (NVML's clocks event reasons;
+   * nvmlDeviceGetCurrentClocksThrottleReasons on drivers before 535). */
+  std::optional<bool> power_capped() const;
   /** Driver version ("580.159.04"). */
   std::optional<std::string> driver_version() const;
 

@@ -370,6 +370,9 @@ ordered_json calibration_summary(const CalibrationResult& r, const ProfileOption
   if (r.power && r.power->busy_sm_clock_mhz.count > 0)
     out["power"]["busy_sm_clock_MHz"] = summary_json(r.power->busy_sm_clock_mhz);
   if (r.power && r.power->max_sm_clock_mhz > 0.0) out["power"]["max_sm_clock_MHz"] = r.power->max_sm_clock_mhz;
+  if (r.power && r.power->reason_readings > 0)
+    out["power"]["power_capped_readings"] = {{"capped", r.power->power_capped_readings},
+                                             {"of", r.power->reason_readings}};
   if (const auto& s = r.sustained_compute)
     out["sustained_compute"] = {{"data_type", s->data_type},
                                 {"m", s->shape.m},
@@ -390,6 +393,9 @@ std::string sm_clock_text(const PowerMeasurement& power) {
   if (power.max_sm_clock_mhz > 0.0)
     text += fmt::format(" of its {:.0f} MHz maximum, {:.3f}", power.max_sm_clock_mhz,
                         power.busy_sm_clock_mhz.median / power.max_sm_clock_mhz);
+  if (power.reason_readings > 0)
+    text += fmt::format("; the power cap held the clock at {} of {} readings", power.power_capped_readings,
+                        power.reason_readings);
   return text;
 }
 

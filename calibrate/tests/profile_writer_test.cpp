@@ -201,6 +201,8 @@ TEST(ProfileWriter, SummaryRecordsEveryFit) {
   // The power loop's SM clock (the synthetic board: 1755 MHz of 1980) beside its power readings.
   EXPECT_DOUBLE_EQ(s["power"]["busy_sm_clock_MHz"]["median"].get<double>(), 1755.0);
   EXPECT_DOUBLE_EQ(s["power"]["max_sm_clock_MHz"].get<double>(), 1980.0);
+  EXPECT_EQ(s["power"]["power_capped_readings"]["capped"], 2);
+  EXPECT_EQ(s["power"]["power_capped_readings"]["of"], 3);
   ASSERT_TRUE(s.contains("sustained_compute"));
   EXPECT_NEAR(s["sustained_compute"]["ratio"].get<double>(), 0.85, 0.02);
   EXPECT_EQ(s["sustained_compute"]["m"], 8192);
@@ -214,6 +216,10 @@ TEST(ProfileWriter, SmClockTextSaysHowFarTheLoopPulledTheClockDown) {
   EXPECT_EQ(sm_clock_text(p), "SM clock 1755 MHz (median of 3)");
   p.max_sm_clock_mhz = 1980.0;
   EXPECT_EQ(sm_clock_text(p), "SM clock 1755 MHz (median of 3) of its 1980 MHz maximum, 0.886");
+  p.power_capped_readings = 2;
+  p.reason_readings = 3;
+  EXPECT_EQ(sm_clock_text(p), "SM clock 1755 MHz (median of 3) of its 1980 MHz maximum, 0.886; the power cap held "
+                              "the clock at 2 of 3 readings");
   // The measured profile's notes carry it: the power limit's and the sustained fraction's.
   const nlohmann::ordered_json profile = measured_gpu_profile(quick_result(), h200_datasheet(), options());
   EXPECT_NE(profile["power"]["tdp"]["provenance"]["note"].get<std::string>().find("of its 1980 MHz maximum"),

@@ -161,6 +161,8 @@ class SyntheticBackend : public MeasurementBackend {
     p.limit_watts = 700.0;
     p.busy_sm_clock_mhz = summarize({1740.0, 1755.0, 1770.0});
     p.max_sm_clock_mhz = 1980.0;
+    p.power_capped_readings = 2;
+    p.reason_readings = 3;
     p.workload = fmt::format("{} GEMM {}x{}x{} in a loop", type, shape.m, shape.n, shape.k);
     p.shape = shape;
     p.data_type = type;

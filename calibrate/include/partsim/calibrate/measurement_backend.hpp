@@ -36,6 +36,10 @@ struct PowerMeasurement {
   /** The board's highest SM clock in MHz (NVML's maximum clock); 0 when unknown. The loop's clock against it says how
    * far the power limit pulled the clock down. */
   double max_sm_clock_mhz = 0.0;
+  /** Busy readings at which NVML named the software power cap among the clock's limiters (its clocks event reasons),
+   * and the readings that gave reasons at all (0: not read). */
+  std::size_t power_capped_readings = 0;
+  std::size_t reason_readings = 0;
 };
 
 /** A source of timed samples. Implementations throw std::runtime_error with the failing call named. */

@@ -44,8 +44,8 @@ nlohmann::ordered_json measured_link_profile(const CalibrationResult& result, co
  * algbw and busbw, power) and the warnings: the record of a run for people and scripts. */
 nlohmann::ordered_json calibration_summary(const CalibrationResult& result, const ProfileOptions& options);
 
-/** The power loop's SM clock as a phrase ("SM clock 1755 MHz (median) of its 1980 MHz maximum, 0.886"); "" when the
- * backend read no clock. */
+/** The power loop's SM clock as a phrase ("SM clock 1755 MHz (median of 3) of its 1980 MHz maximum, 0.886; the
+ * power cap held the clock at 3 of 3 readings"); "" when the backend read no clock. */
 std::string sm_clock_text(const PowerMeasurement& power);
 
 /** A GPU profile in the file format of models/hardware (schema_version, kind, every figure with its provenance): what
