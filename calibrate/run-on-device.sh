@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs partsim-calibrate on a lent GPU machine and leaves everything under $OUT: the measured profile, raw samples,
-# summary, logs, and a Kineto trace of a GPT-2 small step with its import. Build here first (the binary travels in the
+# summary, logs, the board's SM clock, power and limiters every half second (nvidia-smi-clocks.csv), and a Kineto trace of a
+# GPT-2 small step with its import. Build here first (the binary travels in the
 # carried build folder), then, from the repository root on the device:
 #   calibrate/run-on-device.sh [BINARY]          (default build/device/partsim-calibrate)
 # MODE=quick (about a minute), MODE=full (under ten), MODE=both (default: quick first, so a profile comes back even
@@ -41,6 +42,13 @@ if ! "$BIN" --check; then
     exit 1
   fi
 fi
+
+# The board's clock, power and limiters every half second through the whole run (what a sustained load does to the
+# clock: the GEMM loop's readings are also in the summary); stopped at the end.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_slowdown,clocks_event_reasons.sw_thermal_slowdown \
+  --format=csv -lms 500 > "$OUT/nvidia-smi-clocks.csv" 2>&1 &
+SMI_PID=$!
+trap 'kill "$SMI_PID" 2>/dev/null || true' EXIT
 
 status=0
 if [ "$MODE" = quick ] || [ "$MODE" = both ]; then
