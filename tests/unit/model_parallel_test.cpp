@@ -797,6 +797,53 @@ TEST(ModelParallelMemory, GptThree175BDoesNotFitOnOneNodeWithoutEnoughSplits) {
   EXPECT_FALSE(build_plan(s).memory->fits());
 }
 
+TEST(ModelParallelPipeline, FirstAndLastVirtualStagesMayHoldOnlyTheEmbeddingAndTheLoss) {
+  // Llama 3's balanced pipeline (arXiv:2407.21783, section 3.3.2): one layer fewer on the first and the last GPU, the
+  // first chunk holding only the embedding, the last only the output projection and the loss. GPT-2 small's 12
+  // layers over 2 GPUs x 7 chunks: each GPU runs 6 layers, as in a 1F1B split [6, 6].
+  std::vector<int> layers(14, 1);
+  layers.front() = 0;
+  layers.back() = 0;
+  const Scenario s =
+      parse(mp_scenario({{"pipeline", 2}, {"schedule", "interleaved"}, {"virtual_stages", 7}, {"stage_layers", layers}},
+                        2, "gpt2-small", 14));
+  const Plan interleaved = build_plan(s);
+  const Plan even = build_plan(parse(mp_scenario({{"pipeline", 2}, {"stage_layers", {6, 6}}}, 2, "gpt2-small", 14)));
+  ASSERT_EQ(interleaved.stage_memory.size(), 2u);
+  for (std::size_t stage = 0; stage < 2; ++stage)
+    EXPECT_DOUBLE_EQ(interleaved.stage_memory[stage].parameters, even.stage_memory[stage].parameters) << stage;
+  auto compute = [](const Plan& plan, int rank) {
+    double sum = 0.0;
+    for (const Step& step : resolved_steps(plan, rank))
+      if (const auto* c = std::get_if<ComputeStep>(&step)) sum += c->amount;
+    return sum;
+  };
+  for (int rank = 0; rank < 2; ++rank) // the same work on each GPU: 6 layers, the embedding or the head
+    EXPECT_NEAR(compute(interleaved, rank), compute(even, rank), 1e-9 * compute(even, rank)) << rank;
+  EXPECT_EQ(std::get<ModelParallel>(s.strategy).stage_layers, layers);
+
+  // Only at the ends, and only interleaved (a GPU would otherwise hold no layer).
+  std::vector<int> middle = layers;
+  middle[0] = 1;
+  middle[1] = 0;
+  EXPECT_EQ(input_error([&] {
+              parse(mp_scenario(
+                  {{"pipeline", 2}, {"schedule", "interleaved"}, {"virtual_stages", 7}, {"stage_layers", middle}}, 2,
+                  "gpt2-small", 14));
+            }).pointer(),
+            "/strategy/stage_layers/1");
+  EXPECT_EQ(input_error([&] {
+              parse(mp_scenario({{"pipeline", 2}, {"stage_layers", {0, 12}}}, 2, "gpt2-small", 14));
+            }).pointer(),
+            "/strategy/stage_layers/0");
+  // At most two chunks more than layers; and none more without stage_layers.
+  EXPECT_EQ(
+      input_error([&] {
+        parse(mp_scenario({{"pipeline", 2}, {"schedule", "interleaved"}, {"virtual_stages", 8}}, 2, "gpt2-small", 16));
+      }).pointer(),
+      "/strategy/pipeline");
+}
+
 std::string error_pointer(const nlohmann::json& doc) {
   return input_error([&] { parse(doc); }).pointer();
 }

@@ -815,16 +815,27 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
   if (interleaved && mp.pipeline < 2)
     throw InputError(reader.source(), at + "/schedule", "the interleaved schedule needs /strategy/pipeline >= 2");
   const std::int64_t chunks = static_cast<std::int64_t>(mp.pipeline) * mp.virtual_stages;
-  if (chunks > config.layers)
+  // With stage_layers the first and the last virtual stage may hold no layer: only the embedding, only the output
+  // projection and the loss (Llama 3's pipeline: "the first model chunk on the first stage has only the embedding"),
+  // so up to two stages more than layers.
+  const bool given = reader.has("stage_layers") && mp.virtual_stages > 1;
+  if (chunks > config.layers + (given ? 2 : 0))
     throw InputError(reader.source(), at + "/pipeline",
-                     fmt::format("expected at most one stage per layer: pipeline x virtual_stages = {} > {} layers",
-                                 chunks, config.layers));
+                     fmt::format("expected at most one stage per layer{}: pipeline x virtual_stages = {} > {} layers",
+                                 given ? " (and one for the embedding and one for the loss)" : "", chunks,
+                                 config.layers));
   if (auto layers = reader.optional_child("stage_layers")) {
     std::int64_t sum = 0;
     const std::vector<JsonReader> items =
         layers->elements(static_cast<std::size_t>(chunks), static_cast<std::size_t>(chunks));
-    for (const JsonReader& item : items) {
-      mp.stage_layers.push_back(static_cast<int>(item.as_integer(1, config.layers)));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // Interleaved only: every GPU then keeps layers in its other chunks.
+      const bool may_be_empty = (i == 0 || i + 1 == items.size()) && mp.virtual_stages > 1;
+      if (!may_be_empty && items[i].value().is_number() && items[i].value() == 0)
+        throw items[i].error("expected at least 1 layer: only the first virtual stage (the embedding alone) and the "
+                             "last (the output projection and the loss alone) of an interleaved pipeline may hold "
+                             "none");
+      mp.stage_layers.push_back(static_cast<int>(items[i].as_integer(may_be_empty ? 0 : 1, config.layers)));
       sum += mp.stage_layers.back();
     }
     if (sum != config.layers)

@@ -1510,14 +1510,21 @@ void strategy_fields(std::vector<F>& f) {
                   .allowed("at least 2 with `\"interleaved\"`, 1 otherwise")
                   .label("Virtual stages")
                   .doc("chunks of layers per GPU (virtual stage = chunk x P + stage)"));
-  f.push_back(F(s + "stage_layers", T::Array, "model_parallel")
+  f.push_back(
+      F(s + "stage_layers", T::Array, "model_parallel")
+          .kinds(mp)
+          .type_doc("array of integers")
+          .def_doc("an even split")
+          .allowed("P x `virtual_stages` entries, each 1 to the layers (with `virtual_stages` >= 2 the first and "
+                   "the last may be 0), summing to the layers")
+          .label("Layers per stage")
+          .doc("layers per virtual stage, in pipeline order; the embedding runs on the first, the output "
+               "projection and the loss on the last, so a 0 there leaves a stage with only the embedding or "
+               "only the loss (Llama 3's balanced pipeline: one layer fewer on the first and the last GPU)"));
+  f.push_back(F(s + "stage_layers/*", T::Integer, "")
                   .kinds(mp)
-                  .type_doc("array of integers")
-                  .def_doc("an even split")
-                  .allowed("P x `virtual_stages` entries, each 1 to the layers, summing to the layers")
-                  .label("Layers per stage")
-                  .doc("layers per virtual stage, in pipeline order"));
-  f.push_back(F(s + "stage_layers/*", T::Integer, "").kinds(mp).range(1, kInt64Max).doc("layers of a virtual stage"));
+                  .range(0, kInt64Max)
+                  .doc("layers of a virtual stage (0 only for the first and the last, interleaved)"));
   f.push_back(F(s + "sequence_parallel", T::Boolean, "model_parallel")
                   .kinds(mp)
                   .def(false)
