@@ -8,6 +8,7 @@
 #include "partsim/common/output_file.hpp"
 #include "partsim/input/data_dir.hpp"
 #include "partsim/input/scenario.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include <fmt/format.h>
 
@@ -53,7 +54,7 @@ int validation(const ValidationOptions& options) {
     }
     const nlohmann::json report = nlohmann::json::parse(r.out);
     rows[i].simulated = report_figure(report, rows[i].published.figure, cases[i].string());
-    rows[i].shares = time_shares(report);
+    rows[i].shares = time_shares(report_document_from_json(report, cases[i].string()));
   }
   write_stdout(format_validation_table(rows) + (options.breakdown ? "\n" + format_time_shares_table(rows) : ""));
   if (!options.markdown.empty())

@@ -2,6 +2,7 @@
 // errors naming /published/figure), errors, the summary and both tables.
 #include "partsim/batch/validation.hpp"
 #include "partsim/common/error.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include "test_support.hpp"
 
@@ -121,17 +122,24 @@ TEST(Validation, ReportFiguresByPointer) {
 TEST(Validation, TimeSharesAverageTheStagesOverTheMakespan) {
   // Two stages of 2 ranks, makespan 10 s: stage 0 busy the whole time (6 + 1 + 1 + 2), stage 1 for 9.5 s
   // (7 + 1 + 0.5 + 1) and idle 0.5 s. Each share: its rank-weighted sum over 4 ranks x 10 s.
-  json report = {{"summary", {{"makespan_s", 10.0}}},
-                 {"pipeline_stages", json::array({{{"ranks", 2},
-                                                   {"compute_s", 6.0},
-                                                   {"tensor_exposed_s", 1.0},
-                                                   {"data_exposed_s", 1.0},
-                                                   {"pipeline_exposed_s", 2.0}},
-                                                  {{"ranks", 2},
-                                                   {"compute_s", 7.0},
-                                                   {"expert_exposed_s", 1.0},
-                                                   {"context_exposed_s", 0.5},
-                                                   {"pipeline_exposed_s", 1.0}}})}};
+  ReportDocument report;
+  report.summary = ReportSummary{};
+  report.summary->makespan = 10.0;
+  ReportStage first;
+  first.stage = 0;
+  first.ranks = 2;
+  first.compute = 6.0;
+  first.tensor_exposed = 1.0;
+  first.data_exposed = 1.0;
+  first.pipeline_exposed = 2.0;
+  ReportStage last;
+  last.stage = 1;
+  last.ranks = 2;
+  last.compute = 7.0;
+  last.expert_exposed = 1.0;
+  last.context_exposed = 0.5;
+  last.pipeline_exposed = 1.0;
+  report.pipeline_stages = std::vector<ReportStage>{first, last};
   const std::optional<TimeShares> s = time_shares(report);
   ASSERT_TRUE(s);
   EXPECT_DOUBLE_EQ(s->compute, 0.65);
@@ -153,18 +161,20 @@ TEST(Validation, TimeSharesAverageTheStagesOverTheMakespan) {
       << format_time_shares_markdown(rows);
   EXPECT_NE(format_time_shares_markdown(rows).find("| `bench` | - | - | - | - | - | - | - |"), std::string::npos);
 
-  // No stages (a collective benchmark), no makespan, stages without times (out of memory) or ranks: no shares.
-  EXPECT_FALSE(time_shares(json{{"summary", {{"makespan_s", 1.0}}}}));
-  json no_makespan = report;
-  no_makespan["summary"]["makespan_s"] = 0.0;
+  // No stages (a collective benchmark), no makespan, stages without times (out of memory): no shares.
+  ReportDocument collective = report;
+  collective.pipeline_stages.reset();
+  EXPECT_FALSE(time_shares(collective));
+  ReportDocument no_makespan = report;
+  no_makespan.summary->makespan = 0.0;
   EXPECT_FALSE(time_shares(no_makespan));
-  json out_of_memory = report;
-  out_of_memory["pipeline_stages"][1].erase("compute_s");
+  ReportDocument out_of_memory = report;
+  out_of_memory.summary.reset();
   EXPECT_FALSE(time_shares(out_of_memory));
-  json no_ranks = report;
-  for (json& stage : no_ranks["pipeline_stages"]) stage.erase("ranks");
-  EXPECT_FALSE(time_shares(no_ranks));
-  EXPECT_FALSE(time_shares(json::array()));
+  ReportDocument no_times = report;
+  (*no_times.pipeline_stages)[1].compute.reset();
+  (*no_times.pipeline_stages)[1].ranks.reset();
+  EXPECT_FALSE(time_shares(no_times));
 }
 
 TEST(Validation, CasesAreTheFolderJsonFilesInNameOrder) {

@@ -3,6 +3,7 @@
 
 #include "partsim/common/error.hpp"
 #include "partsim/common/text.hpp"
+#include "partsim/report/report_document.hpp"
 
 #include <fmt/format.h>
 
@@ -50,31 +51,23 @@ double report_figure(const nlohmann::json& report, const std::string& pointer, c
   return value->get<double>();
 }
 
-std::optional<TimeShares> time_shares(const nlohmann::json& report) {
-  const auto number = [](const nlohmann::json& object, const char* key) {
-    const auto it = object.find(key);
-    return it != object.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  const auto summary = report.find("summary");
-  const auto stages = report.find("pipeline_stages");
-  if (summary == report.end() || !summary->is_object() || stages == report.end() || !stages->is_array() ||
-      stages->empty())
-    return std::nullopt;
-  const double makespan = number(*summary, "makespan_s");
+std::optional<TimeShares> time_shares(const ReportDocument& report) {
+  if (!report.summary || !report.pipeline_stages || report.pipeline_stages->empty()) return std::nullopt;
+  const double makespan = report.summary->makespan;
   if (!(makespan > 0.0)) return std::nullopt;
   TimeShares shares;
   double ranks = 0.0;
-  for (const nlohmann::json& stage : *stages) {
+  for (const ReportStage& stage : *report.pipeline_stages) {
     // A run out of memory reports its stages' memory without their times.
-    if (!stage.is_object() || !stage.contains("compute_s")) return std::nullopt;
-    const double weight = number(stage, "ranks");
+    if (!stage.compute || !stage.ranks) return std::nullopt;
+    const auto weight = static_cast<double>(*stage.ranks);
     ranks += weight;
-    shares.compute += weight * number(stage, "compute_s");
-    shares.tensor += weight * number(stage, "tensor_exposed_s");
-    shares.context += weight * number(stage, "context_exposed_s");
-    shares.expert += weight * number(stage, "expert_exposed_s");
-    shares.data += weight * number(stage, "data_exposed_s");
-    shares.pipeline += weight * number(stage, "pipeline_exposed_s");
+    shares.compute += weight * *stage.compute;
+    shares.tensor += weight * stage.tensor_exposed.value_or(0.0);
+    shares.context += weight * stage.context_exposed.value_or(0.0);
+    shares.expert += weight * stage.expert_exposed.value_or(0.0);
+    shares.data += weight * stage.data_exposed.value_or(0.0);
+    shares.pipeline += weight * stage.pipeline_exposed.value_or(0.0);
   }
   if (!(ranks > 0.0)) return std::nullopt;
   for (double* share :

@@ -13,6 +13,8 @@
 
 namespace partsim {
 
+struct ReportDocument;
+
 /** Where a simulated training run's time goes, as shares of its makespan averaged over the GPUs (each pipeline stage
  * weighted by its ranks): the compute, and each kind of communication the compute did not hide (`pipeline` holds the
  * stage's wait for its neighbours, the bubble included); `idle` is the rest (the wait for a slower stage at the end).
@@ -27,9 +29,9 @@ struct TimeShares {
   double idle = 0.0;
 };
 
-/** The shares of a report (its `pipeline_stages` and `summary/makespan_s`); nullopt for a report without stages (a
- * collective benchmark), without their times (a run out of memory) or without a positive makespan. */
-std::optional<TimeShares> time_shares(const nlohmann::json& report);
+/** The shares of a report (its pipeline stages and makespan); nullopt for a report without stages (a collective
+ * benchmark), without their times (a run out of memory) or without a positive makespan. */
+std::optional<TimeShares> time_shares(const ReportDocument& report);
 
 /** One case: its published figure, and what the simulation gave (nullopt: it did not run; `failure` says why). */
 struct ValidationRow {
