@@ -176,6 +176,13 @@ std::string summary_line(const ValidationSummary& s) {
                      s.failed > 0 ? fmt::format("; {} did not run", s.failed) : std::string());
 }
 
+/** The case column's width in the terminal tables: the longest name, 4 to 60 characters. */
+std::size_t case_width(const std::vector<ValidationRow>& rows) {
+  std::size_t width = 4;
+  for (const ValidationRow& row : rows) width = std::max(width, row.name.size());
+  return std::min<std::size_t>(width, 60);
+}
+
 /** The shares' cells in table order (compute, tensor, context, expert, data, pipeline, idle), in percent. */
 std::vector<std::string> share_cells(const std::optional<TimeShares>& shares) {
   if (!shares) return std::vector<std::string>(7, "-");
@@ -194,9 +201,7 @@ constexpr const char* kShareNote =
 } // namespace
 
 std::string format_validation_table(const std::vector<ValidationRow>& rows) {
-  std::size_t width = 4;
-  for (const ValidationRow& row : rows) width = std::max(width, row.name.size());
-  width = std::min<std::size_t>(width, 60);
+  const std::size_t width = case_width(rows);
   std::string out = fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", "case", width, "simulated", "published", "error");
   for (const ValidationRow& row : rows) {
     out += fmt::format("  {:<{}}  {:>16}  {:>16}  {:>8}\n", printable(row.name, 60), width,
@@ -239,9 +244,7 @@ std::string format_validation_markdown(const std::vector<ValidationRow>& rows) {
 }
 
 std::string format_time_shares_table(const std::vector<ValidationRow>& rows) {
-  std::size_t width = 4;
-  for (const ValidationRow& row : rows) width = std::max(width, row.name.size());
-  width = std::min<std::size_t>(width, 60);
+  const std::size_t width = case_width(rows);
   std::string out = fmt::format("  {:<{}}  {:>8}  {:>7}  {:>7}  {:>7}  {:>7}  {:>8}  {:>7}\n", "case", width, "compute",
                                 "tensor", "context", "expert", "data", "pipeline", "idle");
   for (const ValidationRow& row : rows) {

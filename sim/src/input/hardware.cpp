@@ -119,6 +119,13 @@ Figure read_figure(JsonReader reader, Dimension dimension, const Bounds& bounds,
 
 // A fraction of peak, never zero: a ten-thousandth (the slowest kernel worth a profile entry) to 1.
 const Bounds kEfficiencyBounds = Bounds::closed(1e-4, 1.0);
+const Bounds kLaunchOverheadBounds = Bounds::non_negative(1.0);
+
+/** A dimensionless figure (an efficiency): bare inline, {"value", "provenance"} in a file. */
+Figure read_fraction(JsonReader reader, bool inline_figure) {
+  return inline_figure ? Figure{reader.as_number(kEfficiencyBounds), scenario_provenance(reader)}
+                       : parse_fraction_figure(reader, kEfficiencyBounds);
+}
 constexpr std::int64_t kMaxGemmDimension = std::int64_t{1} << 40;
 
 PowerFigures parse_power(JsonReader reader, bool inline_figure) {
@@ -377,13 +384,11 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
   gpu.memory_capacity =
       read_figure(reader.child("memory_capacity"), Dimension::Bytes, Bounds::positive(), inline_figure);
   if (auto efficiency = reader.optional_child("memory_efficiency"))
-    gpu.memory_efficiency = inline_figure
-                                ? Figure{efficiency->as_number(kEfficiencyBounds), scenario_provenance(*efficiency)}
-                                : parse_fraction_figure(*efficiency, kEfficiencyBounds);
+    gpu.memory_efficiency = read_fraction(*efficiency, inline_figure);
   else
     gpu.memory_efficiency = default_memory_efficiency();
   if (auto overhead = reader.optional_child("kernel_launch_overhead"))
-    gpu.kernel_launch_overhead = read_figure(*overhead, Dimension::Time, Bounds::non_negative(1.0), inline_figure);
+    gpu.kernel_launch_overhead = read_figure(*overhead, Dimension::Time, kLaunchOverheadBounds, inline_figure);
   else
     gpu.kernel_launch_overhead = default_launch_overhead();
   if (auto power = reader.optional_child("power")) gpu.power = parse_power(*power, inline_figure);
@@ -400,9 +405,7 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
     }
   }
   if (auto sustained = reader.optional_child("sustained_compute"))
-    gpu.sustained_compute = inline_figure
-                                ? Figure{sustained->as_number(kEfficiencyBounds), scenario_provenance(*sustained)}
-                                : parse_fraction_figure(*sustained, kEfficiencyBounds);
+    gpu.sustained_compute = read_fraction(*sustained, inline_figure);
   if (auto table = reader.optional_child("gemm_efficiency"))
     gpu.gemm_efficiency = parse_gemm_efficiency(*table, gpu, inline_figure);
   else {
@@ -412,6 +415,38 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
   if (auto table = reader.optional_child("attention_efficiency"))
     gpu.attention_efficiency = parse_attention_efficiency(*table, gpu, inline_figure);
   reader.finish();
+  return gpu;
+}
+
+GpuProfile parse_gpu_profile_over_base(JsonReader& reader, const std::filesystem::path& data_dir) {
+  JsonReader base = reader.child("base");
+  GpuProfile gpu = load_gpu_profile(data_dir, base.as_string(), base.source(), base.pointer());
+  std::vector<std::string> replaced;
+  const auto replace = [&](const char* key, auto read) {
+    if (auto f = reader.optional_child(key)) {
+      read(*f);
+      replaced.emplace_back(key);
+    }
+  };
+  replace("sustained_compute", [&](JsonReader f) { gpu.sustained_compute = read_fraction(f, true); });
+  replace("memory_efficiency", [&](JsonReader f) { gpu.memory_efficiency = read_fraction(f, true); });
+  replace("memory_capacity",
+          [&](JsonReader f) { gpu.memory_capacity = read_figure(f, Dimension::Bytes, Bounds::positive(), true); });
+  replace("kernel_launch_overhead", [&](JsonReader f) {
+    gpu.kernel_launch_overhead = read_figure(f, Dimension::Time, kLaunchOverheadBounds, true);
+  });
+  for (const auto& [key, value] : reader.value().items())
+    if (key != "base" && std::find(replaced.begin(), replaced.end(), key) == replaced.end())
+      throw InputError(reader.source(), reader.pointer() + "/" + escape_pointer_token(key),
+                       "not a figure a scenario can replace in a profile it names as base; expected "
+                       "sustained_compute, memory_efficiency, memory_capacity or kernel_launch_overhead (or an "
+                       "inline profile without base)");
+  if (replaced.empty())
+    throw reader.error(fmt::format("names the profile \"{}\" as base and replaces none of its figures; expected at "
+                                   "least one of sustained_compute, memory_efficiency, memory_capacity and "
+                                   "kernel_launch_overhead, or the profile's name alone",
+                                   gpu.name));
+  gpu.description += fmt::format(" (the scenario replaces {})", fmt::join(replaced, ", "));
   return gpu;
 }
 

@@ -71,47 +71,6 @@ SpeedChange parse_speed_change(JsonReader& reader, int nodes) {
   return change;
 }
 
-/** `cluster/gpu` as {"base": NAME, FIGURE: VALUE, ...}: the GPU profile NAME of models/hardware with the figures
- * given beside it replaced by the scenario's (bare values, provenance `scenario`), for a what-if on a shipped or
- * calibrated profile without copying its tables: a board held below its power limit (sustained_compute), another
- * memory part (memory_capacity, memory_efficiency), a slower host (kernel_launch_overhead). */
-GpuProfile gpu_with_replaced_figures(JsonReader& gpu, const std::filesystem::path& data_dir) {
-  JsonReader base = gpu.child("base");
-  GpuProfile profile = load_gpu_profile(data_dir, base.as_string(), base.source(), base.pointer());
-  const Provenance scenario{"scenario", {{"source", gpu.source()}}};
-  const Bounds efficiency = Bounds::closed(1e-4, 1.0);
-  std::vector<std::string> replaced;
-  if (auto f = gpu.optional_child("sustained_compute")) {
-    profile.sustained_compute = Figure{f->as_number(efficiency), scenario};
-    replaced.emplace_back("sustained_compute");
-  }
-  if (auto f = gpu.optional_child("memory_efficiency")) {
-    profile.memory_efficiency = Figure{f->as_number(efficiency), scenario};
-    replaced.emplace_back("memory_efficiency");
-  }
-  if (auto f = gpu.optional_child("memory_capacity")) {
-    profile.memory_capacity = Figure{f->as_quantity(Dimension::Bytes, Bounds::positive()), scenario};
-    replaced.emplace_back("memory_capacity");
-  }
-  if (auto f = gpu.optional_child("kernel_launch_overhead")) {
-    profile.kernel_launch_overhead = Figure{f->as_quantity(Dimension::Time, Bounds::non_negative(1.0)), scenario};
-    replaced.emplace_back("kernel_launch_overhead");
-  }
-  for (const auto& [key, value] : gpu.value().items())
-    if (key != "base" && std::find(replaced.begin(), replaced.end(), key) == replaced.end())
-      throw InputError(gpu.source(), gpu.pointer() + "/" + escape_pointer_token(key),
-                       "not a figure a scenario can replace in a profile it names as base; expected "
-                       "sustained_compute, memory_efficiency, memory_capacity or kernel_launch_overhead (or an "
-                       "inline profile without base)");
-  if (replaced.empty())
-    throw gpu.error(fmt::format("names the profile \"{}\" as base and replaces none of its figures; expected at "
-                                "least one of sustained_compute, memory_efficiency, memory_capacity and "
-                                "kernel_launch_overhead, or the profile's name alone",
-                                profile.name));
-  profile.description += fmt::format(" (the scenario replaces {})", fmt::join(replaced, ", "));
-  return profile;
-}
-
 ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_dir) {
   ClusterSpec c;
   c.nodes = static_cast<int>(reader.integer("nodes"));
@@ -125,7 +84,7 @@ ClusterSpec parse_cluster(JsonReader reader, const std::filesystem::path& data_d
   if (gpu.value().is_string())
     c.gpu = load_gpu_profile(data_dir, gpu.as_string(), gpu.source(), gpu.pointer());
   else if (gpu.value().is_object() && gpu.value().contains("base"))
-    c.gpu = gpu_with_replaced_figures(gpu, data_dir);
+    c.gpu = parse_gpu_profile_over_base(gpu, data_dir);
   else if (gpu.value().is_object())
     c.gpu = parse_gpu_profile(gpu);
   else

@@ -193,6 +193,12 @@ nlohmann::json to_json(const Figure& figure);
 /** Reads a GPU profile object (a file's root, or an inline `cluster/gpu` object). */
 GpuProfile parse_gpu_profile(JsonReader& reader);
 
+/** An inline `cluster/gpu` object {"base": NAME, FIGURE: VALUE, ...}: the profile NAME of `DIR/models/hardware` with
+ * the figures given beside it replaced as an inline profile reads them (bare values, provenance `scenario`):
+ * sustained_compute, memory_efficiency, memory_capacity, kernel_launch_overhead. A what-if on a shipped or calibrated
+ * profile without copying its tables. @throws InputError at the pointer of any other key, or when none is given. */
+GpuProfile parse_gpu_profile_over_base(JsonReader& reader, const std::filesystem::path& data_dir);
+
 /** Loads `DIR/models/hardware/NAME.json`. @throws InputError naming `source`/`pointer` when absent. */
 GpuProfile load_gpu_profile(const std::filesystem::path& data_dir, const std::string& name, const std::string& source,
                             const std::string& pointer);
