@@ -53,6 +53,16 @@ TEST(ReportDocument, RoundTripsEveryShippedScenario) {
     const ReportDocument doc = report_document_from_json(report, scenario);
     EXPECT_EQ(to_json(doc).dump(2), report.dump(2));
     for (const auto& [key, _] : report.items()) sections.push_back(key);
+    // Memory adds up: the model states (what stays between iterations) are the parameters, gradients and optimizer
+    // states; the peak adds the activations and the workspace.
+    std::vector<ReportMemory> memories;
+    if (doc.memory_per_gpu) memories.push_back(*doc.memory_per_gpu);
+    for (const ReportStage& stage : doc.pipeline_stages.value_or(std::vector<ReportStage>{}))
+      if (stage.memory) memories.push_back(*stage.memory);
+    for (const ReportMemory& m : memories) {
+      EXPECT_NEAR(m.model_states, m.parameters + m.gradients + m.optimizer_states, 1e-6 * m.total);
+      EXPECT_NEAR(m.total, m.model_states + m.activations + m.workspace, 1e-6 * m.total);
+    }
   }
   // The shipped scenarios exercise every optional section.
   for (const char* section : {"summary", "memory_per_gpu", "collectives", "class_split", "coordinator", "balancing",

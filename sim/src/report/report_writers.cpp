@@ -36,7 +36,9 @@ double exposed_communication(const Report& r) {
 }
 
 ReportMemory memory_section(const MemoryBreakdown& m) {
-  return {m.parameters, m.gradients, m.optimizer_states, m.activations, m.workspace, m.total(), m.capacity, m.fits()};
+  return {m.parameters,  m.gradients, m.optimizer_states,
+          m.activations, m.workspace, m.total(),
+          m.capacity,    m.fits(),    m.parameters + m.gradients + m.optimizer_states};
 }
 
 ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {

@@ -12,9 +12,9 @@ namespace partsim {
 /** Memory one GPU needs, by kind, against its capacity. */
 struct MemoryBreakdown {
   double parameters = 0.0;       ///< bytes: weights in the training data type
-  double gradients = 0.0;        ///< bytes: one gradient per weight, in the training data type
+  double gradients = 0.0;        ///< bytes: one gradient per weight, in the gradient data type
   double optimizer_states = 0.0; ///< bytes: fp32 master weights (mixed precision) and moments
-  double activations = 0.0;      ///< bytes kept from the forward for the backward pass, one micro-batch
+  double activations = 0.0;      ///< bytes kept from the forward for the backward pass, at the peak in flight
   double workspace = 0.0;        ///< bytes: context, library workspaces, allocator slack (the scenario's figure)
   double capacity = 0.0;         ///< bytes: the GPU's memory
 

@@ -53,16 +53,22 @@ struct ReportMemory {
   double total = 0.0;
   double capacity = 0.0;
   bool fits = true;
+  double model_states = 0.0;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
     f.field("parameters_bytes", s.parameters, "B", "weights in the training data type");
-    f.field("gradients_bytes", s.gradients, "B", "one gradient per weight, in the training data type");
+    f.field("gradients_bytes", s.gradients, "B", "one gradient per weight, in the gradient data type");
     f.field("optimizer_states_bytes", s.optimizer_states, "B", "fp32 master weights (mixed precision) and moments");
-    f.field("activations_bytes", s.activations, "B", "kept from the forward for the backward pass, one micro-batch");
+    f.field("model_states_bytes", s.model_states, "B",
+            "parameters, gradients and optimizer states (ZeRO's model states): what stays allocated between "
+            "iterations, as PyTorch's memory_allocated() after the optimizer step");
+    f.field("activations_bytes", s.activations, "B",
+            "kept from the forward passes for their backward passes, at the schedule's peak of micro-batches in "
+            "flight");
     f.field("workspace_bytes", s.workspace, "B",
             "context, library workspaces, allocator slack (the scenario's figure)");
-    f.field("total_bytes", s.total, "B", "the sum of the five above");
+    f.field("total_bytes", s.total, "B", "the peak: model states + activations + workspace");
     f.field("capacity_bytes", s.capacity, "B", "the GPU's memory");
     f.field("fits", s.fits, "", "total_bytes <= capacity_bytes");
   }
