@@ -54,7 +54,9 @@ int validation(const ValidationOptions& options) {
     }
     const nlohmann::json report = nlohmann::json::parse(r.out);
     rows[i].simulated = report_figure(report, rows[i].published.figure, cases[i].string());
-    rows[i].shares = time_shares(report_document_from_json(report, cases[i].string()));
+    // A memory figure (unit B) says nothing of where the time goes: its case shows no shares.
+    if (rows[i].published.unit != "B")
+      rows[i].shares = time_shares(report_document_from_json(report, cases[i].string()));
   }
   write_stdout(format_validation_table(rows) + (options.breakdown ? "\n" + format_time_shares_table(rows) : ""));
   if (!options.markdown.empty())

@@ -144,10 +144,12 @@ TEST(Cli, ValidateAndList) {
 }
 
 TEST(Cli, ValidationBreakdownSharesTheTrainingCasesTime) {
-  // Two shipped cases: a training run (shares that add up to 100%) and a collective benchmark (none).
+  // Three shipped cases: a training run (shares that add up to 100%), a collective benchmark and a memory figure
+  // (none).
   const auto dir = temp_dir();
   std::filesystem::create_directories(dir / "cases");
-  for (const char* name : {"korthikanti2022-22b-sp-selective", "nccl-tests-allreduce-8xh100-nvls"})
+  for (const char* name : {"korthikanti2022-22b-sp-selective", "nccl-tests-allreduce-8xh100-nvls",
+                           "megatron-lm-ci2026-gpt-7b-tp4-memory-states-8xh100"})
     std::filesystem::copy_file(source_dir() / "validation" / (std::string(name) + ".json"),
                                dir / "cases" / (std::string(name) + ".json"));
   const CliResult r =
@@ -155,8 +157,10 @@ TEST(Cli, ValidationBreakdownSharesTheTrainingCasesTime) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("compute   tensor  context   expert     data  pipeline     idle"), std::string::npos) << r.out;
   const std::string markdown = read_file(dir / "table.md");
-  EXPECT_NE(markdown.find("| `nccl-tests-allreduce-8xh100-nvls` | - | - | - | - | - | - | - |"), std::string::npos)
-      << markdown;
+  for (const char* none : {"nccl-tests-allreduce-8xh100-nvls", "megatron-lm-ci2026-gpt-7b-tp4-memory-states-8xh100"})
+    EXPECT_NE(markdown.find(fmt::format("| `{}` | - | - | - | - | - | - | - |", none)), std::string::npos) << markdown;
+  // The memory figure reads in GB.
+  EXPECT_NE(markdown.find("| 20.56 GB | 20.66 GB | -0.5% |"), std::string::npos) << markdown;
   const auto shares_table = markdown.find("| case | compute |");
   ASSERT_NE(shares_table, std::string::npos) << markdown;
   const auto row = markdown.find("| `korthikanti2022-22b-sp-selective` | ", shares_table);

@@ -167,6 +167,7 @@ constexpr const char* kSignNote = "error = (simulated - published) / published: 
 
 std::string value_text(double v, const std::string& unit) {
   if (unit == "B/s") return fmt::format("{:.1f} GB/s", v / 1e9);
+  if (unit == "B") return fmt::format("{:.2f} GB", v / 1e9);
   return fmt::format("{:.4g}{}{}", v, unit.empty() ? "" : " ", unit);
 }
 
@@ -196,7 +197,9 @@ std::vector<std::string> share_cells(const std::optional<TimeShares>& shares) {
 constexpr const char* kShareNote =
     "shares of the simulated makespan, averaged over the GPUs: compute, then the communication the compute did not "
     "hide, by kind (pipeline: the wait for the neighbouring stages, the bubble included), then idle (the wait for a "
-    "slower stage); a case's error can only come from where its time goes";
+    "slower stage); a case's error can only come from where its time goes (a collective benchmark, a memory figure or "
+    "a "
+    "run out of memory: -)";
 
 } // namespace
 
