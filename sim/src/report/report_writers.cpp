@@ -398,7 +398,9 @@ std::string format_table(const Report& r) {
     line("memory per GPU",
          fmt::format("{:.2f} of {:.1f} GiB{}", m.total() / gib, m.capacity / gib, m.fits() ? "" : ": OUT OF MEMORY"));
     line("  weights / gradients / optimizer",
-         fmt::format("{:.2f} / {:.2f} / {:.2f} GiB", m.parameters / gib, m.gradients / gib, m.optimizer_states / gib));
+         fmt::format("{:.2f} / {:.2f} / {:.2f} GiB ({:.2f} GiB stay between iterations)", m.parameters / gib,
+                     m.gradients / gib, m.optimizer_states / gib,
+                     (m.parameters + m.gradients + m.optimizer_states) / gib));
     line("  activations / workspace", fmt::format("{:.2f} / {:.2f} GiB", m.activations / gib, m.workspace / gib));
   }
   if (r.out_of_memory) {
