@@ -227,6 +227,7 @@ constexpr KnownFigure kKnown[] = {
     {"memory_per_gpu/parameters_bytes", "  parameters", "B"},
     {"memory_per_gpu/gradients_bytes", "  gradients", "B"},
     {"memory_per_gpu/optimizer_states_bytes", "  optimizer states", "B"},
+    {"memory_per_gpu/model_states_bytes", "  model states (stay between iterations)", "B"},
     {"memory_per_gpu/activations_bytes", "  activations", "B"},
     {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
     {"reliability/goodput", "Goodput (useful share of the run)", "%"},

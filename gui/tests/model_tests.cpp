@@ -105,6 +105,7 @@ class ModelTests : public QObject {
     QCOMPARE(r->figure("mfu").value(), 0.42);
     QCOMPARE(r->figure("amdahl_limit").value(), 4.0);
     QCOMPARE(r->figure("memory_per_gpu/total_bytes").value(), 8.1e10);
+    QCOMPARE(r->figure("memory_per_gpu/model_states_bytes").value(), 7e10);
     QVERIFY(!r->figure("memory_per_gpu/fits").has_value()); // not a number
     QCOMPARE(r->collectives.size(), std::size_t(1));
     QCOMPARE(r->collectives[0].algorithm, QStringLiteral("ring"));
@@ -185,6 +186,9 @@ class ModelTests : public QObject {
     model.set_current(parse_report(samples::kReport));
     QCOMPARE(model.key(0), std::string("makespan_s")); // headline first
     model.set_pinned(parse_report(samples::kFutureReport));
+    // The pinned training run's model states (what stays between iterations) follow their three parts.
+    QCOMPARE(model.row_of("memory_per_gpu/model_states_bytes"),
+             model.row_of("memory_per_gpu/optimizer_states_bytes") + 1);
     const int row = model.row_of("makespan_s");
     QCOMPARE(model.index(row, SummaryModel::Current).data(Qt::UserRole).toDouble(), 4.0);
     QCOMPARE(model.index(row, SummaryModel::Pinned).data(Qt::UserRole).toDouble(), 2.0);

@@ -78,7 +78,7 @@ inline ReportDocument training_run() {
   s.model_flops_per_iteration = 1e15;
   s.exposed_communication = 1.4;
   s.overlapped_communication = 0.7;
-  doc.memory_per_gpu = ReportMemory{2e10, 2e10, 3e10, 1e10, 1e9, 8.1e10, 8e10, false};
+  doc.memory_per_gpu = ReportMemory{2e10, 2e10, 3e10, 1e10, 1e9, 8.1e10, 8e10, false, 7e10};
   doc.collectives = std::vector<partsim::ReportCollective>{
       {partsim::CollectiveOp::AllReduce, partsim::CollectiveAlgorithm::Ring, partsim::CollectiveProtocol::Simple,
        partsim::Fidelity::Steps, partsim::CommKind::Data, 2, 1400000000, 10, 0.07, 0.069, 0.071, 2e10, 2e10}};
