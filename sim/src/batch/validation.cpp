@@ -197,9 +197,8 @@ std::vector<std::string> share_cells(const std::optional<TimeShares>& shares) {
 constexpr const char* kShareNote =
     "shares of the simulated makespan, averaged over the GPUs: compute, then the communication the compute did not "
     "hide, by kind (pipeline: the wait for the neighbouring stages, the bubble included), then idle (the wait for a "
-    "slower stage); a case's error can only come from where its time goes (a collective benchmark, a memory figure or "
-    "a "
-    "run out of memory: -)";
+    "slower stage); a case's error can only come from where its time goes (-: a collective benchmark, a memory "
+    "figure, a run out of memory)";
 
 } // namespace
 

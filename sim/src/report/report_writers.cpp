@@ -36,9 +36,8 @@ double exposed_communication(const Report& r) {
 }
 
 ReportMemory memory_section(const MemoryBreakdown& m) {
-  return {m.parameters,  m.gradients, m.optimizer_states,
-          m.activations, m.workspace, m.total(),
-          m.capacity,    m.fits(),    m.parameters + m.gradients + m.optimizer_states};
+  return {m.parameters, m.gradients, m.optimizer_states, m.activations,   m.workspace,
+          m.total(),    m.capacity,  m.fits(),           m.model_states()};
 }
 
 ReportClassSplit class_split_section(const ClassSplit& split, const Report& r) {
@@ -399,8 +398,7 @@ std::string format_table(const Report& r) {
          fmt::format("{:.2f} of {:.1f} GiB{}", m.total() / gib, m.capacity / gib, m.fits() ? "" : ": OUT OF MEMORY"));
     line("  weights / gradients / optimizer",
          fmt::format("{:.2f} / {:.2f} / {:.2f} GiB ({:.2f} GiB stay between iterations)", m.parameters / gib,
-                     m.gradients / gib, m.optimizer_states / gib,
-                     (m.parameters + m.gradients + m.optimizer_states) / gib));
+                     m.gradients / gib, m.optimizer_states / gib, m.model_states() / gib));
     line("  activations / workspace", fmt::format("{:.2f} / {:.2f} GiB", m.activations / gib, m.workspace / gib));
   }
   if (r.out_of_memory) {

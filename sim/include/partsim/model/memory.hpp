@@ -18,7 +18,9 @@ struct MemoryBreakdown {
   double workspace = 0.0;        ///< bytes: context, library workspaces, allocator slack (the scenario's figure)
   double capacity = 0.0;         ///< bytes: the GPU's memory
 
-  double total() const { return parameters + gradients + optimizer_states + activations + workspace; }
+  /** What stays allocated between iterations (ZeRO's "model states"). */
+  double model_states() const { return parameters + gradients + optimizer_states; }
+  double total() const { return model_states() + activations + workspace; }
   bool fits() const { return total() <= capacity; }
 };
 
