@@ -123,12 +123,14 @@ TEST(GemmEfficiency, AboveTheTableTheEdgeHoldsBelowItTheCurveScalesIt) {
   const double below = (1.0 / 65.0) / (64.0 / 128.0);
   EXPECT_NEAR(gemm_efficiency(gpu, {1, 1, 1, 1024}, "bf16"), 0.2 * below * below, 1e-15);
   EXPECT_NEAR(gemm_efficiency(gpu, {1, 1, 100'000, 1024}, "bf16"), 0.4 * below, 1e-15);
-  const GpuProfile h100 = shipped("h100-sxm5-80gb");
-  // Both below the table's 256 rows: the ratio is the curve's alone.
-  EXPECT_NEAR(gemm_efficiency(h100, {1, 1, 16, 16}, "bf16") / gemm_efficiency(h100, {1, 16, 16, 16}, "bf16"),
+  // Both below the table's 64 rows: the ratio is the curve's alone.
+  EXPECT_NEAR(gemm_efficiency(gpu, {1, 1, 16, 1024}, "bf16") / gemm_efficiency(gpu, {1, 16, 16, 1024}, "bf16"),
               (1.0 / 65.0) / (16.0 / 80.0), 1e-12);
-  EXPECT_EQ(gemm_efficiency(h100, {1, 65536, 65536, 65536}, "bf16"),
-            gemm_efficiency(h100, {1, 16384, 16384, 16384}, "bf16"));
+  // A shipped scattered table (Vidur's H100 layers: up to 32,768 rows, n 57,344, k 28,672): above every axis's
+  // largest value the edge holds too.
+  const GpuProfile h100 = shipped("h100-sxm5-80gb");
+  EXPECT_EQ(gemm_efficiency(h100, {1, 131072, 131072, 131072}, "bf16"),
+            gemm_efficiency(h100, {1, 65536, 65536, 65536}, "bf16"));
 }
 
 TEST(GemmEfficiency, ScatteredPointsAreWeighedByInverseSquaredDistance) {
@@ -213,15 +215,16 @@ TEST(GemmEfficiency, TheA100TableIsVidursMeasuredLayers) {
 }
 
 TEST(GemmEfficiency, DataTypeWithoutPointsUsesTheProfileCurve) {
-  // h100: points for bf16 only; fp16 follows default_curve 0.80 · Π x/(x+64) (fp8 is the bf16 table's at half the
-  // depth: Fp8Cost in fp8_test.cpp).
+  // h100: points for fp16 and bf16 only; tf32 follows default_curve 0.80 · Π x/(x+64) (fp8 is the bf16 table's at
+  // half the depth: Fp8Cost in fp8_test.cpp).
   const GpuProfile h100 = shipped("h100-sxm5-80gb");
   const double f = 4096.0 / (4096.0 + 64.0);
-  EXPECT_NEAR(gemm_efficiency(h100, {1, 4096, 4096, 4096}, "fp16"), 0.80 * f * f * f, 1e-12);
-  EXPECT_NEAR(gemm_efficiency(h100, {1, 64, 64, 64}, "fp16"), 0.80 * 0.125, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(h100, {1, 4096, 4096, 4096}, "tf32"), 0.80 * f * f * f, 1e-12);
+  EXPECT_NEAR(gemm_efficiency(h100, {1, 64, 64, 64}, "tf32"), 0.80 * 0.125, 1e-12);
   // Without bf16 points either, fp8 has the curve's own figure.
   GpuProfile bare = h100;
   bare.gemm_efficiency.grids.clear();
+  bare.gemm_efficiency.scatters.clear();
   EXPECT_NEAR(gemm_efficiency(bare, {1, 4096, 4096, 4096}, "fp8"), 0.70 * f * f * f, 1e-12);
 }
 
@@ -287,7 +290,7 @@ TEST(OpTime, ShippedProfileUsesItsTableAndOverhead) {
   const GpuProfile h100 = shipped("h100-sxm5-80gb");
   const ComputeOp op = gemm_op(8192, 8192, 8192);
   const double e = gemm_efficiency(h100, *op.gemm, "bf16");
-  EXPECT_GT(e, 0.75);
+  EXPECT_GT(e, 0.65); // Vidur's H100 layers of about this size read 0.65 to 0.80
   EXPECT_LT(e, 0.80);
   const double expected = op.forward_flops / (989.5e12 * e) + 3e-6;
   EXPECT_NEAR(op_time(op, h100, "bf16", 2.0, false), expected, 1e-12);

@@ -99,7 +99,8 @@ TEST(HardwareProfile, EveryShippedProfileHasTheNewFigures) {
       if (table.layout == GemmPointLayout::Grid)
         EXPECT_EQ(table.points.size(), 125u); // OpenXLA's 5 x 5 x 5 grid
       else
-        EXPECT_GE(table.scatters.at("bf16").efficiency.size(), 1000u); // Vidur's layers of 8 models at TP 1-8
+        // Vidur's layers of 8 models (A100) or 6 (H100, and H200 from it) at TP 1-8.
+        EXPECT_GE(table.scatters.at("bf16").efficiency.size(), 800u);
     } else {
       EXPECT_EQ(table.provenance.kind, "assumption");
       EXPECT_EQ(table.points.size(), 216u);
@@ -107,7 +108,8 @@ TEST(HardwareProfile, EveryShippedProfileHasTheNewFigures) {
     for (const auto& [type, _] : gpu.peak_flops) EXPECT_TRUE(table.default_curve.saturated_efficiency.contains(type));
     for (const GemmEfficiencyPoint& p : table.points) {
       EXPECT_GT(p.efficiency, 0.0);
-      EXPECT_LE(p.efficiency, 0.9);
+      // At most Vidur's fastest H100 shapes, 0.904 of the datasheet peak (kept as published: the profile's note).
+      EXPECT_LE(p.efficiency, 0.91);
     }
   }
 }
