@@ -167,6 +167,9 @@ TEST(ProfileWriter, NothingMeasuredIsRefusedAndNoGemmKeepsTheBaseTable) {
   const GpuProfile gpu = round_trip(measured_gpu_profile(r, base, options()), "h200-measured");
   EXPECT_EQ(gpu.gemm_efficiency.points.size(), base.gemm_efficiency.points.size());
   EXPECT_EQ(gpu.gemm_efficiency.provenance.kind, base.gemm_efficiency.provenance.kind);
+  // The shipped H200 table is scattered (Vidur's measured layers): written back as scattered, not read as a grid.
+  ASSERT_EQ(base.gemm_efficiency.layout, GemmPointLayout::Scattered);
+  EXPECT_EQ(gpu.gemm_efficiency.layout, GemmPointLayout::Scattered);
 }
 
 TEST(ProfileWriter, LinkProfileFromPeerCopiesParsesWithPartsim) {
