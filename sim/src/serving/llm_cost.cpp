@@ -152,10 +152,17 @@ double LlmReplicaCost::chunked_step_time(const std::vector<PrefillChunk>& chunks
   return layers * (layer_gemm_time(total) + attention + 2.0 * all_reduce_time(total)) + kv_read + head_time(sequences);
 }
 
+double LlmReplicaCost::decode_weight_flops(std::int64_t batch) const {
+  return kFlopPerMultiplyAccumulate * static_cast<double>(batch) * matrix_parameters_;
+}
+
+double LlmReplicaCost::decode_attention_flops(double context) const {
+  return 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(model_.layers) *
+         static_cast<double>(model_.heads / tensor_) * static_cast<double>(model_.head_dim) * context;
+}
+
 double LlmReplicaCost::decode_flops(std::int64_t batch, double context) const {
-  const double attention = 2.0 * kFlopPerMultiplyAccumulate * static_cast<double>(model_.layers) *
-                           static_cast<double>(model_.heads / tensor_) * static_cast<double>(model_.head_dim) * context;
-  return kFlopPerMultiplyAccumulate * static_cast<double>(batch) * matrix_parameters_ + attention;
+  return decode_weight_flops(batch) + decode_attention_flops(context);
 }
 
 double LlmReplicaCost::decode_bytes(std::int64_t batch, double context) const {
@@ -170,7 +177,11 @@ double LlmReplicaCost::decode_rate(std::int64_t batch) const {
 double LlmReplicaCost::decode_step_time(std::int64_t batch, double context) const {
   if (batch <= 0) return 0.0;
   const double memory = decode_bytes(batch, context) / gpu_.achieved_memory_bandwidth();
-  const double compute = decode_flops(batch, context) / decode_rate(batch);
+  // The weight products at the rate of a GEMM of `batch` rows; the attention's products at the dense peak, not at
+  // that rate: a measured table's few-row GEMM rate holds the time its weight reads take (a GEMV is memory bound), and
+  // the attention's flops at it would count those reads again (the caches' reads are in `memory`).
+  const double compute =
+      decode_weight_flops(batch) / decode_rate(batch) + decode_attention_flops(context) / gpu_.peak(data_type_);
   return std::max(memory, compute) + 2.0 * static_cast<double>(model_.layers) * all_reduce_time(batch);
 }
 

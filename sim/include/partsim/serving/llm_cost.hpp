@@ -84,14 +84,21 @@ class LlmReplicaCost {
    * matrix parameters a token goes through (layers and LM head; of a mixture of experts, k of each layer's routed
    * experts) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
   double decode_flops(std::int64_t batch, double context) const;
+  /** The weight products' part of decode_flops: 2 x batch x the matrix parameters a token goes through. */
+  double decode_weight_flops(std::int64_t batch) const;
+  /** The attention's part of decode_flops: 4 x layers x heads / tensor x head_dim x context. */
+  double decode_attention_flops(double context) const;
   /** Bytes a decode step of `batch` tokens reads: weight_bytes_read() + expert_bytes_read(batch) +
    * kv_bytes_per_token() x context. */
   double decode_bytes(std::int64_t batch, double context) const;
   /** The rate of a decode step's products: peak(data_type) x gemm_efficiency of the MLP up projection at M = batch
    * (M = batch, N = ffn / tensor, K = hidden). */
   double decode_rate(std::int64_t batch) const;
-  /** One decode step: max(decode_bytes / achieved memory bandwidth, decode_flops / decode_rate) + 2 x layers
-   * all-reduces of `batch` tokens. No launch overhead: servers replay decode steps as CUDA graphs. */
+  /** One decode step: max(decode_bytes / achieved memory bandwidth, decode_weight_flops / decode_rate +
+   * decode_attention_flops / peak) + 2 x layers all-reduces of `batch` tokens. The attention's flops at the dense
+   * peak, not at decode_rate: a measured table's few-row GEMM rate holds its weight reads' time (a GEMV is memory
+   * bound), which the attention's flops at that rate would count again. No launch overhead: servers replay decode
+   * steps as CUDA graphs. */
   double decode_step_time(std::int64_t batch, double context) const;
 
  private:
