@@ -133,14 +133,13 @@ ordered_json profile_file_json(const GpuProfile& gpu) {
   ordered_json points = ordered_json::array();
   for (const GemmEfficiencyPoint& p : t.points)
     points.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"data_type", p.data_type}, {"efficiency", p.efficiency}});
-  out["gemm_efficiency"] = {{"provenance", provenance_json(t.provenance)}};
-  // A scattered table (Vidur's A100 and H100 points) says so; without "layout" its points would be read as a grid.
-  if (t.layout != GemmPointLayout::Grid) out["gemm_efficiency"]["layout"] = enum_name(t.layout);
-  out["gemm_efficiency"].update(ordered_json{{"default_curve",
-                                              {{"half_dimension", t.default_curve.half_dimension},
-                                               {"saturated_efficiency", t.default_curve.saturated_efficiency},
-                                               {"provenance", provenance_json(t.default_curve.provenance)}}},
-                                             {"points", points}});
+  out["gemm_efficiency"] = {{"provenance", provenance_json(t.provenance)},
+                            {"layout", enum_name(t.layout)},
+                            {"default_curve",
+                             {{"half_dimension", t.default_curve.half_dimension},
+                              {"saturated_efficiency", t.default_curve.saturated_efficiency},
+                              {"provenance", provenance_json(t.default_curve.provenance)}}},
+                            {"points", points}};
   return out;
 }
 

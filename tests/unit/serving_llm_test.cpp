@@ -123,9 +123,8 @@ TEST(LlmCost, DecodeStepIsTheRooflineOfWeightsAndKvCache) {
     const double expected = std::max(bytes / bandwidth, compute);
     (bytes / bandwidth >= compute ? memory_bound : compute_bound) += 1;
     EXPECT_DOUBLE_EQ(cost.decode_bytes(batch, context), bytes);
-    EXPECT_DOUBLE_EQ(cost.decode_flops(batch, context), weight_flops + attention_flops);
-    EXPECT_DOUBLE_EQ(cost.decode_weight_flops(batch) + cost.decode_attention_flops(context),
-                     cost.decode_flops(batch, context));
+    EXPECT_DOUBLE_EQ(cost.decode_weight_flops(batch), weight_flops);
+    EXPECT_DOUBLE_EQ(cost.decode_attention_flops(context), attention_flops);
     EXPECT_NEAR(cost.decode_step_time(batch, context), expected, 1e-12 * expected) << "batch " << batch;
   }
   // Both sides of the roofline are exercised. 16 requests of 100,000 tokens read 15 GB of weights and 210 GB of keys
@@ -158,7 +157,7 @@ TEST(LlmCost, MixtureOfExpertsReadsTheExpertsItsTokensGoTo) {
   EXPECT_DOUBLE_EQ(cost.weight_bytes_read(), 2.0 * (32 * (layer - experts / 2) + m.output_parameters(2)));
   // A token's flops: the dense part and 2 of the 8 experts (half of each on this GPU), and the LM head shard.
   const double head = 16000.0 * 4096;
-  EXPECT_DOUBLE_EQ(cost.decode_flops(1, 0.0), 2.0 * (32 * (layer - experts / 2 + experts / 2 * 2 / 8) + head));
+  EXPECT_DOUBLE_EQ(cost.decode_weight_flops(1), 2.0 * (32 * (layer - experts / 2 + experts / 2 * 2 / 8) + head));
   // Prefill: the experts' GEMMs split by the tensor ranks too, so 4 GPUs take about half the time of 2.
   json four = llm;
   four["tensor_parallel"] = 4;

@@ -161,10 +161,6 @@ double LlmReplicaCost::decode_attention_flops(double context) const {
          static_cast<double>(model_.heads / tensor_) * static_cast<double>(model_.head_dim) * context;
 }
 
-double LlmReplicaCost::decode_flops(std::int64_t batch, double context) const {
-  return decode_weight_flops(batch) + decode_attention_flops(context);
-}
-
 double LlmReplicaCost::decode_bytes(std::int64_t batch, double context) const {
   return weight_read_bytes_ + expert_bytes_read(batch) + kv_per_token_ * context;
 }

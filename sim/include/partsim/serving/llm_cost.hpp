@@ -80,13 +80,11 @@ class LlmReplicaCost {
   /** The final norm and LM head over `sequences` tokens, one per sequence (outer_ops without the loss). */
   double head_time(std::int64_t sequences) const;
 
-  /** Flops of a decode step of `batch` requests whose KV caches hold `context` tokens in all: 2 x batch x the
-   * matrix parameters a token goes through (layers and LM head; of a mixture of experts, k of each layer's routed
-   * experts) + 4 x layers x heads / tensor x head_dim x context (scores and values). */
-  double decode_flops(std::int64_t batch, double context) const;
-  /** The weight products' part of decode_flops: 2 x batch x the matrix parameters a token goes through. */
+  /** The weight products' flops of a decode step of `batch` requests: 2 x batch x the matrix parameters a token goes
+   * through (layers and LM head; of a mixture of experts, k of each layer's routed experts). */
   double decode_weight_flops(std::int64_t batch) const;
-  /** The attention's part of decode_flops: 4 x layers x heads / tensor x head_dim x context. */
+  /** The attention's flops of a decode step whose KV caches hold `context` tokens in all: 4 x layers x heads / tensor
+   * x head_dim x context (scores and values). */
   double decode_attention_flops(double context) const;
   /** Bytes a decode step of `batch` tokens reads: weight_bytes_read() + expert_bytes_read(batch) +
    * kv_bytes_per_token() x context. */
