@@ -113,6 +113,77 @@ TEST(ModelParallelRun, DataLoadingOnTheFirstAndLastStagesDelaysThePipelineAsItsC
     EXPECT_NEAR(m.busy() + m.idle(), o.report.makespan, 1e-9 * o.report.makespan) << "rank " << m.rank;
 }
 
+/** Two tensor ranks on one node, links of `bandwidth` without latency, training the uniform decoder of
+ * free_pipeline (4 layers, h = 1024, s = 1024) over 2 micro-batches of one sequence. */
+Outcome tensor_pair(double bandwidth) {
+  nlohmann::json doc = free_pipeline("1f1b", 1, 2, 4);
+  doc["cluster"]["gpus_per_node"] = 2;
+  doc["cluster"]["intra_node_link"] = {{"bandwidth", bandwidth}, {"latency", 0}};
+  doc["strategy"] = {{"kind", "model_parallel"}, {"tensor", 2}};
+  return simulate_document(doc);
+}
+
+TEST(ModelParallelRun, SimulatedLayerPassesAreTheLayersComputeWithFreeLinks) {
+  // Free links: a layer's pass as simulated on rank 0 is its priced compute, the sum of its ops (layer_ops), forward
+  // and backward (no recomputation), plus its two all-reduces, which take only NCCL's protocol latency (the same for
+  // every all-reduce of the run, whatever its size), over the 4 layers x 2 micro-batches.
+  const Outcome o = tensor_pair(1e15);
+  // The layers' all-reduces (b·s·h values) are the run's largest, run with NCCL's protocol for their size.
+  const Report::Collective* all_reduce = nullptr;
+  for (const Report::Collective& c : o.report.collectives)
+    if (c.stats.op == CollectiveOp::AllReduce && c.stats.count > 0 &&
+        (all_reduce == nullptr || c.stats.bytes / c.stats.count > all_reduce->stats.bytes / all_reduce->stats.count))
+      all_reduce = &c;
+  ASSERT_NE(all_reduce, nullptr);
+  const double latency = all_reduce->mean_time;
+  ASSERT_GT(latency, 0.0);
+  ASSERT_TRUE(o.report.layer_passes.has_value());
+  ASSERT_TRUE(o.report.layer_ops.has_value());
+  double forward = 0.0;
+  double backward = 0.0;
+  for (const PricedOp& op : o.report.layer_ops->layer) {
+    forward += op.forward_time;
+    backward += op.backward_time;
+  }
+  const Report::LayerPasses& p = *o.report.layer_passes;
+  EXPECT_EQ(p.rank, 0);
+  EXPECT_EQ(p.forward_layers, 8);
+  EXPECT_EQ(p.backward_layers, 8);
+  EXPECT_NEAR(p.forward, forward + 2.0 * latency, 1e-6 * forward);
+  EXPECT_NEAR(p.backward, backward + 2.0 * latency, 1e-6 * backward);
+  // The report's JSON carries them.
+  const nlohmann::json report = report_to_json(o.report, o.scenario);
+  EXPECT_DOUBLE_EQ(report.at("/layer_ops/simulated/forward_s"_json_pointer).get<double>(), p.forward);
+  EXPECT_EQ(report.at("/layer_ops/simulated/backward_layers"_json_pointer).get<int>(), 8);
+}
+
+TEST(ModelParallelRun, SimulatedLayerPassesIncludeTheExposedTensorAllReduces) {
+  // 1 GB/s links: each layer's forward all-reduces b·s·h = 1,048,576 bf16 values twice (after the attention and the
+  // MLP), a ring of 2 moving 2 (n - 1) / n x 2 MiB = 2 MiB each, 2.1 ms at 1 GB/s; nothing overlaps them (no
+  // asynchronous backward without a Megatron stack), so the forward pass is its compute plus 4.19 ms and the backward
+  // (its input gradients all-reduced twice) likewise. Within 2%: NCCL's protocol latency (about 9 us an all-reduce).
+  const Outcome o = tensor_pair(1e9);
+  ASSERT_TRUE(o.report.layer_passes.has_value());
+  double forward = 0.0;
+  double backward = 0.0;
+  for (const PricedOp& op : o.report.layer_ops->layer) {
+    forward += op.forward_time;
+    backward += op.backward_time;
+  }
+  const double transfers = 2.0 * (1024.0 * 1024.0 * 2.0) / 1e9;
+  EXPECT_NEAR(o.report.layer_passes->forward, forward + transfers, 0.02 * transfers);
+  EXPECT_NEAR(o.report.layer_passes->backward, backward + transfers, 0.02 * transfers);
+}
+
+TEST(ModelParallelRun, FusedPassesHaveNoSimulatedLayerTime) {
+  nlohmann::json doc = free_pipeline("1f1b", 1, 2, 4);
+  doc["cluster"]["gpus_per_node"] = 2;
+  doc["strategy"] = {{"kind", "model_parallel"}, {"tensor", 2}, {"tensor_collectives", {{"granularity", "pass"}}}};
+  const Outcome o = simulate_document(doc);
+  EXPECT_FALSE(o.report.layer_passes.has_value());
+  EXPECT_FALSE(report_to_json(o.report, o.scenario).contains("/layer_ops/simulated"_json_pointer));
+}
+
 TEST(ModelParallelRun, InterleavingDividesTheBubbleByTheVirtualStages) {
   const Outcome o = simulate_document(free_pipeline("interleaved", 4, 8, 16, 2));
   EXPECT_NEAR(first_stage_bubble(o), 3.0 / 19.0, 0.01);

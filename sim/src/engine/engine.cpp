@@ -46,13 +46,27 @@ void run_rank(RunContext& ctx, int rank) {
   engine::prepare_receiver(ctx, rank);
   const auto r = static_cast<std::size_t>(rank);
   const bool injecting = ctx.injecting();
+  // The marked rank stamps the clock at its pass boundaries in the first iteration (Plan::unit_marks).
+  const std::vector<UnitMark>& marks = ctx.plan.unit_marks;
+  std::size_t next_mark = rank == ctx.plan.marked_rank ? 0 : marks.size();
+  std::uint32_t done = 0;
+  auto stamp = [&] {
+    for (; next_mark < marks.size() && marks[next_mark].steps == done; ++next_mark)
+      timeline.marks.push_back(sg4::Engine::get_clock());
+  };
   try {
     for (std::int64_t it = 0; it < ctx.plan.iterations; ++it) {
       ctx.begin_iteration(rank, it);
+      stamp();
       for (const Step& step : steps) {
         if (injecting) ctx.running[r] = &step;
         engine::run_step(ctx, rank, timeline, step);
+        if (next_mark < marks.size()) {
+          ++done;
+          stamp();
+        }
       }
+      next_mark = marks.size(); // the first iteration only
       ctx.end_iteration(it, sg4::Engine::get_clock());
     }
     engine::close_stream(ctx, rank, timeline);

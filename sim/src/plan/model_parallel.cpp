@@ -180,6 +180,7 @@ class Planner {
       plan.stage_of_rank[static_cast<std::size_t>(r)] = coordinates_of(mp_, r).pipeline;
       const int like = like_[static_cast<std::size_t>(r)];
       if (like < 0) {
+        if (r == 0 && !fused_passes()) plan.marked_rank = 0; // program() marks its passes' units
         program(plan, r);
         continue;
       }
@@ -1278,6 +1279,12 @@ class Planner {
     };
 
     const std::size_t n = units.size();
+    // The marked rank's boundaries (Plan::unit_marks): where the pass starts and where each unit ends.
+    const bool marking =
+        plan.marked_rank >= 0 && &steps == &plan.ranks[static_cast<std::size_t>(plan.marked_rank)].own_steps;
+    auto mark = [&](bool start, bool layer_end) {
+      if (marking) plan.unit_marks.push_back({static_cast<std::uint32_t>(steps.size()), forward, start, layer_end});
+    };
     if (fused_passes()) {
       // One compute and one fused tensor-parallel collective per kind for the whole pass (the bytes of all of that
       // kind, in the order the kinds first appear); gradients bucketed afterwards.
@@ -1340,9 +1347,11 @@ class Planner {
       flush_experts();
       return;
     }
+    mark(true, false);
     if (zero3) gather(units[forward ? 0 : n - 1]);
     for (std::size_t k = 0; k < n; ++k) {
-      const Unit& unit = units[forward ? k : n - 1 - k];
+      const std::size_t index = forward ? k : n - 1 - k; // in forward order: the embedding first on chunk 0
+      const Unit& unit = units[index];
       if (gathers) wait_for_gather((*gathers)[k]);
       if (zero3) {
         // Wait for this unit's parameters, then prefetch the next unit's (and reduce the previous unit's gradients)
@@ -1366,6 +1375,7 @@ class Planner {
         else
           tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
+      mark(false, !(vs == 0 && index == 0) && !(vs == chunks_ - 1 && index == n - 1));
       if (sync_now && !zero3) add_gradients(unit);
       add_expert_gradients(unit);
     }

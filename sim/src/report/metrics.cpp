@@ -93,6 +93,32 @@ std::vector<Report::Stage> stage_metrics(const Plan& plan, const Report& r) {
   return stages;
 }
 
+/** Plan::marked_rank's layers as it ran them: each transformer layer from the boundary before it in its pass (the
+ * pass's start or the previous unit's end) to its end. Absent without marks or when the rank was not simulated. */
+std::optional<Report::LayerPasses> layer_passes(const Plan& plan, const RunResult& result) {
+  if (plan.marked_rank < 0 || plan.unit_marks.empty()) return std::nullopt;
+  const std::vector<double>& at = result.ranks.at(static_cast<std::size_t>(plan.marked_rank)).marks;
+  if (at.size() != plan.unit_marks.size()) return std::nullopt;
+  Report::LayerPasses out;
+  out.rank = plan.marked_rank;
+  for (std::size_t i = 1; i < at.size(); ++i) {
+    const UnitMark& m = plan.unit_marks[i];
+    if (!m.layer_end) continue;
+    const double time = at[i] - at[i - 1];
+    if (m.forward) {
+      out.forward += time;
+      ++out.forward_layers;
+    } else {
+      out.backward += time;
+      ++out.backward_layers;
+    }
+  }
+  if (out.forward_layers == 0 || out.backward_layers == 0) return std::nullopt;
+  out.forward /= static_cast<double>(out.forward_layers);
+  out.backward /= static_cast<double>(out.backward_layers);
+  return out;
+}
+
 } // namespace
 
 Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& result) {
@@ -234,6 +260,7 @@ Report make_report(const Scenario& scenario, const Plan& plan, const RunResult& 
     if (const auto* mp = std::get_if<ModelParallel>(&scenario.strategy)) split = layer_split(*mp);
     r.layer_ops = layer_ops_breakdown(*training, split, scenario.cluster.gpu);
   }
+  r.layer_passes = layer_passes(plan, result);
   for (const CollectiveStats& c : result.collectives) {
     Report::Collective out;
     out.stats = c;

@@ -270,6 +270,8 @@ ReportDocument make_report_document(const Report& r, const Scenario& scenario) {
       ops.layer_forward_s += op.forward_time;
       ops.layer_backward_s += op.backward_time;
     }
+    if (const auto& p = r.layer_passes)
+      ops.simulated = ReportLayerPasses{p->rank, p->forward, p->backward, p->forward_layers, p->backward_layers};
   }
   if (!r.expert_routing.empty()) {
     ReportExpertRouting& routing = doc.expert_routing.emplace();

@@ -226,6 +226,18 @@ struct AllToAllSkew {
   std::vector<double> node_share;
 };
 
+/** A boundary inside the program of Plan::marked_rank: after its first `steps` steps, a pass begins (`layer_end`
+ * false, `start` true) or one of its units ends (the embedding, a transformer layer, the head). The engine stamps the
+ * clock there in the first iteration (RankTimeline::marks); the report times each transformer layer of a pass as the
+ * gap from the boundary before its end (the pass's start or the previous unit's end), everything the rank did in it
+ * included: compute, exposed tensor-parallel communication, waits for its group. */
+struct UnitMark {
+  std::uint32_t steps = 0;
+  bool forward = true;
+  bool start = false;     ///< the pass begins here (after its activations or gradients arrived)
+  bool layer_end = false; ///< a transformer layer ends here
+};
+
 struct Plan {
   std::int64_t iterations = 1;
   std::vector<RankProgram> ranks;
@@ -262,6 +274,10 @@ struct Plan {
   std::vector<LayerRouting> expert_routing;
   std::vector<AllToAllSkew> all_to_all_skews; ///< skewed all-to-alls' weights (CollectiveStep::root)
   std::vector<MemoryBreakdown> stage_memory;  ///< per pipeline stage
+  /** The rank whose pass boundaries are marked (-1: none): rank 0, when it runs its own program and its passes keep
+   * their layers apart (not fused into one compute per pass). */
+  int marked_rank = -1;
+  std::vector<UnitMark> unit_marks; ///< in the marked rank's program order
 
   /** The rank whose program `rank` runs (itself or RankProgram::like). */
   int owner(int rank) const {

@@ -100,6 +100,16 @@ struct Report {
   std::vector<LayerRouting> expert_routing; ///< per layer (Plan::expert_routing)
   /** A transformer's layer and outer ops, priced one by one on one rank (model training of a transformer). */
   std::optional<LayerOpsBreakdown> layer_ops;
+  /** A transformer layer's passes as simulated on Plan::marked_rank, first iteration: each layer timed from the
+   * boundary before it in its pass (Plan::unit_marks), averaged over the rank's forward and backward layers. */
+  struct LayerPasses {
+    int rank = 0;
+    double forward = 0.0;  ///< s, mean
+    double backward = 0.0; ///< s, mean (recomputation included)
+    std::int64_t forward_layers = 0;
+    std::int64_t backward_layers = 0;
+  };
+  std::optional<LayerPasses> layer_passes;
   double mfu = 0.0; ///< model flops per second / (gpus x peak of the data type)
   double hfu = 0.0; ///< the same with recomputed work counted
   double tokens_per_second = 0.0;

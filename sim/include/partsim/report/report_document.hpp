@@ -409,6 +409,28 @@ struct ReportOp {
   }
 };
 
+/** `layer_ops/simulated`: a layer's passes as one rank ran them in the simulation. */
+struct ReportLayerPasses {
+  std::int64_t rank = 0;
+  double forward_s = 0.0;
+  double backward_s = 0.0;
+  std::int64_t forward_layers = 0;
+  std::int64_t backward_layers = 0;
+
+  template <typename Self, typename Fields>
+  static void fields(Self& s, Fields& f) {
+    f.field("rank", s.rank, "", "the rank timed (rank 0: the first pipeline stage's first tensor rank)");
+    f.field("forward_s", s.forward_s, "s",
+            "mean over the rank's forward passes of its transformer layers in the first iteration, each from the end "
+            "of the unit before it in the pass (or the pass's start, its input arrived) to its own end: compute, "
+            "exposed tensor-parallel (and context, expert) communication and waits for the group included; the "
+            "time per layer that Korthikanti et al. 2022 (Table 4) publish");
+    f.field("backward_s", s.backward_s, "s", "the same for the backward passes, recomputation included");
+    f.field("forward_layers", s.forward_layers, "", "layer passes averaged (layers x micro-batches)");
+    f.field("backward_layers", s.backward_layers, "", "layer passes averaged");
+  }
+};
+
 /** `layer_ops`: a transformer's ops priced one by one (model training of a transformer): where a layer's time goes. */
 struct ReportLayerOps {
   std::int64_t micro_batch = 0;
@@ -416,6 +438,7 @@ struct ReportLayerOps {
   double layer_backward_s = 0.0;
   std::vector<ReportOp> layer;
   std::vector<ReportOp> outer;
+  std::optional<ReportLayerPasses> simulated;
 
   template <typename Self, typename Fields>
   static void fields(Self& s, Fields& f) {
@@ -426,6 +449,10 @@ struct ReportLayerOps {
             "one layer's ops on one rank of the tensor (and expert, context) split, in execution order (a mixture "
             "of experts: an expert layer, routing uniform); priced alone, before recomputation and overlaps");
     f.field("outer", s.outer, "", "the embedding, final norm, logits and loss");
+    f.field("simulated", s.simulated, "",
+            "a layer's passes as simulated on one rank; absent where the plan runs each pass's layers as one compute "
+            "(`strategy/tensor_collectives/granularity: pass` without ZeRO-3, experts across ranks or context "
+            "parallelism), or when the timed rank did not run its iteration to the end");
   }
 };
 

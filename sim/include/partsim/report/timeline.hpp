@@ -59,6 +59,8 @@ struct RankTimeline {
    * waits for peers included; the stream's overlapped collectives count only through StreamSync (as data). */
   std::array<double, 5> blocked_by_kind{};
   double bubble = 0.0; ///< s waiting for a pipeline peer to send (part of wait)
+  /** Plan::marked_rank only: the clock at each of Plan::unit_marks, first iteration. */
+  std::vector<double> marks;
 
   /** Appends [begin, end), merging with the previous interval when it has the same kind and label and touches it. */
   void record(IntervalKind kind, double begin, double end, std::uint32_t label = 0);
