@@ -123,6 +123,16 @@ Outcome tensor_pair(double bandwidth) {
   return simulate_document(doc);
 }
 
+/** One layer's priced forward and backward on a rank: its ops summed (the report's layer_ops). */
+std::pair<double, double> priced_layer(const Report& report) {
+  std::pair<double, double> sum{0.0, 0.0};
+  for (const PricedOp& op : report.layer_ops.value().layer) {
+    sum.first += op.forward_time;
+    sum.second += op.backward_time;
+  }
+  return sum;
+}
+
 TEST(ModelParallelRun, SimulatedLayerPassesAreTheLayersComputeWithFreeLinks) {
   // Free links: a layer's pass as simulated on rank 0 is its priced compute, the sum of its ops (layer_ops), forward
   // and backward (no recomputation), plus its two all-reduces, which take only NCCL's protocol latency (the same for
@@ -139,12 +149,7 @@ TEST(ModelParallelRun, SimulatedLayerPassesAreTheLayersComputeWithFreeLinks) {
   ASSERT_GT(latency, 0.0);
   ASSERT_TRUE(o.report.layer_passes.has_value());
   ASSERT_TRUE(o.report.layer_ops.has_value());
-  double forward = 0.0;
-  double backward = 0.0;
-  for (const PricedOp& op : o.report.layer_ops->layer) {
-    forward += op.forward_time;
-    backward += op.backward_time;
-  }
+  const auto [forward, backward] = priced_layer(o.report);
   const Report::LayerPasses& p = *o.report.layer_passes;
   EXPECT_EQ(p.rank, 0);
   EXPECT_EQ(p.forward_layers, 8);
@@ -164,12 +169,8 @@ TEST(ModelParallelRun, SimulatedLayerPassesIncludeTheExposedTensorAllReduces) {
   // (its input gradients all-reduced twice) likewise. Within 2%: NCCL's protocol latency (about 9 us an all-reduce).
   const Outcome o = tensor_pair(1e9);
   ASSERT_TRUE(o.report.layer_passes.has_value());
-  double forward = 0.0;
-  double backward = 0.0;
-  for (const PricedOp& op : o.report.layer_ops->layer) {
-    forward += op.forward_time;
-    backward += op.backward_time;
-  }
+  ASSERT_TRUE(o.report.layer_ops.has_value());
+  const auto [forward, backward] = priced_layer(o.report);
   const double transfers = 2.0 * (1024.0 * 1024.0 * 2.0) / 1e9;
   EXPECT_NEAR(o.report.layer_passes->forward, forward + transfers, 0.02 * transfers);
   EXPECT_NEAR(o.report.layer_passes->backward, backward + transfers, 0.02 * transfers);

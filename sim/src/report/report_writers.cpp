@@ -449,6 +449,10 @@ std::string format_table(const Report& r) {
       largest += fmt::format("{}{} {}", i > 0 ? ", " : "", ops[i].second, percent(ops[i].first / (forward + backward)));
     line("one layer forward / backward", fmt::format("{} / {} per micro-batch on a rank ({})", human_seconds(forward),
                                                      human_seconds(backward), largest));
+    if (const auto& p = r.layer_passes)
+      line(fmt::format("  as simulated on rank {}", p->rank),
+           fmt::format("{} / {} (mean of {} and {} layer passes, exposed communication included)",
+                       human_seconds(p->forward), human_seconds(p->backward), p->forward_layers, p->backward_layers));
   }
   line("simulated messages / executions", fmt::format("{} / {}", r.messages, r.executions));
   if (r.folded) line("folded replicas", r.folding);
