@@ -112,6 +112,11 @@ std::optional<RunReport> parse_report(const QByteArray& text, QString* error) {
       if (shown(key)) r.figures.push_back({key, value});
   if (doc.memory_per_gpu)
     for (const auto& [key, value] : figures(*doc.memory_per_gpu)) r.figures.push_back({"memory_per_gpu/" + key, value});
+  // A transformer layer's passes as one rank ran them (communication and waits included).
+  if (doc.layer_ops && doc.layer_ops->simulated) {
+    r.figures.push_back({"layer_ops/simulated/forward_s", doc.layer_ops->simulated->forward_s});
+    r.figures.push_back({"layer_ops/simulated/backward_s", doc.layer_ops->simulated->backward_s});
+  }
   // Seed situation 9: the training run replayed over failures and checkpoints, and stragglers' iteration times.
   if (const auto& rel = doc.reliability) {
     r.figures.push_back({"reliability/goodput", rel->goodput});
@@ -230,6 +235,8 @@ constexpr KnownFigure kKnown[] = {
     {"memory_per_gpu/model_states_bytes", "  model states (stay between iterations)", "B"},
     {"memory_per_gpu/activations_bytes", "  activations", "B"},
     {"memory_per_gpu/workspace_bytes", "  workspace", "B"},
+    {"layer_ops/simulated/forward_s", "One layer's forward pass (simulated)", "s"},
+    {"layer_ops/simulated/backward_s", "One layer's backward pass (simulated)", "s"},
     {"reliability/goodput", "Goodput (useful share of the run)", "%"},
     {"reliability/time_to_finish_days", "Time to finish (days)", "n"},
     {"reliability/failures", "Failures", "n"},

@@ -107,6 +107,10 @@ class ModelTests : public QObject {
     QCOMPARE(r->figure("memory_per_gpu/total_bytes").value(), 8.1e10);
     QCOMPARE(r->figure("memory_per_gpu/model_states_bytes").value(), 7e10);
     QVERIFY(!r->figure("memory_per_gpu/fits").has_value()); // not a number
+    QCOMPARE(r->figure("layer_ops/simulated/forward_s").value(), 0.007);
+    QCOMPARE(r->figure("layer_ops/simulated/backward_s").value(), 0.012);
+    QCOMPARE(format_figure("layer_ops/simulated/backward_s", 0.012), QStringLiteral("12 ms"));
+    QCOMPARE(figure_label("layer_ops/simulated/forward_s"), QStringLiteral("One layer's forward pass (simulated)"));
     QCOMPARE(r->collectives.size(), std::size_t(1));
     QCOMPARE(r->collectives[0].algorithm, QStringLiteral("ring"));
     QCOMPARE(r->collectives[0].bus_bandwidth.value(), 2e10);

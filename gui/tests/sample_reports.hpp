@@ -89,6 +89,7 @@ inline ReportDocument training_run() {
   doc.ranks = {rank_row(0, 1.0, 0.5, 0.5, 0.0, 2.0), rank_row(1, 1.0, 0.4, 0.0, 0.6, 1.4)};
   doc.ranks[0].overlapped_communication = 0.5;
   doc.ranks[1].overlapped_communication = 0.2;
+  doc.layer_ops.emplace().simulated = partsim::ReportLayerPasses{0, 0.007, 0.012, 48, 48};
   return doc;
 }
 inline const QByteArray kFutureReport = report_text(training_run());
