@@ -1282,8 +1282,8 @@ class Planner {
     // The marked rank's boundaries (Plan::unit_marks): where the pass starts and where each unit ends.
     const bool marking =
         plan.marked_rank >= 0 && &steps == &plan.ranks[static_cast<std::size_t>(plan.marked_rank)].own_steps;
-    auto mark = [&](bool start, bool layer_end) {
-      if (marking) plan.unit_marks.push_back({static_cast<std::uint32_t>(steps.size()), forward, start, layer_end});
+    auto mark = [&](bool layer_end) {
+      if (marking) plan.unit_marks.push_back({static_cast<std::uint32_t>(steps.size()), forward, layer_end});
     };
     if (fused_passes()) {
       // One compute and one fused tensor-parallel collective per kind for the whole pass (the bytes of all of that
@@ -1347,7 +1347,7 @@ class Planner {
       flush_experts();
       return;
     }
-    mark(true, false);
+    mark(false); // the pass's start
     if (zero3) gather(units[forward ? 0 : n - 1]);
     for (std::size_t k = 0; k < n; ++k) {
       const std::size_t index = forward ? k : n - 1 - k; // in forward order: the embedding first on chunk 0
@@ -1375,7 +1375,7 @@ class Planner {
         else
           tensor_collective(steps, group_of(std::get<TensorCollective>(action)), std::get<TensorCollective>(action));
       }
-      mark(false, !(vs == 0 && index == 0) && !(vs == chunks_ - 1 && index == n - 1));
+      mark(!(vs == 0 && index == 0) && !(vs == chunks_ - 1 && index == n - 1)); // the embedding and head are not layers
       if (sync_now && !zero3) add_gradients(unit);
       add_expert_gradients(unit);
     }

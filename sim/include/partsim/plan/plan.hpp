@@ -226,16 +226,15 @@ struct AllToAllSkew {
   std::vector<double> node_share;
 };
 
-/** A boundary inside the program of Plan::marked_rank: after its first `steps` steps, a pass begins (`layer_end`
- * false, `start` true) or one of its units ends (the embedding, a transformer layer, the head). The engine stamps the
+/** A boundary inside the program of Plan::marked_rank: after its first `steps` steps, a pass begins (its activations
+ * or gradients arrived) or one of its units ends (the embedding, a transformer layer, the head). The engine stamps the
  * clock there in the first iteration (RankTimeline::marks); the report times each transformer layer of a pass as the
  * gap from the boundary before its end (the pass's start or the previous unit's end), everything the rank did in it
  * included: compute, exposed tensor-parallel communication, waits for its group. */
 struct UnitMark {
   std::uint32_t steps = 0;
   bool forward = true;
-  bool start = false;     ///< the pass begins here (after its activations or gradients arrived)
-  bool layer_end = false; ///< a transformer layer ends here
+  bool layer_end = false; ///< a transformer layer ends here (else the pass begins, or another unit ends)
 };
 
 struct Plan {
