@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace partsim {
@@ -110,15 +111,15 @@ bool measured(const GemmEfficiencyTable& table, const std::string& data_type) {
   return table.grids.contains(data_type) || table.scatters.contains(data_type);
 }
 
-/** gemm_efficiency before the sustained-compute factor: what the tables measured, a kernel at a time. */
-double kernel_at_a_time_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
+/** gemm_efficiency of a measured table (grid or scattered points), as it was measured: a kernel at a time, before
+ * the sustained-compute factor; nullopt when the profile measured no GEMM that prices `data_type`. */
+std::optional<double> table_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
   const GemmEfficiencyTable& table = gpu.gemm_efficiency;
   // FP8 without fp8 measurements, on a GPU whose fp8 peak is twice its bf16 one: the measured bf16 efficiency of the
   // same rows and columns at half the depth (see gemm_efficiency).
   if (data_type == "fp8" && !measured(table, "fp8") && measured(table, "bf16") && gpu.peak_flops.contains("bf16") &&
       std::abs(gpu.peak("fp8") - 2.0 * gpu.peak("bf16")) <= 1e-9 * gpu.peak("fp8"))
-    return kernel_at_a_time_efficiency(gpu, {shape.batch, shape.m, shape.n, (shape.k + 1) / 2, shape.row_groups},
-                                       "bf16");
+    return table_efficiency(gpu, {shape.batch, shape.m, shape.n, (shape.k + 1) / 2, shape.row_groups}, "bf16");
   const std::array<double, 3> x{std::max(rows(shape), 1.0), std::max(static_cast<double>(shape.n), 1.0),
                                 std::max(static_cast<double>(shape.k), 1.0)};
   const double h = table.default_curve.half_dimension;
@@ -139,14 +140,18 @@ double kernel_at_a_time_efficiency(const GpuProfile& gpu, const GemmShape& shape
     }
     return factor * inverse_distance_weighted(s, log_x);
   }
-  return curve_efficiency(table.default_curve, shape, data_type);
+  return std::nullopt;
 }
 
 } // namespace
 
 double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type) {
   PARTSIM_CHECK(gpu.peak_flops.contains(data_type)) << "GPU profile " << gpu.name << " has no peak for " << data_type;
-  return gpu.sustained_compute_factor() * kernel_at_a_time_efficiency(gpu, shape, data_type);
+  // A measured table ran a kernel at a time: lowered to what a sustained load keeps. The default curve is not: its
+  // saturated efficiency is MAMF's best of sustained loops (every shipped profile's curve cites it).
+  if (const std::optional<double> measured_rate = table_efficiency(gpu, shape, data_type))
+    return gpu.sustained_compute_factor() * *measured_rate;
+  return curve_efficiency(gpu.gemm_efficiency.default_curve, shape, data_type);
 }
 
 double kernel_time(const GpuProfile& gpu, double flops, double rate, double bytes) {

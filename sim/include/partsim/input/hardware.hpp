@@ -141,8 +141,9 @@ struct GpuProfile {
    * that holds some of them takes from a GEMM (tensor-parallel communication overlap). */
   std::optional<Figure> sm_count;
   /** Fraction of its kernel-at-a-time rate that tensor-core work keeps under a sustained load (a GEMM loop at the
-   * board's power limit lowers the clock); multiplies every GEMM and fused-attention efficiency, since both tables
-   * are measured a kernel at a time. Absent: 1 (nothing lowered); `partsim-calibrate` measures it. */
+   * board's power limit lowers the clock); multiplies the measured GEMM tables (grid, points) and the fused-attention
+   * efficiency, both measured a kernel at a time, not the default curve (sustained loops' best: MAMF, or GEMMs traced
+   * inside a training run). Absent: 1 (nothing lowered); `partsim-calibrate` measures it. */
   std::optional<Figure> sustained_compute;
   /** Always set: without `gemm_efficiency` in the profile, no points and the default curve (kDefaultGemm...). */
   GemmEfficiencyTable gemm_efficiency;

@@ -33,7 +33,9 @@ namespace partsim {
  *   GEMM measurements).
  * - Otherwise: the profile's default curve (see curve_efficiency), which for a profile without a table is partsim's
  *   built-in curve (kDefaultGemmSaturatedEfficiency, kDefaultGemmHalfDimension), never 1.
- * - Times the profile's sustained_compute factor (1 when it has none): the tables are measured a kernel at a time.
+ * - A measured table's value (grid, points, or the bf16 points for fp8) times the profile's sustained_compute factor
+ *   (1 when it has none): the tables are measured a kernel at a time. The default curve is not lowered: its saturated
+ *   efficiency already comes from sustained loops (MAMF) or from GEMMs traced inside a training run.
  *
  * The data type must be one the profile has a peak rate for (checked: a broken invariant aborts). */
 double gemm_efficiency(const GpuProfile& gpu, const GemmShape& shape, const std::string& data_type);
