@@ -222,7 +222,8 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
     std::string note = fmt::format(
         "{} GEMM {}x{}x{}: median GPU time {:.4g} s issued a kernel at a time (the GEMM grid's repeats), {:.4g} s "
         "(median of {}) in the settled second half of a loop that keeps the GPU busy{}: the fraction of its rate that "
-        "tensor-core work keeps under a sustained load; multiplies every GEMM and attention efficiency of this profile",
+        "tensor-core work keeps under a sustained load; multiplies this profile's measured GEMM table and attention "
+        "efficiency, not its default curve",
         s->data_type, s->shape.m, s->shape.n, s->shape.k, s->kernel_at_a_time_seconds, s->sustained_seconds.median,
         s->sustained_seconds.count,
         r.power && r.power->limit_watts > 0.0

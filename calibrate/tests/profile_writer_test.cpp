@@ -149,7 +149,11 @@ TEST(ProfileWriter, UnmeasuredFiguresKeepTheBaseProfileAndItsProvenance) {
   EXPECT_EQ(gpu.kernel_launch_overhead.provenance.kind, "assumption");
   ASSERT_TRUE(gpu.power.has_value());
   EXPECT_EQ(gpu.power->tdp.provenance.kind, "datasheet");
-  EXPECT_FALSE(gpu.sustained_compute.has_value()); // no power loop, and the base profile has none
+  // No power loop: the base profile's sustained-compute figure, with its own provenance.
+  ASSERT_TRUE(base.sustained_compute.has_value());
+  ASSERT_TRUE(gpu.sustained_compute.has_value());
+  EXPECT_DOUBLE_EQ(gpu.sustained_compute->value, base.sustained_compute->value);
+  EXPECT_EQ(gpu.sustained_compute->provenance.kind, "published_measurement");
   EXPECT_EQ(gpu.gemm_efficiency.grids.size(), 1u);
   EXPECT_EQ(gpu.gemm_efficiency.grids.at("bf16").k, (std::vector<std::int64_t>{1024, 4096}));
 }

@@ -196,7 +196,8 @@ TEST(Scenario, BaseGpuProfileWithReplacedFigures) {
   EXPECT_EQ(gpu.gemm_efficiency.points.size(), shipped.gemm_efficiency.points.size());
   EXPECT_EQ(gpu.gemm_efficiency.provenance.kind, shipped.gemm_efficiency.provenance.kind);
   EXPECT_EQ(gpu.attention_efficiency.has_value(), shipped.attention_efficiency.has_value());
-  EXPECT_FALSE(shipped.sustained_compute);
+  ASSERT_TRUE(shipped.sustained_compute); // the shipped figure, replaced
+  EXPECT_EQ(shipped.sustained_compute->provenance.kind, "published_measurement");
   EXPECT_NE(gpu.description.find("replaces sustained_compute, memory_efficiency, memory_capacity, "
                                  "kernel_launch_overhead"),
             std::string::npos)
