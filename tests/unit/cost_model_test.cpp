@@ -292,10 +292,12 @@ TEST(OpTime, ShippedProfileUsesItsTableAndOverhead) {
   const GpuProfile h100 = shipped("h100-sxm5-80gb");
   const ComputeOp op = gemm_op(8192, 8192, 8192);
   const double e = gemm_efficiency(h100, *op.gemm, "bf16");
-  // Vidur's H100 layers of about this size read 0.65 to 0.80 a kernel at a time; the profile keeps 0.889 of that.
-  EXPECT_DOUBLE_EQ(h100.sustained_compute_factor(), 0.889);
-  EXPECT_GT(e / 0.889, 0.65);
-  EXPECT_LT(e / 0.889, 0.80);
+  // Vidur's H100 layers of about this size read 0.65 to 0.80 a kernel at a time; the profile keeps its sustained
+  // fraction of that (below 1: the H100 boosts above the clock its datasheet peak is counted at).
+  const double sustained = h100.sustained_compute_factor();
+  EXPECT_LT(sustained, 1.0);
+  EXPECT_GT(e / sustained, 0.65);
+  EXPECT_LT(e / sustained, 0.80);
   const double expected = op.forward_flops / (989.5e12 * e) + 3e-6;
   EXPECT_NEAR(op_time(op, h100, "bf16", 2.0, false), expected, 1e-12);
   // The same GEMM on an A100 takes longer, by about the ratio of achieved rates.
