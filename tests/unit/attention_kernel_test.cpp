@@ -6,6 +6,7 @@
 #include "partsim/input/scenario.hpp"
 #include "partsim/model/compute_op.hpp"
 #include "partsim/model/cost_model.hpp"
+#include "partsim/model/training.hpp"
 #include "partsim/model/transformer.hpp"
 #include "partsim/plan/plan.hpp"
 #include "partsim/plan/strategy.hpp"
@@ -222,6 +223,77 @@ TEST(AttentionKernel, FlashTimeByHand) {
   EXPECT_DOUBLE_EQ(op_time(norm, gpu, "bf16", 2.0, false), norm.forward_bytes(2.0) / 1e12 + 5e-6);
 }
 
+TEST(AttentionKernel, TritonIsTheFlashKernelPricedFromItsOwnTable) {
+  // The same ops, bytes and flops as `flash`; only the attention core's time comes from attention_efficiency_triton.
+  TransformerConfig c = gpt();
+  c.hidden = 2048; // 16 heads of 128
+  c.ffn = 8192;
+  c.sequence_length = 4096;
+  const TransformerModel flash(c, kernels_of(AttentionKernel::Flash, true, true));
+  const TransformerModel triton(c, kernels_of(AttentionKernel::FlashTriton, true, true));
+  const std::vector<ComputeOp> flash_ops = flash.layer_ops(1), triton_ops = triton.layer_ops(1);
+  EXPECT_EQ(op_names(triton_ops), op_names(flash_ops));
+  EXPECT_DOUBLE_EQ(bytes(triton_ops), bytes(flash_ops));
+  for (Recomputation r : {Recomputation::None, Recomputation::Selective, Recomputation::Full})
+    EXPECT_DOUBLE_EQ(triton.layer_activation_bytes(1, r, 2.0), flash.layer_activation_bytes(1, r, 2.0));
+  const ComputeOp& core = find_op(triton_ops, "attention_core");
+  ASSERT_TRUE(core.attention.has_value());
+  EXPECT_TRUE(core.attention->triton);
+  EXPECT_FALSE(find_op(flash_ops, "attention_core").attention->triton);
+  EXPECT_DOUBLE_EQ(core.forward_flops, find_op(flash_ops, "attention_core").forward_flops);
+
+  // A profile with a Triton table: causal, head dimension 128 at 0.25 of 1000 TFLOP/s (the flash table says 0.6).
+  json doc = {{"name", "hand"},
+              {"peak_flops", {{"bf16", "1000TFLOPs"}, {"fp32", "50TFLOPs"}}},
+              {"memory_bandwidth", "2TBps"},
+              {"memory_capacity", "80GB"},
+              {"kernel_launch_overhead", "5us"}};
+  const json flash_points =
+      json::array({{{"sequence_length", 4096}, {"head_dim", 128}, {"causal", true}, {"efficiency", 0.6}}});
+  const json triton_points =
+      json::array({{{"sequence_length", 4096}, {"head_dim", 128}, {"causal", true}, {"efficiency", 0.25}}});
+  doc["attention_efficiency"] = {{"data_type", "bf16"}, {"points", flash_points}};
+  JsonReader without_reader(doc, "gpu.json");
+  const GpuProfile without = parse_gpu_profile(without_reader);
+  doc["attention_efficiency_triton"] = {{"data_type", "bf16"}, {"points", triton_points}};
+  JsonReader with_reader(doc, "gpu.json");
+  const GpuProfile with = parse_gpu_profile(with_reader);
+  ASSERT_TRUE(with.attention_efficiency_triton.has_value());
+  EXPECT_FALSE(without.attention_efficiency_triton.has_value());
+  const double executed = 4.0 * 16 * 4096.0 * 4096 * 128 / 2;
+  EXPECT_DOUBLE_EQ(op_time(core, with, "bf16", 2.0, false), executed / 250e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(core, with, "bf16", 2.0, true), 2.5 * executed / 250e12 + 5e-6);
+  // The CUDA kernel ignores the Triton table; without one, the Triton kernel is priced as the CUDA one.
+  const ComputeOp& flash_core = find_op(flash_ops, "attention_core");
+  EXPECT_DOUBLE_EQ(op_time(flash_core, with, "bf16", 2.0, false), executed / 600e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(core, without, "bf16", 2.0, false), executed / 600e12 + 5e-6);
+  // The profile writes the table back as it read it.
+  EXPECT_EQ(to_json(with)["attention_efficiency_triton"]["points"], triton_points);
+  EXPECT_FALSE(to_json(without).contains("attention_efficiency_triton"));
+}
+
+TEST(AttentionKernel, TheStackLineSaysWhatPricesTheTritonKernel) {
+  ModelTraining training;
+  training.kernels = kernels_of(AttentionKernel::FlashTriton, true, true);
+  GpuProfile gpu = attention_gpu();
+  EXPECT_NE(describe_stack(training, gpu).find("flash (Triton) attention"), std::string::npos);
+  EXPECT_NE(describe_stack(training, gpu)
+                .find("hand has no measured Triton throughput, priced as its measured fused "
+                      "attention, an assumption"),
+            std::string::npos)
+      << describe_stack(training, gpu);
+  gpu.attention_efficiency_triton = gpu.attention_efficiency;
+  EXPECT_NE(describe_stack(training, gpu).find("priced from hand's attention_efficiency_triton, measured"),
+            std::string::npos)
+      << describe_stack(training, gpu);
+  gpu.attention_efficiency_triton->provenance.kind = "assumption";
+  EXPECT_NE(describe_stack(training, gpu).find("attention_efficiency_triton, an assumption the profile explains"),
+            std::string::npos)
+      << describe_stack(training, gpu);
+  training.kernels.attention = AttentionKernel::Flash;
+  EXPECT_EQ(describe_stack(training, gpu).find("Triton"), std::string::npos) << describe_stack(training, gpu);
+}
+
 TEST(AttentionKernel, FlashWithoutATableIsPricedAsItsProducts) {
   const json doc = {{"name", "plain"},
                     {"peak_flops", "1000TFLOPs"},
@@ -383,6 +455,13 @@ TEST(AttentionKernel, ProfileErrorsNameTheirPointer) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/attention_efficiency/points/0/causal"), std::string::npos) << e.what();
   }
+  try {
+    parse_with("attention_efficiency_triton", {{"data_type", "bf16"}, {"points", json::array({bad})}});
+    ADD_FAILURE() << "a bad Triton point was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/attention_efficiency_triton/points/0/causal"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AttentionKernel, ShippedProfilesCarryPublishedFigures) {
@@ -393,6 +472,23 @@ TEST(AttentionKernel, ShippedProfilesCarryPublishedFigures) {
     EXPECT_LT(gpu.memory_efficiency.value, 0.9) << name;
     ASSERT_TRUE(gpu.attention_efficiency.has_value()) << name;
     EXPECT_EQ(gpu.attention_efficiency->provenance.kind, "published_measurement") << name;
+  }
+  // The H100's stands in from its FlashAttention (v1) bars, an assumption the profile explains.
+  const GpuProfile h100 = load_gpu_profile(test::source_dir(), "h100-sxm5-80gb", "test", "/cluster/gpu");
+  ASSERT_TRUE(h100.attention_efficiency_triton.has_value());
+  EXPECT_EQ(h100.attention_efficiency_triton->provenance.kind, "assumption");
+  // The A100's Triton FlashAttention table: the FlashAttention-2 paper's Triton bars, causal at head dimension 128
+  // between 0.42 and 0.51 of FlashAttention-2's on the same figure.
+  const GpuProfile a100 = load_gpu_profile(test::source_dir(), "a100-sxm4-80gb", "test", "/cluster/gpu");
+  ASSERT_TRUE(a100.attention_efficiency_triton.has_value());
+  EXPECT_EQ(a100.attention_efficiency_triton->provenance.kind, "published_measurement");
+  EXPECT_EQ(a100.attention_efficiency_triton->points.size(), 24u);
+  for (std::int64_t s : {512, 1024, 2048, 4096, 8192, 16384}) {
+    const AttentionShape shape{16, s, 128, true};
+    const double ratio = attention_efficiency(*a100.attention_efficiency_triton, shape) /
+                         attention_efficiency(*a100.attention_efficiency, shape);
+    EXPECT_GT(ratio, 0.41) << s;
+    EXPECT_LT(ratio, 0.52) << s;
   }
 }
 

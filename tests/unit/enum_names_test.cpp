@@ -56,7 +56,7 @@ TEST(EnumNames, EveryTableIsABijection) {
   expect_table_is_a_bijection<NormKind>(2);
   expect_table_is_a_bijection<Recomputation>(3);
   expect_table_is_a_bijection<OpKind>(8);
-  expect_table_is_a_bijection<AttentionKernel>(3);
+  expect_table_is_a_bijection<AttentionKernel>(4);
   expect_table_is_a_bijection<TrainingStack>(4);
   expect_table_is_a_bijection<IntervalKind>(5);
   expect_table_is_a_bijection<CnnLayerKind>(7);

@@ -414,6 +414,8 @@ GpuProfile parse_gpu_profile(JsonReader& reader) {
   }
   if (auto table = reader.optional_child("attention_efficiency"))
     gpu.attention_efficiency = parse_attention_efficiency(*table, gpu, inline_figure);
+  if (auto table = reader.optional_child("attention_efficiency_triton"))
+    gpu.attention_efficiency_triton = parse_attention_efficiency(*table, gpu, inline_figure);
   reader.finish();
   return gpu;
 }
@@ -490,17 +492,20 @@ nlohmann::json to_json(const GpuProfile& profile) {
   out["memory_efficiency"] = to_json(profile.memory_efficiency);
   if (profile.sm_count) out["sm_count"] = to_json(*profile.sm_count);
   if (profile.sustained_compute) out["sustained_compute"] = to_json(*profile.sustained_compute);
-  if (const auto& attention = profile.attention_efficiency) {
+  const auto attention_json = [](const AttentionEfficiencyTable& attention) {
     nlohmann::json attention_points = nlohmann::json::array();
-    for (const AttentionEfficiencyPoint& p : attention->points)
+    for (const AttentionEfficiencyPoint& p : attention.points)
       attention_points.push_back({{"sequence_length", p.sequence_length},
                                   {"head_dim", p.head_dim},
                                   {"causal", p.causal},
                                   {"efficiency", p.efficiency}});
-    out["attention_efficiency"] = {{"provenance", to_json(attention->provenance)},
-                                   {"data_type", attention->data_type},
-                                   {"points", attention_points}};
-  }
+    return nlohmann::json{{"provenance", to_json(attention.provenance)},
+                          {"data_type", attention.data_type},
+                          {"points", attention_points}};
+  };
+  if (const auto& attention = profile.attention_efficiency) out["attention_efficiency"] = attention_json(*attention);
+  if (const auto& triton = profile.attention_efficiency_triton)
+    out["attention_efficiency_triton"] = attention_json(*triton);
   return out;
 }
 

@@ -618,7 +618,10 @@ void workload_fields(std::vector<F>& f) {
           .doc("the attention core: `flash` (one fused kernel, no s x s scores in memory, the scores recomputed "
                "in the backward pass; priced from the GPU profile's measured `attention_efficiency`), "
                "`fused_softmax` (scores written by a batched GEMM, one scale-mask-softmax kernel, dropout "
-               "its own kernel), `unfused` (also the mask as its own pass)"));
+               "its own kernel), `unfused` (also the mask as its own pass), `flash_triton` (the fused kernel "
+               "written in Triton, Tri Dao's flash_attn_triton.py, MPT's `attn_impl: triton`: priced from the "
+               "profile's measured `attention_efficiency_triton`, or where it has none from `attention_efficiency`, "
+               "which the report's strategy line says)"));
   f.push_back(F(w + "fused_bias_activation", T::Boolean, "model_training")
                   .kinds(training)
                   .def_doc("the stack's")

@@ -194,7 +194,8 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0);
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
   const double peak = gpu.peak(data_type);
-  const auto& table = gpu.attention_efficiency;
+  const auto& table =
+      a.triton && gpu.attention_efficiency_triton ? gpu.attention_efficiency_triton : gpu.attention_efficiency;
   if (table && gpu.peak(table->data_type) == peak) // measured at this data type's rate (bf16 and fp16 share one)
     return kernel_time(gpu, executed, peak * gpu.sustained_compute_factor() * attention_efficiency(*table, a), bytes);
   // No measurement: the kernel's products at the GEMM efficiency of their shapes, one launch. Forward: the scores

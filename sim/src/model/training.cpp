@@ -104,6 +104,16 @@ std::string describe_recomputation(const ModelTraining& training) {
   return fmt::format("selective ({})", modules.describe());
 }
 
+std::string describe_stack(const ModelTraining& training, const GpuProfile& gpu) {
+  std::string out = fmt::format("stack {}: {}", to_string(training.stack), describe(training.kernels));
+  if (training.kernels.attention != AttentionKernel::FlashTriton) return out;
+  if (const auto& triton = gpu.attention_efficiency_triton)
+    return out + " (Triton attention priced from " + gpu.name + "'s attention_efficiency_triton" +
+           (triton->provenance.kind == "assumption" ? ", an assumption the profile explains)" : ", measured)");
+  return out + " (Triton attention: " + gpu.name +
+         " has no measured Triton throughput, priced as its measured fused attention, an assumption)";
+}
+
 std::string describe_data_loading(const ModelTraining& training) {
   if (training.data_loading <= 0) return "data loading 0 s per micro-batch (assumed hidden by the loader's workers)";
   return fmt::format("data loading {:.4g} ms per micro-batch on the ranks that read the input",

@@ -126,7 +126,9 @@ std::string RecomputeModules::describe() const {
 
 std::string describe(const TransformerKernels& kernels) {
   return fmt::format("{} attention, {} bias + activation, {} bias + dropout + add, {} cross-entropy{}{}",
-                     to_string(kernels.attention), kernels.fused_bias_activation ? "fused" : "unfused",
+                     kernels.attention == AttentionKernel::FlashTriton ? std::string("flash (Triton)")
+                                                                       : std::string(to_string(kernels.attention)),
+                     kernels.fused_bias_activation ? "fused" : "unfused",
                      kernels.fused_bias_dropout_add ? "fused" : "unfused", to_string(kernels.cross_entropy),
                      kernels.fused_moe_permute ? ", fused token permutation" : "",
                      kernels.fp8 == Fp8Recipe::None
@@ -357,7 +359,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
   av.module = LayerModule::CoreAttention;
 
   const double softmax_flop = kSoftmaxFlop + dropout_flop;
-  if (kernel == AttentionKernel::Flash) {
+  if (fused_attention(kernel)) {
     // One kernel reads Q, K, V and writes the output (and the softmax statistics, fp32 per query and head); the
     // scores stay on chip. Its flops are those of the unfused core (both products and the softmax), so that model
     // flops do not depend on the kernel; its time comes from the products' shape (see cost_model.hpp).
@@ -370,6 +372,7 @@ std::vector<ComputeOp> TransformerModel::layer_ops(std::int64_t micro_batch, con
                                     c.architecture == TransformerArchitecture::Decoder,
                                     cp,
                                     mla.enabled() ? value_dim() : 0};
+    core.attention->triton = kernel == AttentionKernel::FlashTriton;
     core.forward_flops = qk.forward_flops + av.forward_flops + softmax_flop * scores;
     core.backward_flops = qk.backward_flops + av.backward_flops + 2.0 * softmax_flop * scores;
     core.input_elements = t * as_double(q_width + kv_width + v_width);
@@ -661,7 +664,7 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
     }
   }
   // Attention core: softmax output, with dropout also its mask and the dropped-out probabilities.
-  if (kernels_.attention == AttentionKernel::Flash)
+  if (fused_attention(kernels_.attention))
     bytes += kSoftmaxStatisticsBytes * as_double(micro_batch) * as_double(c.heads) * as_double(c.sequence_length);
   else if (!rerun(LayerModule::CoreAttention))
     bytes += e * scores + (c.dropout ? (1.0 + e) * scores : 0.0);

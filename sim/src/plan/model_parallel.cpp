@@ -1529,7 +1529,7 @@ class Planner {
         plan.summary += fmt::format(", capacity factor {:g} drops {:.3g}% of the copies",
                                     *training_.expert_routing.capacity_factor, 100.0 * dropped / layers);
     }
-    plan.summary += fmt::format("; stack {}: {}", to_string(training_.stack), describe(training_.kernels));
+    plan.summary += "; " + describe_stack(training_, cluster_.gpu);
     plan.summary += "; " + describe_data_loading(training_);
     collectives_.set_stream_contention(plan, cluster_.gpu, mp_.gradient_sync);
   }

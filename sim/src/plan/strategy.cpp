@@ -359,8 +359,7 @@ Plan plan_model_training(const Scenario& scenario, const ModelTraining& training
         to_string(dp.gradient_sync.collective.fidelity.value_or(fidelity)), buckets.size(),
         dp.gradient_sync.bucket_bytes / (1024.0 * 1024.0),
         dp.gradient_sync.overlap ? " overlapping the backward pass" : " after the backward pass");
-  if (training.model.is_transformer())
-    plan.summary += fmt::format("; stack {}: {}", to_string(training.stack), describe(training.kernels));
+  if (training.model.is_transformer()) plan.summary += "; " + describe_stack(training, cluster.gpu);
   plan.summary += "; " + describe_data_loading(training);
   collectives.set_stream_contention(plan, cluster.gpu, dp.gradient_sync);
   return plan;

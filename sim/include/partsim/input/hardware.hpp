@@ -150,6 +150,9 @@ struct GpuProfile {
   /** Measured fused-attention throughput; absent: a fused attention kernel is priced as its two batched products at
    * the GEMM efficiency of their shapes (see cost_model.hpp). */
   std::optional<AttentionEfficiencyTable> attention_efficiency;
+  /** Measured throughput of the Triton FlashAttention kernel (the `flash_triton` attention); absent: that kernel is
+   * priced from attention_efficiency. */
+  std::optional<AttentionEfficiencyTable> attention_efficiency_triton;
   /** Bytes/s that memory-bound kernels reach: memory_bandwidth x memory_efficiency. */
   double achieved_memory_bandwidth() const { return memory_bandwidth.value * memory_efficiency.value; }
   /** The factor on the GEMM and attention efficiencies: sustained_compute, or 1 when the profile gives none. */

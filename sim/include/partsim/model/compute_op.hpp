@@ -103,6 +103,8 @@ struct AttentionShape {
   std::int64_t value_dim = 0;
   /** A causal sliding window of this many keys per query (self included); 0: the whole causal prefix. */
   std::int64_t window = 0;
+  /** The Triton kernel (`flash_triton`): priced from the profile's attention_efficiency_triton where it has one. */
+  bool triton = false;
 
   std::int64_t values() const { return value_dim > 0 ? value_dim : head_dim; }
   /** Forward flop of the two products (scores and the product with V) as the kernel runs them: 2·bh·s²·(d + d_v)

@@ -88,6 +88,10 @@ std::string describe_recomputation(const ModelTraining& training);
 /** The strategy line's words on data loading: the figure per micro-batch, or that none is simulated and why. */
 std::string describe_data_loading(const ModelTraining& training);
 
+/** "stack megatron-core-2024: flash attention, ..." for the plan's summary; with the `flash_triton` attention also
+ * which of `gpu`'s measurements prices it (its Triton table, or for want of one its fused-attention table). */
+std::string describe_stack(const ModelTraining& training, const GpuProfile& gpu);
+
 /** One micro-batch of a model on a GPU profile. */
 struct TrainingCost {
   std::vector<TrainingUnit> units; ///< in forward order

@@ -30,10 +30,18 @@ enum class Recomputation { None, Selective, Full };
 /** How the attention core (scores, softmax, product with V) runs:
  * - `flash`: one fused kernel (FlashAttention, cuDNN fused attention): the b·a·s² scores never reach memory, the
  *   backward recomputes them; priced from the profile's measured attention throughput (attention_efficiency);
+ * - `flash_triton`: the same kernel written in Triton (Tri Dao's flash_attn_triton.py, which MPT's llm-foundry
+ *   adapted as its `attn_impl: triton`): priced from the profile's measured Triton throughput
+ *   (attention_efficiency_triton), or where it has none from attention_efficiency, and the report says so;
  * - `fused_softmax`: Megatron-LM 2021-2022: the scores written by a batched GEMM, one scale-mask-softmax kernel,
  *   attention dropout as its own kernel, then the batched product with V;
  * - `unfused`: the same with the mask and the softmax as separate kernels (each a pass over the scores). */
-enum class AttentionKernel { Flash, FusedSoftmax, Unfused };
+enum class AttentionKernel { Flash, FusedSoftmax, Unfused, FlashTriton };
+
+/** Whether the kernel is a fused one that keeps the scores on chip (FlashAttention in CUDA or in Triton). */
+constexpr bool fused_attention(AttentionKernel kernel) {
+  return kernel == AttentionKernel::Flash || kernel == AttentionKernel::FlashTriton;
+}
 
 /** How the loss over the logits runs (E = tokens x the rank's vocabulary shard logits, e bytes per element):
  * - `fused`: one kernel over the logits in the training data type: the forward reads them, the backward writes their
@@ -129,9 +137,10 @@ std::string describe(const TransformerKernels& kernels);
 
 template <>
 struct EnumNames<AttentionKernel> {
-  static constexpr std::array<EnumEntry<AttentionKernel>, 3> entries{{{AttentionKernel::Flash, "flash"},
+  static constexpr std::array<EnumEntry<AttentionKernel>, 4> entries{{{AttentionKernel::Flash, "flash"},
                                                                       {AttentionKernel::FusedSoftmax, "fused_softmax"},
-                                                                      {AttentionKernel::Unfused, "unfused"}}};
+                                                                      {AttentionKernel::Unfused, "unfused"},
+                                                                      {AttentionKernel::FlashTriton, "flash_triton"}}};
 };
 
 template <>
