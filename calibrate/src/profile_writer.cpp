@@ -102,6 +102,16 @@ std::optional<ordered_json> memory_bandwidth_figure(const CalibrationResult& r, 
                      measured_provenance(r.device, options, best->line.samples, best->line.spread, note));
 }
 
+/** The base profile's figures that no calibration measures, as partsim itself writes them (to_json of the profile):
+ * the streaming multiprocessors (what an overlapped collective takes from a GEMM) and the fused-attention tables of
+ * the CUDA and the Triton kernels. Without them a written profile would price attention as its products and refuse
+ * tensor-parallel overlap. */
+void copy_unmeasured_figures(const GpuProfile& base, ordered_json& out) {
+  const nlohmann::json written = to_json(base);
+  for (const char* key : {"sm_count", "attention_efficiency", "attention_efficiency_triton"})
+    if (written.contains(key)) out[key] = ordered_json(written.at(key));
+}
+
 } // namespace
 
 std::string base_profile_for(const std::string& device_name) {
@@ -129,6 +139,8 @@ ordered_json profile_file_json(const GpuProfile& gpu) {
   out["kernel_launch_overhead"] = figure_json(gpu.kernel_launch_overhead);
   if (gpu.power) out["power"] = {{"tdp", figure_json(gpu.power->tdp)}, {"idle", figure_json(gpu.power->idle)}};
   if (gpu.sustained_compute) out["sustained_compute"] = figure_json(*gpu.sustained_compute);
+  out["memory_efficiency"] = figure_json(gpu.memory_efficiency);
+  copy_unmeasured_figures(gpu, out);
   const GemmEfficiencyTable& t = gpu.gemm_efficiency;
   ordered_json points = ordered_json::array();
   for (const GemmEfficiencyPoint& p : t.points)
@@ -177,7 +189,10 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
     out["memory_bandwidth"] = *bandwidth;
     measured_any = true;
   } else {
+    // The datasheet figure and the fraction of it that memory-bound kernels reach, both the base's; a measured
+    // bandwidth is the achieved one already.
     out["memory_bandwidth"] = figure_json(base.memory_bandwidth);
+    out["memory_efficiency"] = figure_json(base.memory_efficiency);
   }
   if (r.device.memory_bytes > 0)
     out["memory_capacity"] = figure_json(
@@ -238,6 +253,7 @@ ordered_json measured_gpu_profile(const CalibrationResult& r, const GpuProfile& 
   } else if (base.sustained_compute) {
     out["sustained_compute"] = figure_json(*base.sustained_compute);
   }
+  copy_unmeasured_figures(base, out);
 
   const EfficiencyTable table = efficiency_table(r.gemm, peak_values(base));
   if (table.points.empty()) {

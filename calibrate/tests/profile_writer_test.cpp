@@ -154,8 +154,32 @@ TEST(ProfileWriter, UnmeasuredFiguresKeepTheBaseProfileAndItsProvenance) {
   ASSERT_TRUE(gpu.sustained_compute.has_value());
   EXPECT_DOUBLE_EQ(gpu.sustained_compute->value, base.sustained_compute->value);
   EXPECT_EQ(gpu.sustained_compute->provenance.kind, "published_measurement");
+  // What no calibration measures stays the base's: the datasheet bandwidth's achieved fraction, the SM count and the
+  // fused-attention tables (CUDA and Triton kernels), each with its provenance.
+  EXPECT_DOUBLE_EQ(gpu.memory_efficiency.value, base.memory_efficiency.value);
+  EXPECT_EQ(gpu.memory_efficiency.provenance.kind, base.memory_efficiency.provenance.kind);
+  ASSERT_TRUE(base.sm_count.has_value());
+  ASSERT_TRUE(gpu.sm_count.has_value());
+  EXPECT_DOUBLE_EQ(gpu.sm_count->value, base.sm_count->value);
+  ASSERT_TRUE(base.attention_efficiency.has_value());
+  ASSERT_TRUE(gpu.attention_efficiency.has_value());
+  EXPECT_EQ(to_json(gpu)["attention_efficiency"], to_json(base)["attention_efficiency"]);
+  // The H100 base (written under the same name): its Triton stand-in table as well (the H200 profile has none).
+  const GpuProfile h100 = load_gpu_profile(PARTSIM_SOURCE_DIR, "h100-sxm5-80gb", "test", "");
+  const GpuProfile from_h100 = round_trip(measured_gpu_profile(r, h100, options()), "h200-measured");
+  ASSERT_TRUE(from_h100.attention_efficiency_triton.has_value());
+  EXPECT_EQ(to_json(from_h100)["attention_efficiency_triton"], to_json(h100)["attention_efficiency_triton"]);
   EXPECT_EQ(gpu.gemm_efficiency.grids.size(), 1u);
   EXPECT_EQ(gpu.gemm_efficiency.grids.at("bf16").k, (std::vector<std::int64_t>{1024, 4096}));
+}
+
+TEST(ProfileWriter, AProfileFileOfAShippedProfileLosesNothing) {
+  // profile_file_json (the Kineto import's starting point) writes every figure partsim reads back.
+  for (const std::string name : {"a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb"}) {
+    const GpuProfile shipped = load_gpu_profile(PARTSIM_SOURCE_DIR, name, "test", "");
+    const GpuProfile copy = round_trip(profile_file_json(shipped), name);
+    EXPECT_EQ(to_json(copy), to_json(shipped)) << name;
+  }
 }
 
 TEST(ProfileWriter, NothingMeasuredIsRefusedAndNoGemmKeepsTheBaseTable) {
