@@ -2,6 +2,7 @@
 // adds to the backward pass, the activation bytes it frees against closed forms (Korthikanti et al.'s 34·s·b·h as the
 // starting point), the tensor collectives a rerun MLP re-issues, the report's words, and the input errors.
 #include "partsim/input/workload_library.hpp"
+#include "partsim/model/cost_model.hpp"
 #include "partsim/model/training.hpp"
 #include "partsim/model/transformer.hpp"
 #include "partsim/plan/sharded_memory.hpp"
@@ -269,6 +270,121 @@ TEST(RecomputeModules, EachInvalidListNamesItsKey) {
   // Accepted: the same overlap rerunning the norms.
   overlap["workload"]["recompute_modules"] = {"core_attn", "layernorm"};
   EXPECT_TRUE(std::get<ModelParallel>(parse(overlap).strategy).tp_comm_overlap);
+}
+
+// --- torchtitan's per-op policy (recompute_policy "torchtitan_op")
+// ----------------------------------------------------
+
+/** Llama 3 8B with torchtitan's kernels (flash attention, unfused elementwise) under the per-op policy, FP8 GEMMs by
+ * `fp8`. */
+TransformerModel torchtitan_llama(Fp8Recipe fp8 = Fp8Recipe::None) {
+  TransformerKernels kernels{AttentionKernel::Flash,
+                             false,
+                             false,
+                             CrossEntropyKernel::Fp32LogSoftmax,
+                             RecomputeModules::torchtitan_ops(),
+                             false};
+  kernels.fp8 = fp8;
+  return library_model("llama3-8b", kernels);
+}
+
+nlohmann::json torchtitan_scenario(nlohmann::json strategy) {
+  nlohmann::json doc = mp_scenario(std::move(strategy), nullptr, 8, "llama3-8b");
+  doc["cluster"]["gpu"] = "h100-sxm5-80gb";
+  doc["workload"]["global_batch"] = 8;
+  doc["workload"]["stack"] = "torchtitan";
+  doc["workload"]["recompute_policy"] = "torchtitan_op";
+  return doc;
+}
+
+TEST(RecomputePolicy, TorchtitanOpRerunsEverySecondMatmulAndTheElementwiseOps) {
+  // wq, wk, wv, wo, w1, w3, w2: the second, fourth and sixth (wk, wo, w3) rerun; the attention kernel's output is kept.
+  const TransformerModel model = torchtitan_llama();
+  std::set<std::string> whole;
+  double qkv_share = -1.0;
+  for (const ComputeOp& op : model.layer_ops(1)) {
+    if (op.name == "qkv_projection")
+      qkv_share = op.recomputed_share;
+    else if (op.selectively_recomputed) {
+      EXPECT_DOUBLE_EQ(op.recomputed_share, 1.0) << op.name;
+      whole.insert(op.name);
+    }
+  }
+  // Keys: 8 heads of 128 of the 32 + 8 + 8 heads' 128 columns of the fused QKV GEMM.
+  EXPECT_DOUBLE_EQ(qkv_share, 8.0 / 48.0);
+  EXPECT_EQ(whole,
+            (std::set<std::string>{"attention_norm", "rotary_embedding", "output_projection", "attention_residual",
+                                   "mlp_norm", "mlp_up", "mlp_silu", "mlp_activation", "mlp_residual"}));
+  // The rerun flops: those ops' forwards and the keys' share of the QKV GEMM, in the flops and in the priced backward.
+  const TrainingFlops flops = model.layer_flops(1, Recomputation::Selective);
+  double expected = forward_flops(model, whole);
+  for (const ComputeOp& op : model.layer_ops(1))
+    if (op.name == "qkv_projection") expected += op.forward_flops / 6.0;
+  EXPECT_DOUBLE_EQ(flops.recompute, expected);
+  const GpuProfile gpu = parse(torchtitan_scenario({{"data", 8}})).cluster.gpu;
+  double rerun_time = 0.0;
+  for (const ComputeOp& op : model.layer_ops(1))
+    if (op.selectively_recomputed) rerun_time += op.recomputed_share * op_time(op, gpu, "bf16", 2.0, false);
+  const TrainingUnit unit = price_ops("layer", model.layer_ops(1), gpu, "bf16", Recomputation::Selective);
+  EXPECT_DOUBLE_EQ(unit.recompute_time, rerun_time);
+  EXPECT_GT(rerun_time, 0.0);
+}
+
+TEST(RecomputePolicy, TorchtitanOpKeepsTheInputTheKeptMatmulsAndTheAttentionOutput) {
+  // Per token at 2 bytes: the input h, wq's q = 4096, wv's kv = 1024, w1's f = 14336, w2's h, the attention output
+  // (32 heads of 128) and its fp32 softmax statistics (4 bytes per head and token).
+  const TransformerModel model = torchtitan_llama();
+  const double t = 8192.0;
+  const double h = 4096, q = 4096, kv = 1024, f = 14336;
+  EXPECT_DOUBLE_EQ(model.layer_activation_bytes(1, Recomputation::Selective),
+                   2.0 * t * (h + q + kv + f + h + q) + 4.0 * 32.0 * t);
+  EXPECT_DOUBLE_EQ(model.layer_sequence_bytes(1, Recomputation::Selective), 2.0 * t * h);
+  // FP8 GEMMs (torch._scaled_mm) are not kept: every GEMM and its cast rerun; only the attention kernel is not.
+  const TransformerModel fp8 = torchtitan_llama(Fp8Recipe::Tensorwise);
+  for (const ComputeOp& op : fp8.layer_ops(1)) {
+    EXPECT_EQ(op.selectively_recomputed, op.kind != OpKind::Attention) << op.name;
+    EXPECT_DOUBLE_EQ(op.recomputed_share, 1.0) << op.name;
+  }
+  EXPECT_DOUBLE_EQ(fp8.layer_activation_bytes(1, Recomputation::Selective), 2.0 * t * (h + q) + 4.0 * 32.0 * t);
+}
+
+TEST(RecomputePolicy, PlanMemorySitsBetweenFullAndModulesAndTheLineNamesThePolicy) {
+  const nlohmann::json fsdp = {{"data", 8}, {"zero", 3}};
+  const Plan op = build_plan(parse(torchtitan_scenario(fsdp)));
+  nlohmann::json full_doc = torchtitan_scenario(fsdp);
+  full_doc["workload"].erase("recompute_policy");
+  full_doc["workload"]["recomputation"] = "full";
+  const Plan full = build_plan(parse(full_doc));
+  nlohmann::json none_doc = full_doc;
+  none_doc["workload"]["recomputation"] = "none";
+  const Plan none = build_plan(parse(none_doc));
+  // Full keeps 2·t·h per layer, the policy 2·t·(h + q + kv + f + h + q) + 4·32·t more (32 layers, one micro-batch);
+  // both add one layer's activations for its rebuild.
+  const double t = 8192.0;
+  EXPECT_DOUBLE_EQ(op.memory->activations - full.memory->activations,
+                   32.0 * (2.0 * t * (4096 + 1024 + 14336 + 4096 + 4096) + 4.0 * 32.0 * t));
+  EXPECT_LT(op.memory->activations, none.memory->activations);
+  EXPECT_NE(op.summary.find("selective (torchtitan's per-op policy"), std::string::npos) << op.summary;
+}
+
+TEST(RecomputePolicy, EachInvalidUseNamesItsKey) {
+  const nlohmann::json data = {{"data", 8}};
+  nlohmann::json full = torchtitan_scenario(data);
+  full["workload"]["recomputation"] = "full";
+  EXPECT_EQ(error_pointer(full), "/workload/recompute_policy");
+  nlohmann::json modules = torchtitan_scenario(data);
+  modules["workload"]["recompute_modules"] = {"core_attn"};
+  EXPECT_EQ(error_pointer(modules), "/workload/recompute_policy");
+  nlohmann::json unfused = torchtitan_scenario(data);
+  unfused["workload"]["attention"] = "unfused";
+  EXPECT_EQ(error_pointer(unfused), "/workload/recompute_policy");
+  nlohmann::json moe = torchtitan_scenario(data);
+  moe["workload"]["model"] = "mixtral-8x7b";
+  EXPECT_EQ(error_pointer(moe), "/workload/recompute_policy");
+  EXPECT_EQ(error_pointer(torchtitan_scenario({{"data", 4}, {"tensor", 2}})), "/strategy/tensor");
+  nlohmann::json unknown = torchtitan_scenario(data);
+  unknown["workload"]["recompute_policy"] = "op";
+  EXPECT_EQ(error_pointer(unknown), "/workload/recompute_policy");
 }
 
 // --- Megatron-Core's block method (--recompute-method block --recompute-num-layers N) ---------------------------

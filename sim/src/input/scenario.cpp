@@ -366,6 +366,29 @@ ModelTraining parse_model_training(JsonReader& reader, const std::filesystem::pa
     }
     t.kernels.recompute_modules = set;
   }
+  if (reader.choice("recompute_policy") == "torchtitan_op") {
+    const std::string pointer = reader.pointer() + "/recompute_policy";
+    if (t.recomputation != Recomputation::Selective)
+      throw InputError(reader.source(), pointer,
+                       fmt::format("the policy says what selective recomputation reruns; expected \"modules\" or no "
+                                   "recompute_policy with recomputation \"{}\", or recomputation \"selective\"",
+                                   to_string(t.recomputation)));
+    if (reader.has("recompute_modules"))
+      throw InputError(reader.source(), pointer,
+                       "torchtitan's per-op policy names no modules; expected no recompute_modules with it");
+    const TransformerConfig& config = std::get<TransformerConfig>(t.model.config);
+    if (config.experts.moe() || config.mla.enabled())
+      throw InputError(reader.source(), pointer,
+                       fmt::format("the per-op policy is modelled for a dense model with plain attention (model \"{}\" "
+                                   "has {}); expected \"modules\"",
+                                   t.model.name, config.experts.moe() ? "experts" : "latent attention"));
+    if (t.kernels.attention != AttentionKernel::Flash && t.kernels.attention != AttentionKernel::FlashTriton)
+      throw InputError(reader.source(), pointer,
+                       fmt::format("the policy keeps the output of a fused attention kernel (SDPA); expected "
+                                   "/workload/attention \"flash\" or \"flash_triton\" with it, got \"{}\"",
+                                   to_string(t.kernels.attention)));
+    t.kernels.recompute_modules = RecomputeModules::torchtitan_ops();
+  }
   t.gradient_data_type = reader.has("gradient_data_type") ? reader.choice("gradient_data_type")
                                                           : stack_gradient_data_type(t.stack, t.data_type);
   if (t.gradient_data_type == t.data_type) t.gradient_data_type.clear();
@@ -911,6 +934,11 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                          "the asynchronous backward of multi-head latent attention is not modelled; expected false");
     }
   }
+  if ((mp.tensor > 1 || mp.context > 1) && training->kernels.recompute_modules.torchtitan_op)
+    throw InputError(reader.source(), at + (mp.tensor > 1 ? "/tensor" : "/context"),
+                     "torchtitan's per-op policy reruns collectives it does not save (the all-gathers of tensor and "
+                     "context parallelism), which is not modelled; expected 1 with /workload/recompute_policy "
+                     "\"torchtitan_op\"");
   if (mp.tensor > 1 && training->recomputation == Recomputation::Selective &&
       training->kernels.recompute_modules.contains(LayerModule::SharedExperts))
     throw InputError(reader.source(), at + "/tensor",

@@ -560,6 +560,24 @@ void workload_fields(std::vector<F>& f) {
                        "experts' activation, its output freed; `shared_experts` the shared experts as `mlp`. Each "
                        "rerun adds its forward to the backward pass. `moe` (the whole MoE layer with its all-to-alls) "
                        "is not modelled"));
+  f.push_back(F(w + "recompute_policy", T::Choice, "model_training")
+                  .kinds(training)
+                  .choices({"modules", "torchtitan_op"})
+                  .def("modules")
+                  .allowed("`torchtitan_op`: with `recomputation` `\"selective\"`, no `recompute_modules`, a dense "
+                           "model, `attention` `flash` or `flash_triton`, and strategy `tensor` and `context` 1")
+                  .label("Recompute policy")
+                  .doc("how selective recomputation chooses what to rerun: `modules`, the submodules "
+                       "`recompute_modules` names (Megatron-Core); `torchtitan_op`, torchtitan's per-op policy "
+                       "(`selective_ac_option = \"op\"`, torchtitan/models/llama3/parallelize_llama.py at e7c0cae): "
+                       "the outputs of the attention kernel and of every second matmul in the layer's forward order "
+                       "are kept (of wq, wk, wv, wo, w1, w3, w2: wq, wv, w1 and w2), every other op reruns before the "
+                       "backward (norms, rotary embedding, activation, residual adds, and the wk, wo and w3 "
+                       "matmuls: wk as its share of the QKV GEMM); FP8 GEMMs (torchao's Float8Linear calls "
+                       "torch._scaled_mm, which the policy does not save) rerun whole with their casts. The layer "
+                       "keeps its input, the kept outputs and the attention's softmax statistics; during its "
+                       "backward one layer's activations are rebuilt, as under full recomputation "
+                       "([training.md](training.md))"));
   f.push_back(F(w + "recompute_modules/*", T::Choice, "")
                   .kinds(training)
                   .choices(enum_names_except_none())

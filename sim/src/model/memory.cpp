@@ -32,9 +32,9 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
     if (training.kernels.fp8 != Fp8Recipe::None) fp8_copies = 2.0 * model.layers_parameters(0, model.config().layers);
     m.activations = model.layers_activation_bytes(0, model.config().layers, b, training.recomputation, element) +
                     model.outer_activation_bytes(b, element);
-    // Under full recomputation one layer at a time rebuilds all its activations during the backward pass: the
-    // largest layer's.
-    if (training.recomputation == Recomputation::Full)
+    // Under full recomputation (and torchtitan's per-op policy) one layer at a time rebuilds all its activations
+    // during the backward pass: the largest layer's.
+    if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op)
       m.activations += model.largest_layer_activation_bytes(0, model.config().layers, b, Recomputation::None, element);
   } else {
     const CnnModel model = training.model.cnn();

@@ -53,11 +53,12 @@ TrainingUnit price_ops(std::string name, const std::vector<ComputeOp>& ops, cons
     const double forward = op_time(op, gpu, data_type, bytes, false);
     unit.forward_time += forward;
     unit.backward_time += op_time(op, gpu, data_type, bytes, true);
-    if (recomputation == Recomputation::Full ||
-        (recomputation == Recomputation::Selective && op.selectively_recomputed)) {
-      unit.backward_time += forward;
-      unit.recompute_time += forward;
-    }
+    const double rerun = recomputation == Recomputation::Full ? forward
+                         : recomputation == Recomputation::Selective && op.selectively_recomputed
+                             ? forward * op.recomputed_share
+                             : 0.0;
+    unit.backward_time += rerun;
+    unit.recompute_time += rerun;
   }
   return unit;
 }

@@ -118,6 +118,9 @@ void apply_fp8(std::vector<ComputeOp>& ops, Fp8Recipe recipe, bool gathered = fa
 } // namespace
 
 std::string RecomputeModules::describe() const {
+  if (torchtitan_op)
+    return "torchtitan's per-op policy: the attention kernel's and every second matmul's outputs kept, the other ops "
+           "rerun";
   std::string out;
   for (const auto& entry : EnumNames<LayerModule>::entries)
     if (contains(entry.value)) out += (out.empty() ? "" : ", ") + std::string(entry.name);
@@ -517,12 +520,40 @@ void TransformerModel::tag_modules(std::vector<ComputeOp>& ops) const {
     }
     op.selectively_recomputed = kernels_.recompute_modules.contains(op.module);
   }
+  if (kernels_.recompute_modules.torchtitan_op) tag_torchtitan_op(ops);
   // An FP8 cast belongs to the module of the GEMM it feeds (the op after it).
   for (std::size_t i = 0; i + 1 < ops.size(); ++i)
     if (ops[i].name.ends_with("_fp8_cast")) {
       ops[i].module = ops[i + 1].module;
       ops[i].selectively_recomputed = ops[i + 1].selectively_recomputed;
     }
+}
+
+void TransformerModel::tag_torchtitan_op(std::vector<ComputeOp>& ops) const {
+  // torchtitan's policy saves the outputs of aten.mm (but every second one, counted in the layer's forward order),
+  // of the attention kernel (SDPA), of reduce-scatters and of aten.max; everything else is rerun before the backward.
+  // torchtitan's Llama runs wq, wk and wv as three matmuls (the QKV op's queries, keys and values, in that order),
+  // then wo, w1 (gate), w3 (up) and w2 (down): wk, wo and w3 are rerun. An FP8 GEMM (torchao's Float8Linear calls
+  // torch._scaled_mm, not in the save list) is rerun whole; its cast with it.
+  const TransformerConfig& c = config_;
+  std::int64_t matmuls = 0;
+  auto rerun = [&]() { return ++matmuls % 2 == 0; };
+  for (ComputeOp& op : ops) {
+    op.recomputed_share = 1.0;
+    op.selectively_recomputed = op.kind != OpKind::Attention;
+    if (op.kind != OpKind::Gemm || op.fp8) continue;
+    if (op.name == "qkv_projection") {
+      const double parts[] = {as_double(c.heads * c.head_dim), as_double(c.kv_heads * c.head_dim),
+                              as_double(c.kv_heads * value_dim())};
+      double share = 0.0;
+      for (const double part : parts)
+        if (rerun()) share += part;
+      op.recomputed_share = share / (parts[0] + parts[1] + parts[2]);
+    } else {
+      op.recomputed_share = rerun() ? 1.0 : 0.0;
+    }
+    op.selectively_recomputed = op.recomputed_share > 0.0;
+  }
 }
 
 std::vector<ComputeOp> TransformerModel::outer_ops(std::int64_t micro_batch, const TensorSplit& split) const {
@@ -579,7 +610,7 @@ TrainingFlops TransformerModel::layer_flops(std::int64_t micro_batch, Recomputat
   if (recomputation == Recomputation::Full) flops.recompute = flops.forward;
   if (recomputation == Recomputation::Selective)
     for (const ComputeOp& op : ops)
-      if (op.selectively_recomputed) flops.recompute += op.forward_flops;
+      if (op.selectively_recomputed) flops.recompute += op.recomputed_share * op.forward_flops;
   return flops;
 }
 
@@ -626,6 +657,16 @@ double TransformerModel::layer_activation_bytes(std::int64_t micro_batch, Recomp
   const double mask = c.dropout ? 1.0 : 0.0; // dropout masks: 1 byte per element
 
   if (recomputation == Recomputation::Full) return e * t * h; // the layer's input only
+  if (recomputation == Recomputation::Selective && kernels_.recompute_modules.torchtitan_op) {
+    // torchtitan's per-op policy: the layer's input (the checkpoint's), the outputs of the matmuls it keeps (their
+    // unrerun share) and the attention kernel's output and softmax statistics; everything else is rebuilt.
+    double kept = e * t * h;
+    for (const ComputeOp& op : layer_ops(micro_batch)) {
+      if (op.kind == OpKind::Gemm && !op.fp8) kept += (1.0 - op.recomputed_share) * e * op.output_elements;
+      if (op.kind == OpKind::Attention) kept += e * op.output_elements + op.fixed_bytes;
+    }
+    return kept;
+  }
 
   // Selective recomputation frees what the rerun modules would otherwise keep (Megatron-Core's --recompute-modules):
   // `layernorm` and `moe_act` discard their outputs (the next op's saved input) and rebuild them before the backward
@@ -675,7 +716,9 @@ double TransformerModel::layer_sequence_bytes(std::int64_t micro_batch, Recomput
                                               double bytes_per_element) const {
   const double t = tokens(micro_batch);
   const double h = as_double(config_.hidden);
-  if (recomputation == Recomputation::Full) return bytes_per_element * t * h;
+  if (recomputation == Recomputation::Full ||
+      (recomputation == Recomputation::Selective && kernels_.recompute_modules.torchtitan_op))
+    return bytes_per_element * t * h;
   // The norms' inputs, and their outputs (the first GEMMs' saved inputs: 1 byte with FP8; a MoE's MLP norm output is
   // the router's input, kept in the data type).
   const double e = bytes_per_element;

@@ -179,8 +179,10 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     m.activations += in_flight * kept_moe_layers / static_cast<double>(mp.virtual_stages) *
                      static_cast<double>(c.experts.top_k) * e * tokens * h * static_cast<double>(mp.expert_tensor - 1) /
                      t;
-  // Under full recomputation one layer at a time rebuilds all its activations: the stage's largest.
-  if (training.recomputation == Recomputation::Full) m.activations += layer_bytes(Recomputation::None, true);
+  // Under full recomputation (and torchtitan's per-op policy) one layer at a time rebuilds all its activations: the
+  // stage's largest.
+  if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op)
+    m.activations += layer_bytes(Recomputation::None, true);
   if (stage == mp.pipeline - 1) {
     // The head's fp32 logits (4·s·b·V) are split by vocabulary shard; its input (and the embedding's dropout mask,
     // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.

@@ -164,6 +164,10 @@ struct ComputeOp {
    * recompute modules name (by default the attention core: scores, softmax, attention over values; Korthikanti et
    * al. 2022). */
   bool selectively_recomputed = false;
+  /** Of a selectively recomputed op, the share of its forward the rerun repeats: 1, but under torchtitan's per-op
+   * policy (RecomputeModules::torchtitan_op) a fused QKV projection stands for three matmuls (queries, keys, values)
+   * of which the second, the keys', is rerun: its share of the GEMM. */
+  double recomputed_share = 1.0;
   /** False for an op whose input needs no gradient (the first convolution of a CNN reads images): its backward is
    * the weight gradient only. */
   bool input_gradient = true;

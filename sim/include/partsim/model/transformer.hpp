@@ -81,16 +81,22 @@ struct EnumNames<Fp8Recipe> {
 struct RecomputeModules {
   /** One bit per LayerModule; default the attention core. */
   std::uint32_t bits = bit(LayerModule::CoreAttention);
+  /** torchtitan's per-op policy instead of modules (`selective_ac_option = "op"`,
+   * torchtitan/models/llama3/parallelize_llama.py at e7c0cae): the outputs of the attention kernel and of every
+   * second matmul (aten.mm, counted in the layer's forward order: the first, third, ...) are kept, every other op is
+   * rerun, FP8 GEMMs (torch._scaled_mm, not in the save list) included; no module is then in the set. */
+  bool torchtitan_op = false;
 
   static RecomputeModules of(std::initializer_list<LayerModule> modules) {
     RecomputeModules out{0};
     for (LayerModule m : modules) out.bits |= bit(m);
     return out;
   }
-  bool contains(LayerModule m) const { return m != LayerModule::None && (bits & bit(m)) != 0; }
+  static RecomputeModules torchtitan_ops() { return RecomputeModules{0, true}; }
+  bool contains(LayerModule m) const { return !torchtitan_op && m != LayerModule::None && (bits & bit(m)) != 0; }
   void add(LayerModule m) { bits |= bit(m); }
-  bool is_default() const { return bits == bit(LayerModule::CoreAttention); }
-  /** "core_attn, layernorm" in LayerModule's order. */
+  bool is_default() const { return !torchtitan_op && bits == bit(LayerModule::CoreAttention); }
+  /** "core_attn, layernorm" in LayerModule's order, or the per-op policy's summary. */
   std::string describe() const;
   bool operator==(const RecomputeModules&) const = default;
   static constexpr std::uint32_t bit(LayerModule m) {
@@ -447,6 +453,8 @@ class TransformerModel {
   }
   /** Sets each op's LayerModule from its name, and selectively_recomputed from the kernels' recompute modules. */
   void tag_modules(std::vector<ComputeOp>& ops) const;
+  /** torchtitan's per-op policy (RecomputeModules::torchtitan_op): which ops rerun, and what share of each. */
+  void tag_torchtitan_op(std::vector<ComputeOp>& ops) const;
   /** Whether `layernorm` recomputation reruns the attention norm and the MLP block's norm of this model's layers
    * (a norm inside a LayerNormLinear module is not rerun). */
   bool attention_norm_rerun(Recomputation recomputation) const;
