@@ -223,6 +223,31 @@ TEST(AttentionKernel, FlashTimeByHand) {
   EXPECT_DOUBLE_EQ(op_time(norm, gpu, "bf16", 2.0, false), norm.forward_bytes(2.0) / 1e12 + 5e-6);
 }
 
+TEST(AttentionKernel, TritonPadsTheHeadToAPowerOfTwo) {
+  // flash_attn_triton.py multiplies over BLOCK_HEADDIM = max(next_power_of_2(d), 16): a head of 112 (MPT-30B) costs
+  // the products of 128, so at the same table point (128 is the nearest head dimension) its time is that of 128 heads
+  // of 112 x 128/112; a power of two is unchanged, and `flash` is not padded.
+  const GpuProfile gpu = attention_gpu(); // no Triton table: attention_efficiency prices it
+  auto core = [](AttentionKernel kernel, std::int64_t heads, std::int64_t hidden) {
+    TransformerConfig c = gpt();
+    c.hidden = hidden;
+    c.heads = heads;
+    c.ffn = 4 * hidden;
+    c.sequence_length = 4096;
+    return find_op(TransformerModel(c, kernels_of(kernel, true, true)).layer_ops(1), "attention_core");
+  };
+  const ComputeOp d112 = core(AttentionKernel::FlashTriton, 16, 16 * 112);
+  const ComputeOp d128 = core(AttentionKernel::FlashTriton, 16, 16 * 128);
+  const double executed112 = 4.0 * 16 * 4096.0 * 4096 * 112 / 2;
+  EXPECT_DOUBLE_EQ(op_time(d112, gpu, "bf16", 2.0, false), executed112 * (128.0 / 112.0) / 600e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(d112, gpu, "bf16", 2.0, true), 2.5 * executed112 * (128.0 / 112.0) / 600e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(d112, gpu, "bf16", 2.0, false), op_time(d128, gpu, "bf16", 2.0, false));
+  const double executed128 = 4.0 * 16 * 4096.0 * 4096 * 128 / 2;
+  EXPECT_DOUBLE_EQ(op_time(d128, gpu, "bf16", 2.0, false), executed128 / 600e12 + 5e-6);
+  EXPECT_DOUBLE_EQ(op_time(core(AttentionKernel::Flash, 16, 16 * 112), gpu, "bf16", 2.0, false),
+                   executed112 / 600e12 + 5e-6);
+}
+
 TEST(AttentionKernel, TritonIsTheFlashKernelPricedFromItsOwnTable) {
   // The same ops, bytes and flops as `flash`; only the attention core's time comes from attention_efficiency_triton.
   TransformerConfig c = gpt();

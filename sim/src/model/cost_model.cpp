@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -187,11 +188,27 @@ double attention_efficiency(const AttentionEfficiencyTable& table, const Attenti
   return lo->second + f * (hi->second - lo->second);
 }
 
+namespace {
+
+/** The Triton kernel's products over its head tile against the head's own: flash_attn_triton.py (Tri Dao's, and
+ * MPT's copy of it) tiles the head dimension as BLOCK_HEADDIM = max(next_power_of_2(d), 16), its padding masked on
+ * load but multiplied, so a head of 112 (MPT-30B) runs the products of 128; 1 for a power of two. */
+double triton_head_tile_share(const AttentionShape& a) {
+  auto tile = [](std::int64_t d) {
+    return static_cast<double>(
+        std::max<std::uint64_t>(std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(d, 1))), 16));
+  };
+  return (tile(a.head_dim) + tile(a.values())) / static_cast<double>(a.head_dim + a.values());
+}
+
+} // namespace
+
 double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::string& data_type,
                       double bytes_per_element, bool backward) {
   PARTSIM_CHECK(op.attention.has_value()) << "attention op " << op.name << " without a shape";
   const AttentionShape& a = *op.attention;
-  const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0);
+  const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0) *
+                          (a.triton ? triton_head_tile_share(a) : 1.0);
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
   const double peak = gpu.peak(data_type);
   const auto& table =
@@ -207,7 +224,7 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   // Forward: each product's flops in proportion to its head dimension (d for the scores, d_v for V). Backward: five
   // products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ, dK), each a fifth
   // of kAttentionBackwardWork x the forward's flops.
-  const double all = a.executed_forward_flops();
+  const double all = a.executed_forward_flops() * (a.triton ? triton_head_tile_share(a) : 1.0);
   const double scores_share = static_cast<double>(a.head_dim) / static_cast<double>(a.head_dim + a.values());
   const double e_scores = gemm_efficiency(gpu, scores, data_type);
   const double e_values = gemm_efficiency(gpu, values, data_type);
