@@ -224,7 +224,7 @@ TEST(AttentionKernel, FlashTimeByHand) {
 }
 
 TEST(AttentionKernel, TritonPadsTheHeadToAPowerOfTwo) {
-  // flash_attn_triton.py multiplies over BLOCK_HEADDIM = max(next_power_of_2(d), 16): a head of 112 (MPT-30B) costs
+  // flash_attn_triton.py multiplies over BLOCK_HEADDIM = max(next_power_of_2(d), 16): a head of 112 costs
   // the products of 128, so at the same table point (128 is the nearest head dimension) its time is that of 128 heads
   // of 112 x 128/112; a power of two is unchanged, and `flash` is not padded.
   const GpuProfile gpu = attention_gpu(); // no Triton table: attention_efficiency prices it

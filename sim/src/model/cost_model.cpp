@@ -192,7 +192,7 @@ namespace {
 
 /** The Triton kernel's products over its head tile against the head's own: flash_attn_triton.py (Tri Dao's, and
  * MPT's copy of it) tiles the head dimension as BLOCK_HEADDIM = max(next_power_of_2(d), 16), its padding masked on
- * load but multiplied, so a head of 112 (MPT-30B) runs the products of 128; 1 for a power of two. */
+ * load but multiplied, so a head of 112 runs the products of 128; 1 for a power of two. */
 double triton_head_tile_share(const AttentionShape& a) {
   auto tile = [](std::int64_t d) {
     return static_cast<double>(
