@@ -123,6 +123,7 @@ class WindowTests : public QObject {
     QVERIFY(field("/workload/recomputation").choices.contains(QStringLiteral("selective")));
     QCOMPARE(field("/workload/recompute_modules").kind, FieldKind::Json); // a list, edited as JSON
     QVERIFY(field("/workload/recompute_modules").optional);
+    QVERIFY(field("/workload/recompute_policy").choices.contains(QStringLiteral("torchtitan_op")));
     QCOMPARE(field("/strategy/tensor").strategy_kinds, QStringList{QStringLiteral("model_parallel")});
     QCOMPARE(field("/workload/global_batch").workload_kinds, QStringList{QStringLiteral("model_training")});
     QVERIFY(field("/workload/iterations").workload_kinds.isEmpty() ||

@@ -175,6 +175,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/workload/recomputation"},
        {"/workload/recompute_num_layers", 0, 1},
        {"/workload/recompute_modules", 0, nlohmann::json::parse(R"(["core_attn", "layernorm"])")},
+       {"/workload/recompute_policy"},
        {"/workload/expert_routing", 0, nlohmann::json::parse(R"({"distribution": "zipf", "zipf_exponent": 1.0})")},
        {"/workload/optimizer"},
        {"/workload/workspace"},
