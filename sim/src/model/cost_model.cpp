@@ -207,8 +207,9 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
                       double bytes_per_element, bool backward) {
   PARTSIM_CHECK(op.attention.has_value()) << "attention op " << op.name << " without a shape";
   const AttentionShape& a = *op.attention;
-  const double executed = a.executed_forward_flops() * (backward ? kAttentionBackwardWork : 1.0) *
-                          (a.triton ? triton_head_tile_share(a) : 1.0);
+  // The forward's products as the kernel runs them (a Triton kernel over its padded head tile).
+  const double all = a.executed_forward_flops() * (a.triton ? triton_head_tile_share(a) : 1.0);
+  const double executed = all * (backward ? kAttentionBackwardWork : 1.0);
   const double bytes = backward ? op.backward_bytes(bytes_per_element) : op.forward_bytes(bytes_per_element);
   const double peak = gpu.peak(data_type);
   const auto& table =
@@ -224,7 +225,6 @@ double attention_time(const ComputeOp& op, const GpuProfile& gpu, const std::str
   // Forward: each product's flops in proportion to its head dimension (d for the scores, d_v for V). Backward: five
   // products, two of the scores' shape (the scores again and dP) and three of the values' (dV, dQ, dK), each a fifth
   // of kAttentionBackwardWork x the forward's flops.
-  const double all = a.executed_forward_flops() * (a.triton ? triton_head_tile_share(a) : 1.0);
   const double scores_share = static_cast<double>(a.head_dim) / static_cast<double>(a.head_dim + a.values());
   const double e_scores = gemm_efficiency(gpu, scores, data_type);
   const double e_values = gemm_efficiency(gpu, values, data_type);
