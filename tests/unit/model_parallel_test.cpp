@@ -792,6 +792,45 @@ TEST(ModelParallelMemory, TensorAndZeroShardWhatTheyShard) {
   EXPECT_NEAR(p.optimizer_states, dp.optimizer_states, 1.0);
 }
 
+TEST(ModelParallelMemory, TheLastStageAddsTheLossTransientOverItsLogitShard) {
+  // Tensor 2 x pipeline 4, micro-batch 1 of GPT-3 13B's 2,048 tokens; the loss only on the last stage, over the rank's
+  // vocabulary shard, E = 2048 x vocab_shard(2) logits.
+  auto with = [](const char* cross_entropy, nlohmann::json strategy, int gpus = 8) {
+    nlohmann::json doc = mp_scenario(std::move(strategy), gpus);
+    doc["workload"]["cross_entropy"] = cross_entropy;
+    return parse(doc);
+  };
+  const nlohmann::json split = {{"tensor", 2}, {"pipeline", 4}};
+  const Scenario fused = with("fused", split);
+  const Scenario megatron = with("megatron_fp32", split);
+  const Scenario titan = with("fp32_log_softmax", split);
+  const auto& mp = std::get<ModelParallel>(fused.strategy);
+  const GpuProfile& gpu = fused.cluster.gpu;
+  const ModelTraining& t_fused = std::get<ModelTraining>(fused.workload);
+  const ModelTraining& t_megatron = std::get<ModelTraining>(megatron.workload);
+  const ModelTraining& t_titan = std::get<ModelTraining>(titan.workload);
+  const double logits = 2048.0 * static_cast<double>(t_fused.transformer().vocab_shard(2));
+  const double base = model_parallel_memory(t_fused, mp, gpu, 3).activations;
+  // Megatron's .float() copy beside the bf16 logits (2 bytes each over the kept fp32 ones); PyTorch's fp32
+  // log_softmax: the nll gradient and log_softmax's input gradient beside the kept output, 8 bytes each.
+  EXPECT_NEAR(model_parallel_memory(t_megatron, mp, gpu, 3).activations - base, 2.0 * logits, 1.0);
+  EXPECT_NEAR(model_parallel_memory(t_titan, mp, gpu, 3).activations - base, 8.0 * logits, 1.0);
+  // The other stages hold no loss.
+  for (int stage = 0; stage < 3; ++stage) {
+    EXPECT_DOUBLE_EQ(model_parallel_memory(t_megatron, mp, gpu, stage).activations,
+                     model_parallel_memory(t_fused, mp, gpu, stage).activations)
+        << stage;
+  }
+  // Context parallelism: each rank's loss covers its s/C tokens, so the transient falls by C like the rest.
+  const nlohmann::json cp = {{"tensor", 2}, {"pipeline", 4}, {"context", 2}};
+  const Scenario fused_cp = with("fused", cp, 16);
+  const Scenario megatron_cp = with("megatron_fp32", cp, 16);
+  const auto& mp_cp = std::get<ModelParallel>(fused_cp.strategy);
+  EXPECT_NEAR(model_parallel_memory(std::get<ModelTraining>(megatron_cp.workload), mp_cp, gpu, 3).activations -
+                  model_parallel_memory(std::get<ModelTraining>(fused_cp.workload), mp_cp, gpu, 3).activations,
+              logits, 1.0);
+}
+
 TEST(ModelParallelMemory, GptThree175BDoesNotFitOnOneNodeWithoutEnoughSplits) {
   const Scenario s = parse(mp_scenario({{"tensor", 8}}, 8, "gpt3-175b", 8));
   EXPECT_FALSE(build_plan(s).memory->fits());

@@ -148,6 +148,33 @@ TEST(Training, FullRecomputationKeepsLayerInputsPlusOneLayer) {
                                       model.outer_activation_bytes(2, 2.0));
 }
 
+TEST(Training, CrossEntropyTransientIsWhatTheLossHoldsBesideItsKeptLogits) {
+  const double logits = 1e6;
+  // Megatron: the training-type logits beside their fp32 copy (forward), the cast-back gradient beside the fp32 one
+  // (backward); none when the logits are fp32 already.
+  EXPECT_DOUBLE_EQ(cross_entropy_transient_bytes(CrossEntropyKernel::MegatronFp32, logits, 2.0), 2.0 * logits);
+  EXPECT_DOUBLE_EQ(cross_entropy_transient_bytes(CrossEntropyKernel::MegatronFp32, logits, 4.0), 0.0);
+  // PyTorch's cross_entropy on pred.float(): forward e + 4 (the logits and the copy), backward 8 (the nll gradient
+  // and log_softmax's input gradient), whichever is larger.
+  EXPECT_DOUBLE_EQ(cross_entropy_transient_bytes(CrossEntropyKernel::Fp32LogSoftmax, logits, 2.0), 8.0 * logits);
+  EXPECT_DOUBLE_EQ(cross_entropy_transient_bytes(CrossEntropyKernel::Fp32LogSoftmax, logits, 4.0), 8.0 * logits);
+  EXPECT_DOUBLE_EQ(cross_entropy_transient_bytes(CrossEntropyKernel::Fused, logits, 2.0), 0.0);
+  // A plain replica holds the whole vocabulary's logits: micro-batch 2 x sequence x vocabulary.
+  nlohmann::json doc = training_scenario();
+  doc["workload"]["cross_entropy"] = "megatron_fp32";
+  const Scenario megatron = parse(doc);
+  doc["workload"]["cross_entropy"] = "fp32_log_softmax";
+  const Scenario titan = parse(doc);
+  const Scenario fused = parse(training_scenario());
+  ASSERT_EQ(training_of(fused).kernels.cross_entropy, CrossEntropyKernel::Fused);
+  const TransformerModel model = training_of(fused).transformer();
+  const auto& c = model.config();
+  const double replica = 2.0 * static_cast<double>(c.sequence_length) * static_cast<double>(c.vocab);
+  const double base = data_parallel_memory(training_of(fused), fused.cluster.gpu).activations;
+  EXPECT_NEAR(data_parallel_memory(training_of(megatron), megatron.cluster.gpu).activations - base, 2.0 * replica, 1.0);
+  EXPECT_NEAR(data_parallel_memory(training_of(titan), titan.cluster.gpu).activations - base, 8.0 * replica, 1.0);
+}
+
 TEST(Training, LlamaSeventyBillionDoesNotFitOneGpuAsPlainDataParallel) {
   const Scenario s = parse(training_scenario("llama3-70b"));
   const MemoryBreakdown m = data_parallel_memory(training_of(s), s.cluster.gpu);

@@ -658,7 +658,10 @@ void workload_fields(std::vector<F>& f) {
                        "on logits cast to fp32: 12 fp32 bytes per logit forward, 20 backward, beyond the casts), "
                        "`megatron_fp32` (Megatron's vocabulary-parallel cross-entropy on fp32 logits, five in-place "
                        "passes: 36 fp32 bytes per logit forward, 12 backward); matters where the vocabulary is large "
-                       "against the model ([training.md](training.md))"));
+                       "against the model ([training.md](training.md)). Memory: every kind keeps 4 bytes per logit "
+                       "for the backward; at the loss `megatron_fp32` holds e more per logit (the training-type "
+                       "logits beside their fp32 copy), `fp32_log_softmax` 8 more (the nll gradient and log_softmax's "
+                       "input gradient), `fused` none, added to the peak of the rank that computes the loss"));
   f.push_back(F(w + "fused_bias_dropout_add", T::Boolean, "model_training")
                   .kinds(training)
                   .def_doc("the stack's")

@@ -5,6 +5,8 @@
 #include "partsim/model/training.hpp"
 #include "partsim/model/transformer.hpp"
 
+#include <algorithm>
+
 namespace partsim {
 
 double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& data_type) {
@@ -18,6 +20,20 @@ double optimizer_bytes_per_parameter(Optimizer optimizer, const std::string& dat
     return master;
   }
   return master;
+}
+
+double cross_entropy_transient_bytes(CrossEntropyKernel kernel, double logits, double bytes_per_element) {
+  switch (kernel) {
+  case CrossEntropyKernel::MegatronFp32:
+    return bytes_per_element < 4.0 ? bytes_per_element * logits : 0.0;
+  case CrossEntropyKernel::Fp32LogSoftmax: {
+    const double forward = bytes_per_element + (bytes_per_element < 4.0 ? 4.0 : 0.0);
+    return std::max(forward, 8.0) * logits;
+  }
+  case CrossEntropyKernel::Fused:
+    break;
+  }
+  return 0.0;
 }
 
 MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuProfile& gpu) {
@@ -36,6 +52,10 @@ MemoryBreakdown data_parallel_memory(const ModelTraining& training, const GpuPro
     // during the backward pass: the largest layer's.
     if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op)
       m.activations += model.largest_layer_activation_bytes(0, model.config().layers, b, Recomputation::None, element);
+    // The loss's transient copies of the logits (the whole vocabulary on every replica).
+    const double logits = static_cast<double>(b) * static_cast<double>(model.config().sequence_length) *
+                          static_cast<double>(model.config().vocab);
+    m.activations += cross_entropy_transient_bytes(training.kernels.cross_entropy, logits, element);
   } else {
     const CnnModel model = training.model.cnn();
     parameters = model.parameters();

@@ -188,8 +188,12 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.
     const double logits = 4.0 * tokens * static_cast<double>(c.vocab);
     const double rest = model.outer_activation_bytes(b, e) - logits;
-    m.activations +=
-        4.0 * tokens * static_cast<double>(model.vocab_shard(mp.tensor)) + (mp.sequence_parallel ? rest / t : rest);
+    const double shard = tokens * static_cast<double>(model.vocab_shard(mp.tensor));
+    m.activations += 4.0 * shard + (mp.sequence_parallel ? rest / t : rest);
+    // The loss runs at the stage's peak in flight: on the last stage each forward of the last chunk (under 1F1B every
+    // forward; interleaved, the first one after the warm-up) is followed by that micro-batch's backward, so the
+    // cross-entropy's transient copies of the rank's logits add to the peak.
+    m.activations += cross_entropy_transient_bytes(training.kernels.cross_entropy, shard, e);
   }
   // Context parallelism: every activation belongs to one of the rank's s/C tokens (the attention's softmax statistics
   // too: per query), so all of them fall as 1/C. Keys and values from the other ranks are transient: the all-gather

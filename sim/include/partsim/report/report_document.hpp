@@ -65,7 +65,8 @@ struct ReportMemory {
             "iterations, as PyTorch's memory_allocated() after the optimizer step");
     f.field("activations_bytes", s.activations, "B",
             "kept from the forward passes for their backward passes, at the schedule's peak of micro-batches in "
-            "flight");
+            "flight, with the working sets that exist only at that peak (one layer rebuilt at a time under full "
+            "recomputation; on the rank that computes the loss, the cross-entropy's transient copies of the logits)");
     f.field("workspace_bytes", s.workspace, "B",
             "context, library workspaces, allocator slack (the scenario's figure)");
     f.field("total_bytes", s.total, "B", "the peak: model states + activations + workspace");
