@@ -124,6 +124,8 @@ class WindowTests : public QObject {
     QCOMPARE(field("/workload/recompute_modules").kind, FieldKind::Json); // a list, edited as JSON
     QVERIFY(field("/workload/recompute_modules").optional);
     QVERIFY(field("/workload/recompute_policy").choices.contains(QStringLiteral("torchtitan_op")));
+    QCOMPARE(field("/strategy/microbatch_group").strategy_kinds, QStringList{QStringLiteral("model_parallel")});
+    QVERIFY(field("/strategy/microbatch_group").optional);
     QCOMPARE(field("/strategy/tensor").strategy_kinds, QStringList{QStringLiteral("model_parallel")});
     QCOMPARE(field("/workload/global_batch").workload_kinds, QStringList{QStringLiteral("model_training")});
     QVERIFY(field("/workload/iterations").workload_kinds.isEmpty() ||

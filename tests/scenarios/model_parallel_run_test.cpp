@@ -190,6 +190,26 @@ TEST(ModelParallelRun, InterleavingDividesTheBubbleByTheVirtualStages) {
   EXPECT_NEAR(first_stage_bubble(o), 3.0 / 19.0, 0.01);
 }
 
+TEST(ModelParallelRun, MicroBatchGroupsRunMicroBatchesNotDividedByTheStagesAtTheSameBubble) {
+  // 10 micro-batches on 4 stages in groups of 5 (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage):
+  // the bubble stays (p - 1) / (v m + p - 1), as without groups.
+  nlohmann::json doc = free_pipeline("interleaved", 4, 10, 16, 2);
+  doc["strategy"]["microbatch_group"] = 5;
+  const Outcome o = simulate_document(doc);
+  EXPECT_NEAR(first_stage_bubble(o), 3.0 / 23.0, 0.01);
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const RankMetrics& m : o.report.ranks) {
+    EXPECT_NEAR(m.busy() + m.idle(), o.report.makespan, o.report.makespan * 1e-9) << "rank " << m.rank;
+    sent += m.bytes_sent;
+    received += m.bytes_received;
+  }
+  EXPECT_EQ(sent, received);
+  // Without the group, 10 micro-batches do not divide among 4 stages.
+  const InputError e = input_error([] { parse(free_pipeline("interleaved", 4, 10, 16, 2)); });
+  EXPECT_EQ(e.pointer(), "/workload/global_batch") << e.what();
+}
+
 TEST(ModelParallelRun, HybridRunKeepsItsInvariantsAndNamesPassesInTheTrace) {
   nlohmann::json doc = base_scenario(2, 4);
   doc["cluster"]["gpu"] = "a100-sxm4-80gb";

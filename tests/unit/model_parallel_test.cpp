@@ -747,6 +747,92 @@ TEST(ModelParallelPlan, MegatronCoreReducesLaterPipelineStagesInOneBucket) {
             data_collectives(custom, 1, CollectiveOp::ReduceScatter).second);
 }
 
+TEST(PipelineSchedule, MicroBatchGroupsFollowMegatronCoresScheduleTable) {
+  // Megatron-Core's docstring of microbatch_group_size_per_vp_stage (model_parallel_config.py): for PP 2 and VP 2,
+  // groups of 2 over 4 micro-batches run "0 1 0 1 2 3 2 3" on rank 0; groups of 3 over 5, "0 1 2 0 1 2 3 4 3 4".
+  auto forwards = [](int m, int group) {
+    std::vector<std::pair<int, int>> out; // (micro-batch, chunk)
+    for (const PipelineOp& op : pipeline_schedule(PipelineSchedule::Interleaved, 2, 0, m, 2, group))
+      if (op.pass == Pass::Forward) out.emplace_back(op.micro_batch, op.chunk);
+    return out;
+  };
+  using V = std::vector<std::pair<int, int>>;
+  EXPECT_EQ(forwards(4, 2), (V{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0}, {3, 0}, {2, 1}, {3, 1}}));
+  EXPECT_EQ(forwards(5, 3), (V{{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}, {3, 0}, {4, 0}, {3, 1}, {4, 1}}));
+  // The default group is the pipeline degree: the same schedule as naming it.
+  for (int stage = 0; stage < 4; ++stage)
+    EXPECT_EQ(pipeline_schedule(PipelineSchedule::Interleaved, 4, stage, 8, 3),
+              pipeline_schedule(PipelineSchedule::Interleaved, 4, stage, 8, 3, 4));
+  // Warm-up (p - s - 1) x 2 + (v - 1) x N forwards, then one forward one backward: N - p more chunk passes in flight
+  // per extra chunk on every stage. Every pass runs once, each micro-batch's backward after its forward.
+  const int p = 4;
+  const int v = 3;
+  const int m = 12;
+  for (int group : {4, 6, 12}) {
+    for (int stage = 0; stage < p; ++stage) {
+      const auto ops = pipeline_schedule(PipelineSchedule::Interleaved, p, stage, m, v, group);
+      const int warmup = std::min((p - stage - 1) * 2 + (v - 1) * group, m * v);
+      EXPECT_EQ(peak_in_flight(ops), std::min(warmup + 1, m * v)) << group << " " << stage;
+      for (int k = 0; k < warmup; ++k) EXPECT_EQ(ops[static_cast<std::size_t>(k)].pass, Pass::Forward);
+      std::map<std::pair<int, int>, int> seen;
+      for (const PipelineOp& op : ops) {
+        int& state = seen[{op.micro_batch, op.chunk}];
+        EXPECT_EQ(state, op.pass == Pass::Forward ? 0 : 1) << group << " " << stage;
+        state += 1;
+      }
+      EXPECT_EQ(seen.size(), static_cast<std::size_t>(m * v));
+    }
+  }
+}
+
+TEST(ModelParallelMemory, LargerMicroBatchGroupsKeepMoreChunksInFlight) {
+  auto memory = [](int group) {
+    nlohmann::json strategy = {{"pipeline", 4}, {"schedule", "interleaved"}, {"virtual_stages", 2}};
+    if (group > 0) strategy["microbatch_group"] = group;
+    const Scenario s = parse(mp_scenario(strategy, 8, "gpt3-13b", 24)); // data 2: 12 micro-batches per replica
+    return model_parallel_memory(std::get<ModelTraining>(s.workload), std::get<ModelParallel>(s.strategy),
+                                 s.cluster.gpu, 1);
+  };
+  // Stage 1 holds warm-up + 1 chunks of 5 layers: (4 - 2) x 2 + 4 + 1 = 9 by default, 4 more with groups of 8.
+  const Scenario s = parse(mp_scenario({{"pipeline", 4}}, 8, "gpt3-13b", 24));
+  const double layer =
+      std::get<ModelTraining>(s.workload).transformer().layer_activation_bytes(1, Recomputation::None, 2.0);
+  EXPECT_NEAR(memory(0).activations, 9 * 5 * layer, 1.0);
+  EXPECT_NEAR(memory(4).activations, 9 * 5 * layer, 1.0);
+  EXPECT_NEAR(memory(8).activations, 13 * 5 * layer, 1.0);
+}
+
+TEST(ModelParallelErrors, MicroBatchGroupsAreCheckedAsMegatronCoreChecksThem) {
+  auto error = [](nlohmann::json strategy, int global_batch) {
+    return test::input_error([&] { parse(mp_scenario(std::move(strategy), 8, "gpt3-13b", global_batch)); });
+  };
+  const nlohmann::json interleaved = {{"pipeline", 4}, {"schedule", "interleaved"}, {"virtual_stages", 2}};
+  auto with = [&](int group) {
+    nlohmann::json s = interleaved;
+    s["microbatch_group"] = group;
+    return s;
+  };
+  // 1F1B has no groups.
+  InputError e = error({{"pipeline", 4}, {"microbatch_group", 4}}, 24);
+  EXPECT_EQ(e.pointer(), "/strategy/microbatch_group") << e.what();
+  // Fewer than the stages, more than the micro-batches (12 per replica), a last group shorter than the stages.
+  e = error(with(3), 24);
+  EXPECT_EQ(e.pointer(), "/strategy/microbatch_group") << e.what();
+  EXPECT_NE(std::string(e.detail()).find("at least the pipeline degree (4)"), std::string::npos) << e.what();
+  e = error(with(13), 24);
+  EXPECT_EQ(e.pointer(), "/strategy/microbatch_group") << e.what();
+  EXPECT_NE(std::string(e.detail()).find("at most the micro-batches per replica (12)"), std::string::npos) << e.what();
+  e = error(with(5), 24); // 12 = 2 x 5 + 2
+  EXPECT_EQ(e.pointer(), "/strategy/microbatch_group") << e.what();
+  EXPECT_NE(std::string(e.detail()).find("leave a last group of 2"), std::string::npos) << e.what();
+  e = error(with(0), 24);
+  EXPECT_EQ(e.pointer(), "/strategy/microbatch_group") << e.what();
+  // Accepted: 14 micro-batches (not divisible by 4) in groups of 5 (last group 4).
+  EXPECT_NO_THROW(parse(mp_scenario(with(5), 8, "gpt3-13b", 28)));
+  e = error(interleaved, 28);
+  EXPECT_EQ(e.pointer(), "/workload/global_batch") << e.what();
+}
+
 TEST(ModelParallelMemory, PipelineKeepsWhatItsScheduleHoldsInFlight) {
   const Scenario gpipe = parse(mp_scenario({{"pipeline", 8}, {"schedule", "gpipe"}}, 8, "gpt3-13b", 32));
   const Scenario onef = parse(mp_scenario({{"pipeline", 8}, {"schedule", "1f1b"}}, 8, "gpt3-13b", 32));

@@ -215,6 +215,7 @@ std::vector<SectionSpec> scenario_catalog(const QString& data_dir) {
        {"/strategy/context_comm"},
        {"/strategy/schedule"},
        {"/strategy/virtual_stages", 8, 2},
+       {"/strategy/microbatch_group", 64, 8},
        {"/strategy/sequence_parallel"},
        {"/strategy/tp_comm_overlap"},
        {"/strategy/tp_async_backward", 0, false},

@@ -796,6 +796,17 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                                  : "virtual stages need /strategy/schedule \"interleaved\"; expected 1");
   if (interleaved && mp.pipeline < 2)
     throw InputError(reader.source(), at + "/schedule", "the interleaved schedule needs /strategy/pipeline >= 2");
+  if (reader.has("microbatch_group")) {
+    if (!interleaved)
+      throw InputError(reader.source(), at + "/microbatch_group",
+                       "micro-batch groups order the interleaved schedule; expected it only with /strategy/schedule "
+                       "\"interleaved\"");
+    mp.microbatch_group = static_cast<int>(reader.integer("microbatch_group", 1, 1 << 20));
+    if (mp.microbatch_group < mp.pipeline)
+      throw InputError(
+          reader.source(), at + "/microbatch_group",
+          fmt::format("expected at least the pipeline degree ({}), got {}", mp.pipeline, mp.microbatch_group));
+  }
   const std::int64_t chunks = static_cast<std::int64_t>(mp.pipeline) * mp.virtual_stages;
   // With stage_layers the first and the last virtual stage may hold no layer: only the embedding, only the output
   // projection and the loss (Llama 3's pipeline: "the first model chunk on the first stage has only the embedding"),
@@ -987,11 +998,27 @@ ModelParallel parse_model_parallel(JsonReader& reader, const ClusterSpec& cluste
                      fmt::format("expected a multiple of micro_batch x data = {} x {} = {}, got {}",
                                  training->micro_batch, mp.data, per_step, training->global_batch));
   const std::int64_t micro_batches = training->global_batch / per_step;
-  if (interleaved && micro_batches % mp.pipeline != 0)
+  if (interleaved && mp.microbatch_group == 0 && micro_batches % mp.pipeline != 0)
     throw InputError(reader.source(), "/workload/global_batch",
                      fmt::format("the interleaved schedule needs micro-batches per replica ({}) divisible by the "
-                                 "pipeline degree ({})",
+                                 "pipeline degree ({}), or a /strategy/microbatch_group that leaves a last group of "
+                                 "at least the pipeline degree",
                                  micro_batches, mp.pipeline));
+  if (interleaved && mp.microbatch_group > 0) {
+    // Megatron-Core's checks (forward_backward_pipelining_with_interleaving): a group no larger than the micro-batches,
+    // and a last group of 0 or at least the pipeline degree (a shorter one would stall the pipeline).
+    if (mp.microbatch_group > micro_batches)
+      throw InputError(reader.source(), at + "/microbatch_group",
+                       fmt::format("expected at most the micro-batches per replica ({}), got {}", micro_batches,
+                                   mp.microbatch_group));
+    const std::int64_t rest = micro_batches % mp.microbatch_group;
+    if (rest > 0 && rest < mp.pipeline)
+      throw InputError(reader.source(), at + "/microbatch_group",
+                       fmt::format("the {} micro-batches per replica leave a last group of {} (they divided by {}), "
+                                   "fewer than the pipeline degree ({}); expected a group size that divides them or "
+                                   "leaves at least {}",
+                                   micro_batches, rest, mp.microbatch_group, mp.pipeline, mp.pipeline));
+  }
   reader.finish();
   return mp;
 }

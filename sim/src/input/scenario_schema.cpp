@@ -1534,6 +1534,18 @@ void strategy_fields(std::vector<F>& f) {
                   .allowed("at least 2 with `\"interleaved\"`, 1 otherwise")
                   .label("Virtual stages")
                   .doc("chunks of layers per GPU (virtual stage = chunk x P + stage)"));
+  f.push_back(F(s + "microbatch_group", T::Integer, "model_parallel")
+                  .kinds(mp)
+                  .range(1, 1 << 20)
+                  .def_doc("the pipeline degree P")
+                  .allowed("with `\"interleaved\"` only; P to the micro-batches per replica, leaving a last group of "
+                           "0 or at least P")
+                  .label("Micro-batch group")
+                  .doc("interleaved schedule: micro-batches run through one chunk in a row before the next chunk "
+                       "(Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage, the Llama 3 paper's "
+                       "flexible N): with more than P the micro-batches per replica need not divide by P, at the "
+                       "cost of (N - P) x (virtual_stages - 1) more chunk passes in flight on every stage "
+                       "(warm-up (P - stage - 1) x 2 + (virtual_stages - 1) x N)"));
   f.push_back(
       F(s + "stage_layers", T::Array, "model_parallel")
           .kinds(mp)

@@ -172,7 +172,8 @@ class Planner {
     plan.ranks.resize(static_cast<std::size_t>(gpus));
     plan.stage_of_rank.resize(static_cast<std::size_t>(gpus));
     for (int p = 0; p < mp_.pipeline; ++p)
-      schedules_.push_back(pipeline_schedule(mp_.schedule, mp_.pipeline, p, micro_batches_, mp_.virtual_stages));
+      schedules_.push_back(
+          pipeline_schedule(mp_.schedule, mp_.pipeline, p, micro_batches_, mp_.virtual_stages, mp_.microbatch_group));
     labels_.assign(static_cast<std::size_t>(2 * micro_batches_ * mp_.virtual_stages), 0);
     for (int r = 0; r < gpus; ++r) {
       RankProgram& rank = plan.ranks[static_cast<std::size_t>(r)];
@@ -1482,23 +1483,28 @@ class Planner {
                          to_string(probe.op), to_string(probe.algorithm),
                          mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
     }
-    plan.summary =
-        fmt::format("model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
-                    "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
-                    training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
-                    mp_.tp_comm_overlap ? " (sequence parallel, communication overlapped with the GEMMs)"
-                    : mp_.tp_async_backward && mp_.sequence_parallel
-                        ? " (sequence parallel, the backward's gathers and reduce-scatters beside the GEMMs)"
-                    : mp_.sequence_parallel ? " (sequence parallel)"
-                    : mp_.tp_async_backward ? " (the backward's all-reduces beside the weight-gradient GEMMs)"
-                                            : "",
-                    mp_.context > 1 ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context,
-                                                  to_string(mp_.context_comm))
-                                    : std::string(),
-                    mp_.pipeline, to_string(mp_.schedule),
-                    mp_.virtual_stages > 1 ? fmt::format(", {} virtual stages", mp_.virtual_stages) : std::string(),
-                    micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
-                    to_string(mp_.placement[2]), describe_recomputation(training_), sync);
+    plan.summary = fmt::format(
+        "model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
+        "{} micro-batches of {} per replica), placement {}/{}/{}, {} recomputation, {}",
+        training_.model.name, mp_.gpus(), mp_.data, mp_.tensor,
+        mp_.tp_comm_overlap ? " (sequence parallel, communication overlapped with the GEMMs)"
+        : mp_.tp_async_backward && mp_.sequence_parallel
+            ? " (sequence parallel, the backward's gathers and reduce-scatters beside the GEMMs)"
+        : mp_.sequence_parallel ? " (sequence parallel)"
+        : mp_.tp_async_backward ? " (the backward's all-reduces beside the weight-gradient GEMMs)"
+                                : "",
+        mp_.context > 1
+            ? fmt::format(" x context {} ({} exchange of keys and values)", mp_.context, to_string(mp_.context_comm))
+            : std::string(),
+        mp_.pipeline, to_string(mp_.schedule),
+        mp_.virtual_stages > 1
+            ? fmt::format(", {} virtual stages{}", mp_.virtual_stages,
+                          mp_.microbatch_group > 0
+                              ? fmt::format(", micro-batches through each chunk in groups of {}", mp_.microbatch_group)
+                              : std::string())
+            : std::string(),
+        micro_batches_, training_.micro_batch, to_string(mp_.placement[0]), to_string(mp_.placement[1]),
+        to_string(mp_.placement[2]), describe_recomputation(training_), sync);
     if (tied_copy()) plan.summary += ", tied embedding gradients all-reduced between the first and last stage";
     if (moe()) {
       const ExpertConfig& x = model_.config().experts;

@@ -4,11 +4,12 @@
 #include "partsim/common/error.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace partsim {
 
 std::vector<PipelineOp> pipeline_schedule(PipelineSchedule schedule, int stages, int stage, int micro_batches,
-                                          int chunks) {
+                                          int chunks, int group) {
   PARTSIM_CHECK(stages >= 1 && stage >= 0 && stage < stages && micro_batches >= 1 && chunks >= 1)
       << "schedule of stage " << stage << " of " << stages << ", " << micro_batches << " micro-batches";
   std::vector<PipelineOp> ops;
@@ -28,15 +29,31 @@ std::vector<PipelineOp> pipeline_schedule(PipelineSchedule schedule, int stages,
     for (int k = m - warmup; k < m; ++k) ops.push_back({Pass::Backward, k, 0});
     return ops;
   }
-  PARTSIM_CHECK(m % stages == 0) << "interleaving needs micro-batches (" << m << ") divisible by stages (" << stages
-                                 << ")";
   const int p = stages;
   const int v = chunks;
+  const int n = group > 0 ? group : p;
+  PARTSIM_CHECK(n >= p && n <= m && (m % n == 0 || m % n >= p))
+      << "interleaving " << m << " micro-batches in groups of " << n << " over " << p << " stages";
+  // Megatron-Core's schedule table: each group of n micro-batches (the last one: every micro-batch left) through
+  // chunk 0, then chunk 1, ...
+  std::vector<std::pair<int, int>> table; // (micro-batch, chunk)
+  table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+  for (int first = 0; first < m; first += n) {
+    const int last = first + n >= m ? m : first + n;
+    for (int c = 0; c < v; ++c)
+      for (int i = first; i < last; ++i) table.emplace_back(i, c);
+    if (last == m) break;
+  }
   const int total = m * v;
-  auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
-  auto forward = [&](int k) { return PipelineOp{Pass::Forward, micro_batch(k), (k / p) % v}; };
-  auto backward = [&](int k) { return PipelineOp{Pass::Backward, micro_batch(k), v - 1 - (k / p) % v}; };
-  const int warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  auto forward = [&](int k) {
+    const auto& [i, c] = table[static_cast<std::size_t>(k)];
+    return PipelineOp{Pass::Forward, i, c};
+  };
+  auto backward = [&](int k) {
+    const auto& [i, c] = table[static_cast<std::size_t>(k)];
+    return PipelineOp{Pass::Backward, i, v - 1 - c};
+  };
+  const int warmup = std::min((p - stage - 1) * 2 + (v - 1) * n, total);
   for (int k = 0; k < warmup; ++k) ops.push_back(forward(k));
   for (int k = 0; k < total - warmup; ++k) {
     ops.push_back(forward(warmup + k));

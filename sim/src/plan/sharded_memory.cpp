@@ -142,8 +142,8 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     return on_rank(total, sequence, recomputation);
   };
   const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
-  const int in_flight =
-      peak_in_flight(pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages));
+  const int in_flight = peak_in_flight(
+      pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages, mp.microbatch_group));
   // Megatron-Core's block method: each chunk's first recompute_num_layers layers keep their input only, the others
   // all their activations (a layer's bytes as layer_bytes weighs them, per layer of the stage).
   const std::int64_t block =

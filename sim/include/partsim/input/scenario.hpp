@@ -278,7 +278,11 @@ struct ModelParallel {
    * (Megatron-LM's order: tensor groups inside a node). GPU = rank. */
   std::array<ParallelAxis, 3> placement{ParallelAxis::Tensor, ParallelAxis::Data, ParallelAxis::Pipeline};
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
-  int virtual_stages = 1;         ///< chunks per GPU (interleaved only; 1 otherwise)
+  int virtual_stages = 1; ///< chunks per GPU (interleaved only; 1 otherwise)
+  /** Interleaved only: micro-batches run through one chunk in a row before the next chunk (Megatron-Core's
+   * --microbatch-group-size-per-virtual-pipeline-stage, the Llama 3 paper's flexible N); 0: the pipeline degree
+   * (Megatron-LM's depth-first schedule). */
+  int microbatch_group = 0;
   std::vector<int> stage_layers;  ///< layers per pipeline stage (x virtual stages), empty: an even split
   bool sequence_parallel = false; ///< reduce-scatter + all-gather instead of all-reduce; activations split by T
   /** Megatron-Core's --tp-comm-overlap: the tensor-parallel all-gathers and reduce-scatters of every layer run beside

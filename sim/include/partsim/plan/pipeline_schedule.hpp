@@ -24,15 +24,17 @@ struct PipelineOp {
  * - GPipe: every forward (micro-batch order), then every backward (same order);
  * - 1F1B: min(stages - stage - 1, m) warm-up forwards, then alternately one forward and one backward, then the
  *   remaining backwards;
- * - interleaved (Megatron-LM): `chunks` chunks per stage, forwards taken in groups of `stages` micro-batches per chunk
- *   (k-th forward: chunk (k / stages) mod chunks, micro-batch (k / (stages x chunks)) x stages + k mod stages),
- *   backwards in the same order with chunks reversed; (stages - stage - 1) x 2 + (chunks - 1) x stages warm-up
- *   forwards. Needs micro_batches divisible by stages. */
+ * - interleaved (Megatron-Core's get_schedule_table): `chunks` chunks per stage, the micro-batches taken in groups of
+ *   `group` (0: `stages`), each group through every chunk in turn (for a group starting at g: chunk 0 of micro-batches
+ *   g .. g + group - 1, then chunk 1 of the same, ...; the last group takes every micro-batch left), backwards in the
+ *   same order with the chunks reversed; min((stages - stage - 1) x 2 + (chunks - 1) x group, micro_batches x chunks)
+ *   warm-up forwards. Needs stages <= group <= micro_batches and micro_batches mod group either 0 or at least
+ *   stages (Megatron-Core's checks; the scenario parser says which). */
 std::vector<PipelineOp> pipeline_schedule(PipelineSchedule schedule, int stages, int stage, int micro_batches,
-                                          int chunks = 1);
+                                          int chunks = 1, int group = 0);
 
 /** Most micro-batch chunks whose forward is done and backward not yet, over the schedule: what a stage keeps in
- * activation memory (GPipe: m; 1F1B: stages - stage; interleaved: its warm-up + 1). */
+ * activation memory (GPipe: m; 1F1B: stages - stage; interleaved: its warm-up + 1, at most every chunk pass). */
 int peak_in_flight(const std::vector<PipelineOp>& ops);
 
 } // namespace partsim
