@@ -802,6 +802,32 @@ TEST(ModelParallelMemory, LargerMicroBatchGroupsKeepMoreChunksInFlight) {
   EXPECT_NEAR(memory(8).activations, 13 * 5 * layer, 1.0);
 }
 
+TEST(ModelParallelMemory, UnevenChunksWeighTheChunkPassesReallyInFlight) {
+  // GPT-3 13B (40 layers) on 4 stages x 2 chunks, 8 micro-batches per replica, the chunks uneven: stage 0 holds an
+  // embedding-only chunk and one of 5 layers, stage 3 chunks of 5 and 10.
+  nlohmann::json strategy = {{"pipeline", 4}, {"schedule", "interleaved"}, {"virtual_stages", 2}};
+  strategy["stage_layers"] = {0, 5, 5, 5, 5, 5, 5, 10};
+  const Scenario s = parse(mp_scenario(strategy, 8, "gpt3-13b", 16));
+  const auto& training = std::get<ModelTraining>(s.workload);
+  const auto& mp = std::get<ModelParallel>(s.strategy);
+  const double layer = training.transformer().layer_activation_bytes(1, Recomputation::None, 2.0);
+  // Stage 0: 10 warm-up forwards (4 through the empty chunk, 4 through the 5 layers, 2 through the empty one), then
+  // each forward paired with a backward of the 5-layer chunk: at most 4 passes of 5 layers, not the 11 passes' mean
+  // (11 x 5 / 2 = 27.5 layers).
+  EXPECT_NEAR(model_parallel_memory(training, mp, s.cluster.gpu, 0).activations, 20 * layer, 1.0);
+  // Stage 3: 4 warm-up passes of 5 layers, then each 10-layer pass in flight beside them before its backward: 30.
+  // The chunk mean would say 5 passes x 7.5 = 37.5.
+  // With it, the head's input and fp32 logits (the loss is the default fused kernel: no transient).
+  const TransformerModel model = training.transformer();
+  const double tokens = 2048.0;
+  const double head = model.outer_activation_bytes(1, 2.0) - 4.0 * tokens * static_cast<double>(model.config().vocab) +
+                      4.0 * tokens * static_cast<double>(model.vocab_shard(1));
+  EXPECT_NEAR(model_parallel_memory(training, mp, s.cluster.gpu, 3).activations, 30 * layer + head, 1.0);
+  // Even chunks keep the product: passes in flight x one chunk (stage 1, chunks of 5 and 5 layers: a warm-up of
+  // (4 - 1 - 1) x 2 + 4 = 8 passes, so 9 in flight).
+  EXPECT_NEAR(model_parallel_memory(training, mp, s.cluster.gpu, 1).activations, 45 * layer, 1.0);
+}
+
 TEST(ModelParallelErrors, MicroBatchGroupsAreCheckedAsMegatronCoreChecksThem) {
   auto error = [](nlohmann::json strategy, int global_batch) {
     return test::input_error([&] { parse(mp_scenario(std::move(strategy), 8, "gpt3-13b", global_batch)); });

@@ -142,36 +142,49 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     return on_rank(total, sequence, recomputation);
   };
   const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
-  const int in_flight = peak_in_flight(
-      pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages, mp.microbatch_group));
+  const std::vector<PipelineOp> schedule =
+      pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages, mp.microbatch_group);
+  const int in_flight = peak_in_flight(schedule);
   // Megatron-Core's block method: each chunk's first recompute_num_layers layers keep their input only, the others
-  // all their activations (a layer's bytes as layer_bytes weighs them, per layer of the stage).
+  // all their activations.
   const std::int64_t block =
       training.recomputation == Recomputation::Full ? std::max<std::int64_t>(training.recompute_num_layers, 0) : 0;
   // The MoE layers that keep their activations (not recomputed): all of them without full recomputation, with the
-  // block method those past each chunk's first `block` layers, whose bytes block_bytes sums (per layer of the stage)
-  // with those of the rerun layers, which keep their input only.
+  // block method those past each chunk's first `block` layers.
   double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers;
-  double block_bytes = 0.0;
-  if (block > 0) {
-    for (const auto& [first, count] : chunks) {
+  // One micro-batch's bytes in each chunk of the stage, on a tensor rank.
+  std::vector<double> chunk_bytes;
+  chunk_bytes.reserve(chunks.size());
+  auto bytes_of = [&](int from, int n, Recomputation r) {
+    if (n <= 0) return 0.0;
+    const std::int64_t moe = model.moe_layers(from, n);
+    const double sequence = static_cast<double>(moe) * model.layer_sequence_bytes(b, r, e) +
+                            static_cast<double>(n - moe) * dense.layer_sequence_bytes(b, r, e);
+    return on_rank(model.layers_activation_bytes(from, n, b, r, e), sequence, r);
+  };
+  for (const auto& [first, count] : chunks) {
+    if (block > 0) {
       const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
       kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
-      auto add = [&](int from, int n, Recomputation r) {
-        if (n <= 0) return;
-        const std::int64_t moe = model.moe_layers(from, n);
-        const double sequence = static_cast<double>(moe) * model.layer_sequence_bytes(b, r, e) +
-                                static_cast<double>(n - moe) * dense.layer_sequence_bytes(b, r, e);
-        block_bytes += on_rank(model.layers_activation_bytes(from, n, b, r, e), sequence, r);
-      };
-      add(first, rerun, Recomputation::Full);
-      add(first + rerun, count - rerun, Recomputation::None);
+      chunk_bytes.push_back(bytes_of(first, rerun, Recomputation::Full) +
+                            bytes_of(first + rerun, count - rerun, Recomputation::None));
+    } else {
+      chunk_bytes.push_back(bytes_of(first, count, training.recomputation));
     }
-    block_bytes /= static_cast<double>(layers);
   }
-  // In flight counts chunks: a chunk holds layers / virtual_stages of the stage's layers on average.
-  m.activations =
-      in_flight * (block > 0 ? block_bytes : layer_bytes(training.recomputation)) * layers / mp.virtual_stages;
+  if (std::all_of(chunk_bytes.begin(), chunk_bytes.end(), [&](double x) { return x == chunk_bytes.front(); })) {
+    // Every chunk weighs the same: the schedule's peak of chunks in flight times one.
+    m.activations = in_flight * chunk_bytes.front();
+  } else {
+    // Chunks of different weight (an embedding-only first chunk or a loss-only last one, dense layers before the
+    // experts): the peak over the schedule of the bytes of the chunk passes in flight, which need not come with the
+    // most passes in flight (the warm-up's passes through an empty chunk keep nothing).
+    double live = 0.0;
+    for (const PipelineOp& op : schedule) {
+      live += (op.pass == Pass::Forward ? 1.0 : -1.0) * chunk_bytes[static_cast<std::size_t>(op.chunk)];
+      m.activations = std::max(m.activations, live);
+    }
+  }
   // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
   // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
   // 1/expert_tensor of the width) and outputs weigh what they would whole; not in a recomputed layer.
