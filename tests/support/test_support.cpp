@@ -182,4 +182,18 @@ void expect_same_report(const nlohmann::json& a, const nlohmann::json& b, const 
   compare_reports(a, b, skipped, tolerance, absolute, "");
 }
 
+void expect_accounting(const Outcome& o, bool between_ranks) {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const RankMetrics& m : o.report.ranks) {
+    EXPECT_NEAR(m.busy() + m.idle(), o.report.makespan, o.report.makespan * 1e-9) << "rank " << m.rank;
+    sent += m.bytes_sent;
+    received += m.bytes_received;
+  }
+  if (between_ranks) {
+    EXPECT_EQ(sent, received);
+  }
+  EXPECT_EQ(o.report.bytes_sent, o.report.bytes_received);
+}
+
 } // namespace partsim::test

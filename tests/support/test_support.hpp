@@ -53,6 +53,11 @@ struct Outcome {
 /** Parses, plans, simulates and reports. Call at most once per test process (one SimGrid engine per process). */
 Outcome simulate_document(const nlohmann::json& document);
 
+/** The report's accounting of a run: every rank's busy + idle time is the makespan, and the bytes sent are the bytes
+ * received in the report's totals and, where every transfer is between ranks (`between_ranks`; not with a
+ * coordinator, which is no rank), summed over the ranks. */
+void expect_accounting(const Outcome& o, bool between_ranks = true);
+
 struct CliResult {
   int exit_code = -1;
   std::string out;
