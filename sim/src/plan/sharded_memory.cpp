@@ -80,7 +80,6 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const double d = static_cast<double>(mp.data_ranks()); // ZeRO shards over data x context ranks
   const StageParameters held = stage_parameters(model, mp, stage);
   const double all = held.parameters;
-  const int layers = held.layers;
   // The routed experts: a rank holds experts / expert of each MoE layer's (each split over expert_tensor ranks),
   // sharded by ZeRO over the expert-data group (data / expert replicas of them) where the rest is sharded over all
   // data replicas.
@@ -110,8 +109,6 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
   const std::int64_t b = training.micro_batch;
   const double tokens = static_cast<double>(b) * static_cast<double>(c.sequence_length);
   const double h = static_cast<double>(c.hidden);
-  // A layer's bytes on a tensor rank: the stage's mean layer (its dense and MoE layers in proportion; every layer of
-  // a model without first dense layers is the same), or its largest one.
   const TransformerModel dense = model.dense_model();
   const std::vector<std::pair<int, int>> chunks = stage_chunks(model, mp, stage);
   // On a tensor rank: of a layer's `total` bytes, `sequence` are what sequence parallelism splits (all of them under
@@ -120,82 +117,58 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     const double whole = recomputation == Recomputation::Full ? total : sequence;
     return (total - whole) / t + (mp.sequence_parallel ? whole / t : whole);
   };
-  auto layer_bytes = [&](Recomputation recomputation, bool largest = false) {
-    double total = 0.0;
-    double sequence = 0.0; // of the layers' bytes, what sequence parallelism splits (per layer, as total)
-    for (const auto& [first, count] : chunks) {
-      const std::int64_t moe = model.moe_layers(first, count);
-      const double moe_sequence = model.layer_sequence_bytes(b, recomputation, e);
-      const double dense_sequence = dense.layer_sequence_bytes(b, recomputation, e);
-      if (largest) {
-        total = std::max(total, model.largest_layer_activation_bytes(first, count, b, recomputation, e));
-        sequence = std::max({sequence, moe > 0 ? moe_sequence : 0.0, count > moe ? dense_sequence : 0.0});
-      } else {
-        total += model.layers_activation_bytes(first, count, b, recomputation, e);
-        sequence += static_cast<double>(moe) * moe_sequence + static_cast<double>(count - moe) * dense_sequence;
-      }
-    }
-    if (!largest) {
-      total /= static_cast<double>(layers);
-      sequence /= static_cast<double>(layers);
-    }
-    return on_rank(total, sequence, recomputation);
-  };
   const int micro_batches = static_cast<int>(training.global_batch / (training.micro_batch * mp.data));
   const std::vector<PipelineOp> schedule =
       pipeline_schedule(mp.schedule, mp.pipeline, stage, micro_batches, mp.virtual_stages, mp.microbatch_group);
-  const int in_flight = peak_in_flight(schedule);
   // Megatron-Core's block method: each chunk's first recompute_num_layers layers keep their input only, the others
   // all their activations.
   const std::int64_t block =
       training.recomputation == Recomputation::Full ? std::max<std::int64_t>(training.recompute_num_layers, 0) : 0;
-  // The MoE layers that keep their activations (not recomputed): all of them without full recomputation, with the
-  // block method those past each chunk's first `block` layers.
-  double kept_moe_layers = training.recomputation == Recomputation::Full ? 0.0 : moe_layers;
+  // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
+  // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
+  // 1/expert_tensor of the width) and outputs weigh what they would whole: per MoE layer that keeps its activations
+  // (not a recomputed one).
+  const double gathered = mp.expert_tensor > 1 ? static_cast<double>(c.experts.top_k) * e * tokens * h *
+                                                     static_cast<double>(mp.expert_tensor - 1) / t
+                                               : 0.0;
   // One micro-batch's bytes in each chunk of the stage, on a tensor rank.
-  std::vector<double> chunk_bytes;
-  chunk_bytes.reserve(chunks.size());
   auto bytes_of = [&](int from, int n, Recomputation r) {
     if (n <= 0) return 0.0;
     const std::int64_t moe = model.moe_layers(from, n);
     const double sequence = static_cast<double>(moe) * model.layer_sequence_bytes(b, r, e) +
                             static_cast<double>(n - moe) * dense.layer_sequence_bytes(b, r, e);
-    return on_rank(model.layers_activation_bytes(from, n, b, r, e), sequence, r);
+    const double kept = r == Recomputation::Full ? 0.0 : static_cast<double>(moe) * gathered;
+    return on_rank(model.layers_activation_bytes(from, n, b, r, e), sequence, r) + kept;
   };
+  std::vector<double> chunk_bytes;
+  chunk_bytes.reserve(chunks.size());
   for (const auto& [first, count] : chunks) {
-    if (block > 0) {
-      const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
-      kept_moe_layers += static_cast<double>(model.moe_layers(first + rerun, count - rerun));
-      chunk_bytes.push_back(bytes_of(first, rerun, Recomputation::Full) +
-                            bytes_of(first + rerun, count - rerun, Recomputation::None));
-    } else {
-      chunk_bytes.push_back(bytes_of(first, count, training.recomputation));
-    }
+    const auto rerun = static_cast<int>(std::min<std::int64_t>(block, count));
+    chunk_bytes.push_back(block > 0 ? bytes_of(first, rerun, Recomputation::Full) +
+                                          bytes_of(first + rerun, count - rerun, Recomputation::None)
+                                    : bytes_of(first, count, training.recomputation));
   }
-  if (std::all_of(chunk_bytes.begin(), chunk_bytes.end(), [&](double x) { return x == chunk_bytes.front(); })) {
-    // Every chunk weighs the same: the schedule's peak of chunks in flight times one.
-    m.activations = in_flight * chunk_bytes.front();
-  } else {
-    // Chunks of different weight (an embedding-only first chunk or a loss-only last one, dense layers before the
-    // experts): the peak over the schedule of the bytes of the chunk passes in flight, which need not come with the
-    // most passes in flight (the warm-up's passes through an empty chunk keep nothing).
-    double live = 0.0;
-    for (const PipelineOp& op : schedule) {
-      live += (op.pass == Pass::Forward ? 1.0 : -1.0) * chunk_bytes[static_cast<std::size_t>(op.chunk)];
-      m.activations = std::max(m.activations, live);
-    }
+  // The peak over the schedule of the bytes of the chunk passes in flight: the peak number of passes times one chunk
+  // where the chunks weigh the same; where they do not (an embedding-only first chunk or a loss-only last one, dense
+  // layers before the experts) it need not come with the most passes in flight.
+  double live = 0.0;
+  for (const PipelineOp& op : schedule) {
+    live += (op.pass == Pass::Forward ? 1.0 : -1.0) * chunk_bytes[static_cast<std::size_t>(op.chunk)];
+    m.activations = std::max(m.activations, live);
   }
-  // Expert tensor parallelism: the experts' first GEMMs keep their gathered input, the copies of the whole tensor
-  // group (expert_tensor x the rank's, k·tokens·h / T each), where their intermediates (expert_tensor x the rows,
-  // 1/expert_tensor of the width) and outputs weigh what they would whole; not in a recomputed layer.
-  if (mp.expert_tensor > 1 && kept_moe_layers > 0.0)
-    m.activations += in_flight * kept_moe_layers / static_cast<double>(mp.virtual_stages) *
-                     static_cast<double>(c.experts.top_k) * e * tokens * h * static_cast<double>(mp.expert_tensor - 1) /
-                     t;
   // Under full recomputation (and torchtitan's per-op policy) one layer at a time rebuilds all its activations: the
-  // stage's largest.
-  if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op)
-    m.activations += layer_bytes(Recomputation::None, true);
+  // stage's largest, with the part sequence parallelism splits as that layer's.
+  if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op) {
+    double largest = 0.0;
+    double sequence = 0.0;
+    for (const auto& [first, count] : chunks) {
+      const std::int64_t moe = model.moe_layers(first, count);
+      largest = std::max(largest, model.largest_layer_activation_bytes(first, count, b, Recomputation::None, e));
+      sequence = std::max({sequence, moe > 0 ? model.layer_sequence_bytes(b, Recomputation::None, e) : 0.0,
+                           count > moe ? dense.layer_sequence_bytes(b, Recomputation::None, e) : 0.0});
+    }
+    m.activations += on_rank(largest, sequence, Recomputation::None);
+  }
   if (stage == mp.pipeline - 1) {
     // The head's fp32 logits (4·s·b·V) are split by vocabulary shard; its input (and the embedding's dropout mask,
     // counted here as outer_activation_bytes does) stay whole unless sequence parallelism splits them.
