@@ -625,6 +625,23 @@ TEST(ModelParallelPlan, ZeroTwoReduceScattersEveryMicroBatchIntoItsShard) {
   }
 }
 
+TEST(ModelParallelPlan, ZeroThreeReduceScattersEveryMicroBatchIntoItsShard) {
+  // FSDP keeps 1/D of the gradients, so every micro-batch's backward reduce-scatters its gradients into the shard (no
+  // no_sync): with 4 micro-batches per replica 4x the reduce-scatters and 4x the data-parallel bytes of one
+  // micro-batch, and still one reduce-scatter per forward and backward gather of a unit.
+  auto volume_of = [](int global_batch) {
+    return volume(build_plan(parse(mp_scenario({{"data", 2}, {"zero", 3}}, 2, "gpt2-xl", global_batch))), 0,
+                  CommKind::Data);
+  };
+  const Volume one = volume_of(2);
+  const Volume four = volume_of(8);
+  EXPECT_GT(one.reduce_scatters, 0);
+  EXPECT_EQ(four.reduce_scatters, 4 * one.reduce_scatters);
+  EXPECT_EQ(four.all_gathers, 2 * four.reduce_scatters);
+  EXPECT_EQ(four.all_gathers, 4 * one.all_gathers);
+  EXPECT_NEAR(four.bus, 4.0 * one.bus, one.bus * 1e-9);
+}
+
 TEST(ModelParallelPlan, MegatronReducesBf16GradientsInFp32AndGathersTheParametersInBf16) {
   // Megatron-LM forces accumulate_allreduce_grads_in_fp32 for bf16: the reduce-scatter moves 4 bytes per parameter,
   // the all-gather of the updated parameters 2, the gradient buffers hold 4. `gradient_data_type` says it for any

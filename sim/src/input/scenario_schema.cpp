@@ -1605,15 +1605,17 @@ void strategy_fields(std::vector<F>& f) {
                        "(as `gradient_sync/comm_sms` says), the GEMM running on the others meanwhile and on all of "
                        "them after. `false`: the input gradient's collective blocks after the block's backward, and no "
                        "re-gather is priced"));
-  f.push_back(F(s + "zero", T::Forms, "model_parallel")
-                  .kinds(mp)
-                  .def(0)
-                  .type_doc("integer or string")
-                  .allowed("`0`, `1`, `2`, `3`, `\"fsdp\"` (= 3); 3 only with `pipeline` 1")
-                  .label("ZeRO stage")
-                  .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients (reduce-"
-                       "scattered after every micro-batch's backward; FSDP without resharding after the forward), 3 "
-                       "also the parameters (FSDP)"));
+  f.push_back(
+      F(s + "zero", T::Forms, "model_parallel")
+          .kinds(mp)
+          .def(0)
+          .type_doc("integer or string")
+          .allowed("`0`, `1`, `2`, `3`, `\"fsdp\"` (= 3); 3 only with `pipeline` 1")
+          .label("ZeRO stage")
+          .doc("ZeRO stage: 1 shards the optimizer states over the replicas, 2 also the gradients (reduce-"
+               "scattered after every micro-batch's backward; FSDP without resharding after the forward), 3 "
+               "also the parameters (FSDP: gathered for every micro-batch's forward and backward, the gradients "
+               "reduce-scattered after every micro-batch's backward as with 2, since FSDP keeps only the shard)"));
   f.push_back(
       F(s + "expert", T::Integer, "model_parallel")
           .kinds(mp)

@@ -1209,9 +1209,10 @@ class Planner {
     };
     const bool forward = op.pass == Pass::Forward;
     const bool last_micro_batch = op.micro_batch == micro_batches_ - 1;
-    // ZeRO-2 keeps only its shard of the gradients: every micro-batch's backward reduce-scatters them into it (as
-    // DeepSpeed's stage 2 and FSDP without no_sync do); otherwise they accumulate whole until the last micro-batch.
-    const bool sync_now = !forward && (last_micro_batch || mp_.zero == 2) && data_group >= 0;
+    // ZeRO-2 and ZeRO-3 keep only their shard of the gradients: every micro-batch's backward reduce-scatters them
+    // into it (as DeepSpeed's stages 2 and 3 do, and FSDP unless no_sync holds the whole gradients, which neither
+    // Composer nor torchtitan does under FSDP); otherwise they accumulate whole until the last micro-batch.
+    const bool sync_now = !forward && (last_micro_batch || mp_.zero >= 2) && data_group >= 0;
     const bool zero3 = zero3_sharded();
     // The first forward pass waits for each bucket's overlapped parameter gather before the bucket's first unit.
     const std::vector<std::int64_t>* gathers =
@@ -1257,7 +1258,7 @@ class Planner {
     };
     // The routed experts' gradients, in their own buckets on the expert-data group (Megatron-Core keeps expert
     // parameters in buffers of their own, reduced over the expert-data-parallel group).
-    const bool expert_sync_now = !forward && (last_micro_batch || mp_.zero == 2) && expert_data_group >= 0;
+    const bool expert_sync_now = !forward && (last_micro_batch || mp_.zero >= 2) && expert_data_group >= 0;
     double expert_bucket = 0.0;
     double expert_gathered = 0.0;
     auto flush_experts = [&] {
