@@ -640,6 +640,14 @@ TEST(ModelParallelPlan, ZeroThreeReduceScattersEveryMicroBatchIntoItsShard) {
   EXPECT_EQ(four.all_gathers, 2 * four.reduce_scatters);
   EXPECT_EQ(four.all_gathers, 4 * one.all_gathers);
   EXPECT_NEAR(four.bus, 4.0 * one.bus, one.bus * 1e-9);
+  // The report's strategy line says so (ZeRO-1 overlaps only the last micro-batch's backward).
+  const auto summary = [](int zero) {
+    return build_plan(parse(mp_scenario({{"data", 2}, {"zero", zero}}, 2, "gpt2-xl", 8))).summary;
+  };
+  EXPECT_NE(summary(3).find("ZeRO-3 reduce_scatter / ring overlapping every backward"), std::string::npos)
+      << summary(3);
+  EXPECT_NE(summary(2).find("overlapping every backward"), std::string::npos) << summary(2);
+  EXPECT_NE(summary(1).find("overlapping the last backward"), std::string::npos) << summary(1);
 }
 
 TEST(ModelParallelPlan, MegatronReducesBf16GradientsInFp32AndGathersTheParametersInBf16) {

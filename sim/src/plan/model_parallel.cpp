@@ -1482,7 +1482,9 @@ class Planner {
       const CollectiveStep probe = gradient_collective(1, data_group_.begin()->second);
       sync = fmt::format("{} {} / {}{}", mp_.zero > 0 ? fmt::format("ZeRO-{}", mp_.zero) : std::string("gradient"),
                          to_string(probe.op), to_string(probe.algorithm),
-                         mp_.gradient_sync.overlap ? " overlapping the last backward" : "");
+                         !mp_.gradient_sync.overlap ? ""
+                         : mp_.zero >= 2            ? " overlapping every backward" // into the shard, per micro-batch
+                                                    : " overlapping the last backward");
     }
     plan.summary = fmt::format(
         "model_parallel training of {} on {} GPUs: data {} x tensor {}{}{} x pipeline {} ({} schedule{}, "
