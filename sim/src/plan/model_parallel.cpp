@@ -1212,7 +1212,8 @@ class Planner {
     // ZeRO-2 and ZeRO-3 keep only their shard of the gradients: every micro-batch's backward reduce-scatters them
     // into it (as DeepSpeed's stages 2 and 3 do, and FSDP unless no_sync holds the whole gradients, which neither
     // Composer nor torchtitan does under FSDP); otherwise they accumulate whole until the last micro-batch.
-    const bool sync_now = !forward && (last_micro_batch || mp_.zero >= 2) && data_group >= 0;
+    const bool reduce_now = !forward && (last_micro_batch || mp_.zero >= 2);
+    const bool sync_now = reduce_now && data_group >= 0;
     const bool zero3 = zero3_sharded();
     // The first forward pass waits for each bucket's overlapped parameter gather before the bucket's first unit.
     const std::vector<std::int64_t>* gathers =
@@ -1258,7 +1259,7 @@ class Planner {
     };
     // The routed experts' gradients, in their own buckets on the expert-data group (Megatron-Core keeps expert
     // parameters in buffers of their own, reduced over the expert-data-parallel group).
-    const bool expert_sync_now = !forward && (last_micro_batch || mp_.zero >= 2) && expert_data_group >= 0;
+    const bool expert_sync_now = reduce_now && expert_data_group >= 0;
     double expert_bucket = 0.0;
     double expert_gathered = 0.0;
     auto flush_experts = [&] {

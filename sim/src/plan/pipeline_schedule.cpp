@@ -39,10 +39,9 @@ std::vector<PipelineOp> pipeline_schedule(PipelineSchedule schedule, int stages,
   std::vector<std::pair<int, int>> table; // (micro-batch, chunk)
   table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
   for (int first = 0; first < m; first += n) {
-    const int last = first + n >= m ? m : first + n;
+    const int last = std::min(first + n, m);
     for (int c = 0; c < v; ++c)
       for (int i = first; i < last; ++i) table.emplace_back(i, c);
-    if (last == m) break;
   }
   const int total = m * v;
   auto forward = [&](int k) {

@@ -157,7 +157,7 @@ MemoryBreakdown model_parallel_memory(const ModelTraining& training, const Model
     m.activations = std::max(m.activations, live);
   }
   // Under full recomputation (and torchtitan's per-op policy) one layer at a time rebuilds all its activations: the
-  // stage's largest, with the part sequence parallelism splits as that layer's.
+  // stage's largest, with the largest part sequence parallelism splits of the stage's layer kinds (dense, MoE).
   if (training.recomputation == Recomputation::Full || training.kernels.recompute_modules.torchtitan_op) {
     double largest = 0.0;
     double sequence = 0.0;
